@@ -1,0 +1,22 @@
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**"] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "no-console": "error",
+    },
+  },
+  {
+    files: ["src/store/migrations/**", "src/store/list-query.ts"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+  {
+    files: ["test/**", "bench/**", "scripts/**"],
+    rules: { "no-console": "off" },
+  },
+);

@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { UidpFilter } from "../store/list-query.js";
+import { MAX_PAGE_SIZE, type Orderable, type Page, type Pager } from "./pagination.js";
+import { Violations } from "./validation.js";
+
+/** Request fields that may change between pages of one listing. */
+const PAGING_FIELDS = new Set(["page_token", "page_size", "skip"]);
+
+/**
+ * A digest of a List request without its paging fields: a page token carries it
+ * so that a token reused with other filters or order is refused.
+ */
+export function listFingerprint<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>): string {
+  const copy = clone(schema, request) as Record<string, unknown>;
+  for (const field of schema.fields) {
+    if (!PAGING_FIELDS.has(field.name)) continue;
+    copy[field.localName] = field.fieldKind === "scalar" && field.scalar === ScalarType.STRING ? "" : 0;
+  }
+  return createHash("sha256")
+    .update(schema.typeName)
+    .update(toBinary(schema, copy as MessageShape<Desc>))
+    .digest("base64url")
+    .slice(0, 22);
+}
+
+/** The paging fields every List request and response shares (spec 4.1). */
+export interface ListRequestFields {
+  pageSize: number;
+  pageToken: string;
+  orderBy: string;
+  skip: number;
+  uidp?: { descendantsOf: string; childrenOf: string; ancestorsOf: string; inRoot: boolean; ids: string[] };
+}
+
+/**
+ * Reads one page: validates the uidp filter and paging fields, calls `read`
+ * (which must apply `page` and `filter`, returning up to `limit + 1` rows and the
+ * total), and returns the items with the list envelope fields.
+ */
+export async function readPage<Desc extends DescMessage, Row extends { uid: string }, Item>(options: {
+  pager: Pager;
+  schema: Desc;
+  request: MessageShape<Desc> & ListRequestFields;
+  orderable: Orderable;
+  /** Extra request validation, run with the uidp checks so all failures are reported together. */
+  validate?: (violations: Violations) => void;
+  read: (page: Page, uidp: UidpFilter) => Promise<{ rows: Row[]; total: number }>;
+  map: (row: Row) => Item;
+}): Promise<{ items: Item[]; nextPageToken: string; totalCount: bigint; skipped: number }> {
+  const { pager, schema, request } = options;
+  const violations = new Violations();
+  const uidp = uidpFilterOf(request.uidp, violations);
+  options.validate?.(violations);
+  violations.throwIfAny();
+  const fingerprint = listFingerprint(schema, request);
+  const page = pager.parse(request, options.orderable, fingerprint);
+  const { rows, total } = await options.read(page, uidp);
+  const nextPageToken = pager.nextToken(page, rows, (row, column) => (row as Record<string, string | number>)[column], fingerprint);
+  return {
+    items: rows.slice(0, page.limit).map(options.map),
+    nextPageToken,
+    totalCount: BigInt(total),
+    skipped: request.skip,
+  };
+}
+
+function uidpFilterOf(uidp: ListRequestFields["uidp"], violations: Violations): UidpFilter {
+  if (!uidp) return {};
+  violations.uid("uidp.descendants_of", uidp.descendantsOf, false);
+  violations.uid("uidp.children_of", uidp.childrenOf, false);
+  violations.uid("uidp.ancestors_of", uidp.ancestorsOf, false);
+  if (uidp.ids.length > MAX_PAGE_SIZE) violations.add("uidp.ids", `must hold at most ${MAX_PAGE_SIZE} uids`);
+  uidp.ids.forEach((id, i) => violations.uid(`uidp.ids[${i}]`, id));
+  return {
+    descendantsOf: uidp.descendantsOf || undefined,
+    childrenOf: uidp.childrenOf || undefined,
+    ancestorsOf: uidp.ancestorsOf || undefined,
+    inRoot: uidp.inRoot,
+    ids: uidp.ids,
+  };
+}

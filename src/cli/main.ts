@@ -1,0 +1,146 @@
+import { ApiError } from "../api/errors.js";
+import { isUidp } from "../api/uidp.js";
+import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
+import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
+import { defaultLimits } from "../config.js";
+import { createLogger, isLogLevel } from "../logger.js";
+import { createServer } from "../server.js";
+import { getIdentity } from "../store/repositories/identities.js";
+import { openStore } from "../store/store.js";
+import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
+
+const serveOptions: Record<string, OptionSpec> = {
+  port: { type: "string", env: "PORT", default: "8080", help: "API port (gRPC, gRPC-Web, Connect, REST)" },
+  "registry-port": { type: "string", env: "REGISTRY_PORT", default: "5000", help: "registry port" },
+  host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
+  ...storeOptions,
+  "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port>" },
+  "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
+};
+
+const bootstrapOptions: Record<string, OptionSpec> = {
+  org: { type: "string", help: "name of the organization to create (required)" },
+  ...storeOptions,
+};
+
+const tokenOptions: Record<string, OptionSpec> = {
+  identity: { type: "string", help: "uid of an existing identity (required)" },
+  audience: { type: "string", help: "token audience; default the API URL" },
+  ttl: { type: "string", default: "1h", help: `lifetime, e.g. 15m; at most ${MAX_TOKEN_TTL_SECONDS / 3600}h` },
+  ...storeOptions,
+};
+
+const HELP = `Usage: platform-api <command> [options]
+
+Commands:
+  serve       start the API host and the registry host
+  bootstrap   create an organization with an owner identity and print a token for it
+  token       print an access token for an existing identity
+
+Run "platform-api <command> --help" for a command's options.
+`;
+
+class UsageError extends Error {}
+
+function apiUrlOf(options: Record<string, unknown>): string {
+  return (options["api-url"] as string | undefined) ?? `http://localhost:${process.env.PORT ?? "8080"}`;
+}
+
+async function serve(args: string[]): Promise<void> {
+  const o = parse(args, serveOptions);
+  if (o.help) return void process.stdout.write(usage("serve", "Start the API host and the registry host.", serveOptions));
+  const logLevel = o["log-level"] as string;
+  if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be debug, info, warn, error or silent`);
+  const port = Number(o.port);
+  const registryPort = Number(o["registry-port"]);
+  const logger = createLogger(logLevel);
+  const store = await openStore(o.db as string);
+  const server = await createServer(
+    store,
+    {
+      apiUrl: (o["api-url"] as string | undefined) ?? `http://localhost:${port}`,
+      registryUrl: (o["registry-url"] as string | undefined) ?? `http://localhost:${registryPort}`,
+      logLevel,
+      limits: defaultLimits,
+    },
+    logger,
+  );
+  const host = o.host as string;
+  const listen = (s: typeof server.api.server, p: number) =>
+    new Promise<number>((resolve, reject) => {
+      s.once("error", reject);
+      s.listen(p, host, () => resolve((s.address() as { port: number }).port));
+    });
+  const apiPort = await listen(server.api.server, port);
+  const regPort = await listen(server.registry.server, registryPort);
+  logger.info("listening", { api: `http://localhost:${apiPort}`, registry: `http://localhost:${regPort}`, store: store.description });
+  process.stderr.write(`platform-api: API on http://localhost:${apiPort}, registry on http://localhost:${regPort}, store ${store.description}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("stopping", { signal });
+    await server.close();
+    await store.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+async function bootstrap(args: string[]): Promise<void> {
+  const o = parse(args, bootstrapOptions);
+  if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
+  if (!o.org) throw new UsageError("--org is required");
+  const store = await openStore(o.db as string);
+  try {
+    const now = Date.now();
+    const { organization, identity } = await bootstrapOrganization(store, o.org as string, now);
+    const tokens = await createTokenService(store.db, apiUrlOf(o));
+    const { token } = await tokens.issue({ subject: identity.uid, audience: apiUrlOf(o) });
+    process.stdout.write(`${JSON.stringify({ organization: { uid: organization.uid, name: organization.name }, identity: { uid: identity.uid }, token })}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function token(args: string[]): Promise<void> {
+  const o = parse(args, tokenOptions);
+  if (o.help) return void process.stdout.write(usage("token", "Print a fresh access token for an existing identity.", tokenOptions));
+  const identity = o.identity as string | undefined;
+  if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
+  const ttl = parseDuration(o.ttl as string);
+  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
+  const store = await openStore(o.db as string);
+  try {
+    await prepareStore(store, Date.now());
+    await getIdentity(store.db, identity);
+    const tokens = await createTokenService(store.db, apiUrlOf(o));
+    const issued = await tokens.issue({ subject: identity, audience: (o.audience as string | undefined) ?? apiUrlOf(o), ttlSeconds: ttl });
+    process.stdout.write(`${issued.token}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token };
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (!command || command === "--help" || command === "-h" || command === "help") {
+    process.stdout.write(HELP);
+    return;
+  }
+  const run = commands[command];
+  try {
+    if (!run) throw new UsageError(`unknown command "${command}"`);
+    await run(args);
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof ApiError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    process.stderr.write(`platform-api: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
+    if (error instanceof UsageError) process.stderr.write(HELP);
+    process.exit(known ? 2 : 1);
+  }
+}

@@ -1,0 +1,49 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** Shared options of every command, with their environment variables. */
+export const storeOptions = {
+  db: { type: "string", env: "DATABASE_URL", default: "./data/platform.db", help: "SQLite file, :memory:, or a postgres:// URL" },
+  "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
+} as const;
+
+export interface OptionSpec {
+  type: "string" | "boolean";
+  env?: string;
+  default?: string;
+  help: string;
+}
+
+/** Parses `args` against `spec`; flags win over environment variables, which win over defaults. */
+export function parse(args: string[], spec: Record<string, OptionSpec>): Record<string, string | boolean | undefined> {
+  const config: ParseArgsConfig = {
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: Object.fromEntries([
+      ...Object.entries(spec).map(([name, s]) => [name, { type: s.type }]),
+      ["help", { type: "boolean", short: "h" }],
+    ]),
+  };
+  const { values } = parseArgs(config);
+  const out: Record<string, string | boolean | undefined> = { help: values.help as boolean | undefined };
+  for (const [name, s] of Object.entries(spec)) {
+    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] : undefined) ?? s.default;
+  }
+  return out;
+}
+
+export function usage(command: string, summary: string, spec: Record<string, OptionSpec>): string {
+  const lines = Object.entries(spec).map(([name, s]) => {
+    const flag = `--${name}${s.type === "string" ? " <value>" : ""}`;
+    const extra = [s.env && `env ${s.env}`, s.default && `default ${s.default}`].filter(Boolean).join(", ");
+    return `  ${flag.padEnd(28)} ${s.help}${extra ? ` (${extra})` : ""}`;
+  });
+  return `Usage: platform-api ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
+}
+
+/** `90s`, `15m`, `1h` or plain seconds, to seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(s|m|h)?$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m or 1h`);
+  return Number(match[1]) * { s: 1, m: 60, h: 3600 }[(match[2] ?? "s") as "s" | "m" | "h"];
+}

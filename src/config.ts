@@ -1,0 +1,29 @@
+import type { LogLevel } from "./logger.js";
+
+/** Everything the server is configured with. Defaults are in `defaultLimits` and the CLI. */
+export interface ServerConfig {
+  /** Public URL of the API host: token issuer and API audience. */
+  apiUrl: string;
+  /** Public URL of the registry host: registry audience. */
+  registryUrl: string;
+  logLevel: LogLevel;
+  limits: Limits;
+}
+
+export interface Limits {
+  /** Largest request body, bytes. */
+  maxBodyBytes: number;
+  /** Largest request header block, bytes. */
+  maxHeaderBytes: number;
+  /** Concurrent streams per HTTP/2 connection. */
+  maxConcurrentStreams: number;
+  /** Longest a unary call may run, ms. */
+  requestTimeoutMs: number;
+}
+
+export const defaultLimits: Limits = {
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxHeaderBytes: 16 * 1024,
+  maxConcurrentStreams: 256,
+  requestTimeoutMs: 30_000,
+};

@@ -1,0 +1,55 @@
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { invalidField, permissionDenied, unauthenticated } from "../api/errors.js";
+import { isUidp, stripSegments } from "../api/uidp.js";
+import { principalKey, visibilityKey } from "../auth/principal.js";
+import { requirementOf, type Requirement } from "../auth/rules.js";
+
+/**
+ * Enforces each RPC's declared `(platform.common.v1.auth)` rule before the
+ * handler runs (permission before existence: a scope is judged from its uid
+ * alone, without a read). Unscoped RPCs get the caller's visible subtrees in
+ * `visibilityKey`, for the query to narrow on. Undeclared RPCs are refused.
+ */
+export function authorizationInterceptor(): Interceptor {
+  const cache = new Map<DescMethod, Requirement>();
+  return (next) => async (req) => {
+    let requirement = cache.get(req.method);
+    if (!requirement) cache.set(req.method, (requirement = requirementOf(req.method)));
+    if (requirement.kind === "none") return next(req);
+    if (requirement.kind === "undeclared") {
+      throw new ConnectError(`${req.method.parent.typeName}/${req.method.name} declares no authorization`, Code.Unimplemented);
+    }
+    const principal = req.contextValues.get(principalKey);
+    if (!principal) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
+    if (requirement.kind === "authenticated") return next(req);
+    const grants = await principal.grants();
+    if (requirement.kind === "unscoped") {
+      req.contextValues.set(visibilityKey, grants.visibleRoots(requirement.capabilities));
+      return next(req);
+    }
+    if (req.stream) throw new ConnectError("scoped streaming calls are not supported", Code.Unimplemented);
+    const fieldName = requirement.field.join(".");
+    const uid = readPath(req.message, requirement.field);
+    if (uid === "") {
+      if (requirement.emptyAdmitsAuthenticated) return next(req);
+      throw invalidField(fieldName, "is required");
+    }
+    const group = isUidp(uid) ? stripSegments(uid, requirement.stripSegments) : undefined;
+    if (group === undefined) throw invalidField(fieldName, "is not a valid uid for this call");
+    if (!grants.has(group, requirement.capabilities)) {
+      throw permissionDenied(`the caller lacks ${requirement.capabilities.join(", ")} on ${group}`);
+    }
+    return next(req);
+  };
+}
+
+/** Reads a string at a path of proto field names; "" when absent. */
+function readPath(message: unknown, path: string[]): string {
+  let value: unknown = message;
+  for (const name of path) {
+    const key = name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return typeof value === "string" ? value : "";
+}

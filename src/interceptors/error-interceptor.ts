@@ -1,0 +1,85 @@
+import { create, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  PreconditionFailureSchema,
+  ResourceInfoSchema,
+} from "../../gen/google/rpc/error_details_pb.js";
+import { ApiError, type ErrorKind } from "../api/errors.js";
+
+type OutgoingDetail = { desc: DescMessage; value: MessageInitShape<DescMessage> };
+import type { Logger } from "../logger.js";
+
+/** ErrorInfo.domain of every error this server returns. */
+export const ERROR_DOMAIN = "platform-api";
+
+const CODES: Record<ErrorKind, Code> = {
+  INVALID_ARGUMENT: Code.InvalidArgument,
+  NOT_FOUND: Code.NotFound,
+  ALREADY_EXISTS: Code.AlreadyExists,
+  FAILED_PRECONDITION: Code.FailedPrecondition,
+  PERMISSION_DENIED: Code.PermissionDenied,
+  UNAUTHENTICATED: Code.Unauthenticated,
+  RESOURCE_EXHAUSTED: Code.ResourceExhausted,
+  DEADLINE_EXCEEDED: Code.DeadlineExceeded,
+  UNAVAILABLE: Code.Unavailable,
+};
+
+/** `Code.NotFound` -> `NOT_FOUND`. */
+export function codeReason(code: Code): string {
+  return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/**
+ * Turns any error into a ConnectError carrying exactly one ErrorInfo plus the
+ * detail its kind calls for (spec 7). Unknown errors become INTERNAL with a
+ * generic message; their cause is logged, never sent.
+ */
+export function toConnectError(error: unknown, logger: Logger): ConnectError {
+  if (error instanceof ApiError) {
+    const details: OutgoingDetail[] = [
+      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: error.reason, domain: ERROR_DOMAIN, metadata: error.metadata }) },
+    ];
+    if (error.fieldViolations.length > 0) {
+      details.push({ desc: BadRequestSchema, value: create(BadRequestSchema, { fieldViolations: error.fieldViolations }) });
+    }
+    if (error.preconditionViolations.length > 0) {
+      details.push({ desc: PreconditionFailureSchema, value: create(PreconditionFailureSchema, { violations: error.preconditionViolations }) });
+    }
+    if (error.resource) {
+      details.push({
+        desc: ResourceInfoSchema,
+        value: create(ResourceInfoSchema, {
+          resourceType: error.resource.type,
+          resourceName: error.resource.name,
+          description: error.resource.description ?? "",
+        }),
+      });
+    }
+    return new ConnectError(error.message, CODES[error.kind], undefined, details, error);
+  }
+  if (error instanceof ConnectError) {
+    if (error.code === Code.Internal || error.code === Code.Unknown) return internal(error, logger);
+    if (error.findDetails(ErrorInfoSchema).length > 0) return error;
+    const info = create(ErrorInfoSchema, { reason: codeReason(error.code), domain: ERROR_DOMAIN });
+    return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);
+  }
+  return internal(error, logger);
+}
+
+function internal(cause: unknown, logger: Logger): ConnectError {
+  logger.error("internal error", { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+  const info = create(ErrorInfoSchema, { reason: "INTERNAL", domain: ERROR_DOMAIN });
+  return new ConnectError("Internal error", Code.Internal, undefined, [{ desc: ErrorInfoSchema, value: info }]);
+}
+
+export function errorInterceptor(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (error) {
+      throw toConnectError(error, logger);
+    }
+  };
+}

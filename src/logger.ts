@@ -1,0 +1,23 @@
+/** One JSON object per line on stdout; levels below the configured one are dropped. */
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export function isLogLevel(value: string): value is LogLevel {
+  return value in RANK;
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+  const at = (lvl: Exclude<LogLevel, "silent">) => (message: string, fields: Record<string, unknown> = {}) => {
+    if (RANK[lvl] < RANK[level]) return;
+    write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields })}\n`);
+  };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}

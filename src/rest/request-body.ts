@@ -1,0 +1,180 @@
+import type { Readable } from "node:stream";
+import { create, fromJson, getOption } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, JsonValue, Message } from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
+import { findField } from "./field-path.js";
+import type { RestRoute } from "./http-rules.js";
+import { invalidArgumentError, transcoderError } from "./status-json.js";
+import type { FieldViolation } from "./status-json.js";
+
+/** A Node request body: http.IncomingMessage and http2.Http2ServerRequest both fit. */
+export type BodySource = Readable & { readonly headers: Record<string, string | string[] | undefined> };
+
+/** A request body over the limit: answered HTTP 413 with `status` (RESOURCE_EXHAUSTED). */
+export class BodyTooLargeError extends Error {
+  readonly status: ConnectError;
+  constructor(maxBytes: number) {
+    super(`Request body larger than ${maxBytes} bytes`);
+    this.name = "BodyTooLargeError";
+    this.status = transcoderError(Code.ResourceExhausted, "REQUEST_TOO_LARGE", this.message);
+  }
+}
+
+/**
+ * Reads the whole body. Over `maxBytes` (by Content-Length or by counting) it stops
+ * buffering, lets the rest of the body drain unread, and rejects with BodyTooLargeError.
+ * A client that goes away mid-body rejects with CANCELED.
+ */
+export function readBody(source: BodySource, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () => new BodyTooLargeError(maxBytes);
+  return new Promise((resolve, reject) => {
+    const declared = Number(source.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      source.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      source.off("data", onData);
+      source.off("end", onEnd);
+      source.off("error", onError);
+      source.off("close", onClose);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      size += bytes.byteLength;
+      if (size > maxBytes) {
+        cleanup();
+        chunks.length = 0;
+        source.resume(); // drain unread, without buffering
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (e: Error) => {
+      cleanup();
+      reject(e);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new ConnectError("client closed the request", Code.Canceled));
+    };
+    source.on("data", onData);
+    source.on("end", onEnd);
+    source.on("error", onError);
+    source.on("close", onClose);
+  });
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Builds the request message from the JSON body of a route with a `body`.
+ *
+ * Contracts:
+ * - An empty (or blank) body is an empty message.
+ * - `body: "*"`: the JSON is the request message. `body: "<field>"`: the JSON is that field.
+ * - Unknown keys are refused. Malformed JSON or a body that does not fit the schema throws
+ *   INVALID_ARGUMENT whose BadRequest names the offending top-level key as a request field
+ *   path (`group.name`), or the body itself (`group`, or `body` for `*`).
+ * Returns the message and the proto names of the top-level keys the body object carried.
+ */
+export function messageFromBody(route: RestRoute, bytes: Uint8Array): { message: Message; keys: string[] } {
+  const input = route.method.input;
+  const bodyName = route.bodyField?.name ?? "body";
+  let json: JsonValue = {};
+  try {
+    const text = utf8.decode(bytes);
+    if (text.trim() !== "") json = JSON.parse(text) as JsonValue;
+  } catch (e) {
+    throw invalidArgumentError([{ field: bodyName, description: `malformed JSON: ${(e as Error).message}` }]);
+  }
+
+  const field = route.bodyField;
+  const target: DescMessage | undefined = field === undefined ? input : field.fieldKind === "message" ? field.message : undefined;
+  const prefix = field === undefined ? "" : `${field.name}.`;
+  const message = create(input);
+  try {
+    if (field === undefined) {
+      return { message: fromJson(input, json, { ignoreUnknownFields: false }), keys: topLevelKeys(input, json) };
+    }
+    if (field.fieldKind === "message") {
+      const value = fromJson(field.message, json, { ignoreUnknownFields: false });
+      reflect(input, message).set(field, reflect(field.message, value));
+    } else {
+      const wrapper = fromJson(input, { [field.jsonName]: json }, { ignoreUnknownFields: false });
+      const r = reflect(input, wrapper);
+      if (r.isSet(field)) reflect(input, message).set(field, r.get(field));
+    }
+  } catch (e) {
+    throw invalidArgumentError(diagnose(target, json, prefix, bodyName, e));
+  }
+  return { message, keys: target ? topLevelKeys(target, json) : [] };
+}
+
+/**
+ * The update mask inferred for a PATCH route whose body is one message field, from the
+ * body's top-level keys: output-only and identifier fields are left out (the server ignores
+ * them). Returns undefined when the route does not qualify or the request has no
+ * `google.protobuf.FieldMask update_mask` field.
+ */
+export function inferredUpdateMask(
+  route: RestRoute,
+  keys: readonly string[],
+): { field: DescField & { fieldKind: "message" }; mask: FieldMask } | undefined {
+  if (route.httpMethod !== "PATCH" || route.bodyField?.fieldKind !== "message") return undefined;
+  const maskField = findField(route.method.input, "update_mask");
+  if (maskField?.fieldKind !== "message" || maskField.message.typeName !== FieldMaskSchema.typeName) return undefined;
+  const resource = route.bodyField.message;
+  const paths = keys.filter((name) => {
+    const f = findField(resource, name);
+    if (!f) return false;
+    const behaviors = getOption(f, field_behavior);
+    return !behaviors.includes(FieldBehavior.OUTPUT_ONLY) && !behaviors.includes(FieldBehavior.IDENTIFIER);
+  });
+  return { field: maskField, mask: create(FieldMaskSchema, { paths }) };
+}
+
+function isObject(json: JsonValue): json is { [k: string]: JsonValue } {
+  return typeof json === "object" && json !== null && !Array.isArray(json);
+}
+
+function topLevelKeys(desc: DescMessage, json: JsonValue): string[] {
+  if (!isObject(json) || desc.typeName.startsWith("google.protobuf.")) return [];
+  const names: string[] = [];
+  for (const key of Object.keys(json)) {
+    const f = findField(desc, key);
+    if (f && !names.includes(f.name)) names.push(f.name);
+  }
+  return names;
+}
+
+function diagnose(desc: DescMessage | undefined, json: JsonValue, prefix: string, bodyName: string, error: unknown): FieldViolation[] {
+  const whole = [{ field: bodyName, description: (error as Error).message }];
+  if (desc === undefined || !isObject(json) || desc.typeName.startsWith("google.protobuf.")) return whole;
+  const violations: FieldViolation[] = [];
+  for (const [key, value] of Object.entries(json)) {
+    const f = findField(desc, key);
+    if (!f) {
+      violations.push({ field: prefix + key, description: "unknown field" });
+      continue;
+    }
+    try {
+      fromJson(desc, { [key]: value }, { ignoreUnknownFields: false });
+    } catch (e) {
+      violations.push({ field: prefix + f.name, description: (e as Error).message });
+    }
+  }
+  return violations.length > 0 ? violations : whole;
+}

@@ -1,0 +1,124 @@
+import { create, createRegistry, fromBinary, toJson } from "@bufbuild/protobuf";
+import type { Registry } from "@bufbuild/protobuf";
+import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Code as RpcCode } from "../../gen/google/rpc/code_pb.js";
+import { BadRequestSchema, ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import type { NodeResponse, ResponseHeaders } from "./node-types.js";
+
+/**
+ * google.rpc.Status JSON bodies for REST answers, the errors the transcoder raises itself
+ * (before any handler runs), and writing them to a Node response.
+ */
+
+/** ErrorInfo domain of errors raised by the transcoder. */
+export const ERROR_DOMAIN = "platform-api";
+
+const TYPE_URL_PREFIX = "type.googleapis.com/";
+
+// Standard gRPC -> HTTP mapping (google/rpc/code.proto, grpc-gateway).
+const HTTP_STATUS: Record<number, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+/** HTTP status for a gRPC code: 0 -> 200, unknown codes -> 500. */
+export function httpStatusFromCode(code: number): number {
+  if (code === 0) return 200;
+  return HTTP_STATUS[code] ?? 500;
+}
+
+/**
+ * The google.rpc.Status JSON text of an error. Details are written as Any with `@type`;
+ * a detail whose type is not in `registry`, or whose bytes do not decode, is skipped.
+ */
+export function statusJson(error: ConnectError, registry: Registry): string {
+  const details: Any[] = [];
+  for (const detail of error.details) {
+    try {
+      if ("desc" in detail) {
+        if (registry.getMessage(detail.desc.typeName) === undefined) continue;
+        details.push(anyPack(detail.desc, create(detail.desc, detail.value)));
+      } else {
+        const desc = registry.getMessage(detail.type);
+        if (desc === undefined) continue;
+        fromBinary(desc, detail.value);
+        details.push(create(AnySchema, { typeUrl: TYPE_URL_PREFIX + detail.type, value: detail.value }));
+      }
+    } catch {
+      // A detail that cannot be written is dropped; the status itself must still go out.
+    }
+  }
+  const status = create(StatusSchema, { code: error.code, message: error.rawMessage, details });
+  const json = toJson(StatusSchema, status, { registry }) as { details?: Record<string, unknown>[] };
+  // "@type" first, as other google.rpc.Status writers do (key order carries no meaning).
+  if (json.details) json.details = json.details.map(({ "@type": type, ...rest }) => ({ "@type": type, ...rest }));
+  return JSON.stringify(json);
+}
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** INVALID_ARGUMENT with ErrorInfo (reason INVALID_ARGUMENT) and a BadRequest of the violations. */
+export function invalidArgumentError(violations: readonly FieldViolation[]): ConnectError {
+  const message = "Invalid argument: " + violations.map((v) => `${v.field}: ${v.description}`).join("; ");
+  return new ConnectError(message, Code.InvalidArgument, undefined, [
+    { desc: ErrorInfoSchema, value: { reason: "INVALID_ARGUMENT", domain: ERROR_DOMAIN } },
+    { desc: BadRequestSchema, value: { fieldViolations: [...violations] } },
+  ]);
+}
+
+/** An error with a single ErrorInfo detail (`reason` in UPPER_SNAKE). */
+export function transcoderError(code: Code, reason: string, message: string, metadata?: HeadersInit): ConnectError {
+  return new ConnectError(message, code, metadata, [
+    { desc: ErrorInfoSchema, value: { reason, domain: ERROR_DOMAIN } },
+  ]);
+}
+
+/** Writes a Status JSON answer (content-type application/json); nothing if the response is gone. */
+export function writeStatus(res: NodeResponse, httpStatus: number, error: ConnectError, registry: Registry, headers: ResponseHeaders = {}): void {
+  writeJson(res, httpStatus, statusJson(error, registry), headers);
+}
+
+/** Writes a JSON answer with its content-length; nothing if the response is gone. */
+export function writeJson(res: NodeResponse, httpStatus: number, body: string, headers: ResponseHeaders = {}): void {
+  if (res.destroyed) return;
+  const bytes = Buffer.from(body, "utf8");
+  res.writeHead(httpStatus, { ...headers, "content-type": "application/json", "content-length": String(bytes.byteLength) });
+  res.end(bytes);
+}
+
+const errorDetailsRegistry = createRegistry(file_google_rpc_error_details);
+
+/**
+ * Answers a plain HTTP route (not an RPC) with a google.rpc.Status body carrying one
+ * ErrorInfo: `reason` defaults to the code's name (`NOT_FOUND`), domain ERROR_DOMAIN.
+ * E.g. `sendStatus(res, 404, { code: 5, message: "Not found: ..." })`.
+ */
+export function sendStatus(
+  res: NodeResponse,
+  httpStatus: number,
+  status: { code: number; message: string; reason?: string },
+  headers: ResponseHeaders = {},
+): void {
+  const reason = status.reason ?? RpcCode[status.code] ?? "UNKNOWN";
+  writeStatus(res, httpStatus, transcoderError(status.code as Code, reason, status.message), errorDetailsRegistry, headers);
+}

@@ -1,0 +1,255 @@
+/**
+ * REST/JSON transcoder: serves the google.api.http rules of Connect services by calling the
+ * very handlers of the ConnectRouter (Connect protocol, binary, in memory), so every
+ * interceptor runs for REST calls exactly as for gRPC and Connect calls.
+ *
+ * Wiring (server.ts) — ONE router for the node adapter and the transcoder.
+ * connectNodeAdapter creates its router and calls `routes` synchronously, so the handlers are
+ * complete when it returns; build the transcoder right after and reach it from `fallback`:
+ *
+ *   let routerHandlers: UniversalHandler[] = [];
+ *   const nodeHandler = connectNodeAdapter({
+ *     interceptors,
+ *     contextValues,                              // per-request values for RPC calls
+ *     routes: (router) => {
+ *       router.service(GroupsService, groupsImpl); // ... every service
+ *       routerHandlers = router.handlers;
+ *     },
+ *     fallback: (req, res) => {
+ *       void rest(req, res).then((answered) => { if (!answered) otherRoutes(req, res); });
+ *     },
+ *   });
+ *   const rest = createRestTranscoder({
+ *     services: [GroupsService, PingService],     // the registered services with http rules
+ *     handlers: routerHandlers,
+ *     registry,                                   // every message type that may be an error detail or Any
+ *     maxBodyBytes: 1 << 20,
+ *     contextValues,                              // same function; the transcoder sets protocolKey = "rest"
+ *   });
+ *
+ * `otherRoutes` answers what REST does not (OIDC discovery, health pages, ...) or 404.
+ * CORS preflight (OPTIONS) must be answered before the transcoder, which would say 405.
+ */
+import { create, createRegistry, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
+import type { DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { ContextValues } from "@connectrpc/connect";
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { protocolKey } from "../interceptors/request-context.js";
+import { FieldValueError, setFieldFromString } from "./field-path.js";
+import { routesFromServices } from "./http-rules.js";
+import type { RestRoute } from "./http-rules.js";
+import type { PathBindings } from "./path-template.js";
+import { applyQueryParams } from "./query-params.js";
+import { BodyTooLargeError, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
+import type { BodySource } from "./request-body.js";
+import { RouteTable } from "./route-table.js";
+import type { NodeRequest, NodeResponse, ResponseHeaders } from "./node-types.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus } from "./status-json.js";
+
+export type { NodeRequest, NodeResponse } from "./node-types.js";
+
+export interface RestTranscoderOptions {
+  /** Services whose unary methods carry google.api.http rules; each must be on the router. */
+  services: DescService[];
+  /** `router.handlers` of the SAME ConnectRouter the node adapter serves. */
+  handlers: UniversalHandler[];
+  /** Resolves error details and Any fields when writing JSON (`@type`). */
+  registry: Registry;
+  /** A larger request body is answered 413 RESOURCE_EXHAUSTED; the handler is not called. */
+  maxBodyBytes: number;
+  /** Per-request context values; the transcoder sets protocolKey to "rest" on them. */
+  contextValues?: (req: NodeRequest) => ContextValues;
+  /** Told about unexpected failures (answered 500 INTERNAL), e.g. to log them. */
+  onError?: (error: unknown, req: NodeRequest) => void;
+}
+
+/**
+ * Answers a REST request and resolves true, or resolves false without writing anything
+ * when no HTTP rule matches the path. Never rejects.
+ */
+export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boolean>;
+
+/**
+ * Compiles the HTTP rules of `services` once and returns the REST handler.
+ * Throws at start-up for an invalid rule or a service method missing from `handlers`.
+ *
+ * Answers:
+ * - success: 200 with the output message as JSON (proto3 JSON defaults: lowerCamel names,
+ *   int64 as strings, set `optional` fields always written), or only the `response_body`
+ *   field; a google.protobuf.Empty output is 200 with an empty body.
+ * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping.
+ * - a path matching a template only for other HTTP methods: 405 with an `Allow` header and
+ *   Status code 12 (UNIMPLEMENTED, reason METHOD_NOT_ALLOWED). Chosen over 404/NOT_FOUND
+ *   because the resource exists and only the method is wrong (grpc-gateway does the same).
+ */
+export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
+  const registry = createRegistry(file_google_rpc_error_details, opts.registry);
+  const byPath = new Map(opts.handlers.map((h) => [h.requestPath, h]));
+  const routes = routesFromServices(opts.services);
+  const handlerOf = new Map<RestRoute, UniversalHandler>();
+  for (const route of routes) {
+    const path = `/${route.method.parent.typeName}/${route.method.name}`;
+    const handler = byPath.get(path);
+    if (!handler) throw new Error(`REST transcoder: no handler for ${path}; register the service on the router`);
+    handlerOf.set(route, handler);
+  }
+  const table = new RouteTable(routes);
+
+  return async function restHandler(req, res) {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const found = table.lookup(req.method ?? "", path);
+    if (found.kind === "noMatch") return false;
+    try {
+      if (found.kind === "methodNotAllowed") {
+        const error = transcoderError(Code.Unimplemented, "METHOD_NOT_ALLOWED", `Method ${req.method} is not allowed on ${path}`);
+        writeStatus(res, 405, error, registry, { allow: found.allowed.join(", ") });
+        return true;
+      }
+      const { route, bindings } = found;
+      const ac = new AbortController();
+      res.once("close", () => ac.abort());
+      let input: Message;
+      try {
+        input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
+      } catch (e) {
+        if (e instanceof BodyTooLargeError) {
+          // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
+          writeStatus(res, 413, e.status, registry, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          return true;
+        }
+        if (!(e instanceof ConnectError)) throw e;
+        writeStatus(res, httpStatusFromCode(e.code), e, registry);
+        return true;
+      }
+      const contextValues = opts.contextValues?.(req) ?? createContextValues();
+      contextValues.set(protocolKey, "rest");
+      const handler = handlerOf.get(route)!;
+      const uRes = await handler({
+        httpVersion: "1.1",
+        method: "POST",
+        url: "http://in-process" + handler.requestPath,
+        header: forwardRequestHeaders(req.headers),
+        body: singleChunk(toBinary(route.method.input, input)),
+        signal: ac.signal,
+        contextValues,
+      });
+      await writeResponse(res, route, uRes, registry);
+    } catch (e) {
+      opts.onError?.(e, req);
+      const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      if (!res.headersSent) writeStatus(res, 500, error, registry);
+      else res.end();
+    }
+    return true;
+  };
+}
+
+async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodySource, query: string, maxBodyBytes: number): Promise<Message> {
+  const desc = route.method.input;
+  let message: Message = create(desc);
+  let bodyKeys: string[] = [];
+  if (route.body !== "") {
+    const parsed = messageFromBody(route, await readBody(req, maxBodyBytes));
+    message = parsed.message;
+    bodyKeys = parsed.keys;
+  }
+  const boundPaths = new Set<string>();
+  for (const [key, value] of bindings) {
+    const chain = route.pathFields.get(key)!;
+    try {
+      setFieldFromString(message, desc, chain, value, key);
+    } catch (e) {
+      if (e instanceof FieldValueError) throw invalidArgumentError([{ field: e.field, description: e.description }]);
+      throw e;
+    }
+    boundPaths.add(chain.map((f) => f.name).join("."));
+  }
+  applyQueryParams(desc, message, new URLSearchParams(query), { path: boundPaths, body: route.body });
+  const inferred = inferredUpdateMask(route, bodyKeys);
+  if (inferred) {
+    // A mask given in the query wins; an empty one (`updateMask=`) counts as not given.
+    const r = reflect(desc, message);
+    const given = r.isSet(inferred.field) ? (r.get(inferred.field).message as FieldMask).paths : [];
+    if (given.length === 0) r.set(inferred.field, reflect(FieldMaskSchema, inferred.mask));
+  }
+  return message;
+}
+
+// Request headers that describe the REST exchange itself, not the call.
+const DROPPED_REQUEST_HEADERS = new Set([
+  "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "expect",
+  "content-type", "content-length", "content-encoding", "accept-encoding", "http2-settings",
+]);
+
+/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers. */
+function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || name.startsWith(":") || DROPPED_REQUEST_HEADERS.has(name)) continue;
+    if (name.startsWith("connect-") || name.startsWith("grpc-")) continue;
+    for (const v of Array.isArray(value) ? value : [value]) header.append(name, v);
+  }
+  header.set("content-type", "application/proto");
+  header.set("connect-protocol-version", "1");
+  const timeout = incoming["connect-timeout-ms"];
+  if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
+  return header;
+}
+
+/** Handler response headers worth passing on (error metadata, custom headers); trailers unprefixed. */
+function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
+  const out: ResponseHeaders = {};
+  header?.forEach((value, rawName) => {
+    const name = rawName.startsWith("trailer-") ? rawName.slice("trailer-".length) : rawName;
+    if (name === "content-type" || name === "content-length" || name === "content-encoding") return;
+    if (name === "accept-encoding" || name === "connection" || name === "transfer-encoding") return;
+    if (name.startsWith("connect-") || name.startsWith("grpc-")) return;
+    const prev = out[name];
+    out[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+  });
+  return out;
+}
+
+async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, registry: Registry): Promise<void> {
+  const bytes = await readAll(uRes.body);
+  if (res.destroyed) return;
+  const headers = forwardResponseHeaders(uRes.header);
+  if (uRes.status !== 200) {
+    const fallback = new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status));
+    const error = errorFromJsonBytes(bytes, undefined, fallback);
+    writeStatus(res, httpStatusFromCode(error.code), error, registry, headers);
+    return;
+  }
+  const output = route.method.output;
+  if (output.typeName === "google.protobuf.Empty") {
+    res.writeHead(200, { ...headers, "content-length": "0" });
+    res.end();
+    return;
+  }
+  const message = fromBinary(output, bytes);
+  let json: JsonValue = toJson(output, message, { registry });
+  if (route.responseField) {
+    const full = toJson(output, message, { registry, alwaysEmitImplicit: true }) as Record<string, JsonValue>;
+    json = full[route.responseField.jsonName] ?? null;
+  }
+  writeJson(res, 200, JSON.stringify(json), headers);
+}
+
+async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+async function* singleChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
+}

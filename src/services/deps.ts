@@ -1,0 +1,13 @@
+import type { Kysely } from "kysely";
+import type { Pager } from "../api/pagination.js";
+import type { TokenService } from "../auth/tokens.js";
+import type { Database } from "../store/tables.js";
+
+/** What service handlers are built from. */
+export interface ServiceDeps {
+  db: Kysely<Database>;
+  pager: Pager;
+  tokens: TokenService;
+  /** Epoch milliseconds. */
+  now: () => number;
+}

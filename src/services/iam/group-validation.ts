@@ -1,0 +1,15 @@
+import type { Violations } from "../../api/validation.js";
+
+/** Organization names appear in registry paths (`<organization>/<image>`). */
+export const ORGANIZATION_NAME = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
+
+/** Checks a group's writable fields; `isOrganization` selects the name rule. */
+export function checkGroupFields(
+  violations: Violations,
+  group: { name: string; description: string },
+  isOrganization: boolean,
+  prefix = "group.",
+): void {
+  violations.text(`${prefix}name`, group.name, isOrganization ? { required: true, max: 64, pattern: ORGANIZATION_NAME } : { required: true, max: 128 });
+  violations.text(`${prefix}description`, group.description, { max: 1024 });
+}

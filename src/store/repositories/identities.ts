@@ -1,0 +1,17 @@
+import type { Selectable } from "kysely";
+import { notFound } from "../../api/errors.js";
+import type { Db, IdentityTable } from "../tables.js";
+
+export type IdentityRow = Selectable<IdentityTable>;
+
+export async function insertIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+  await db.insertInto("identities").values(row).execute();
+  return row;
+}
+
+/** Throws NOT_FOUND when the identity does not exist. */
+export async function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
+  const row = await db.selectFrom("identities").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("identity", uid);
+  return row;
+}

@@ -1,0 +1,89 @@
+import type { Kysely, Transaction } from "kysely";
+
+/**
+ * Table types. Times are integer epoch milliseconds and booleans 0/1, so rows
+ * read back the same on SQLite and PostgreSQL. Uid and name columns use
+ * byte-order collation, which the uidp prefix ranges rely on.
+ */
+
+export interface GroupTable {
+  uid: string;
+  /** "" for an organization. */
+  parent_uid: string;
+  name: string;
+  description: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface IdentityTable {
+  /** A UIDP under its group. */
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  /** JSON text: the claim_match object, or "" when the identity uses static keys. */
+  claim_match: string;
+  /** JSON text: the static_keys object, or "". */
+  static_keys: string;
+  last_seen_time: number | null;
+  create_time: number;
+  update_time: number;
+}
+
+export interface RoleTable {
+  /** Built-in roles have root-level uids; custom roles are UIDPs under their group. */
+  uid: string;
+  /** "" for built-in roles. */
+  group_uid: string;
+  name: string;
+  description: string;
+  built_in: number;
+  create_time: number;
+  update_time: number;
+}
+
+export interface RoleCapabilityTable {
+  role_uid: string;
+  /** A capability name, e.g. `CAP_IAM_GROUPS_LIST`. */
+  capability: string;
+}
+
+export interface RoleBindingTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  identity_uid: string;
+  role_uid: string;
+  create_time: number;
+}
+
+export interface SigningKeyTable {
+  kid: string;
+  algorithm: string;
+  /** JSON text of the private JWK. */
+  private_jwk: string;
+  /** JSON text of the public JWK. */
+  public_jwk: string;
+  create_time: number;
+}
+
+export interface ServerSecretTable {
+  name: string;
+  /** base64url. */
+  value: string;
+  create_time: number;
+}
+
+export interface Database {
+  groups: GroupTable;
+  identities: IdentityTable;
+  roles: RoleTable;
+  role_capabilities: RoleCapabilityTable;
+  role_bindings: RoleBindingTable;
+  signing_keys: SigningKeyTable;
+  server_secrets: ServerSecretTable;
+}
+
+/** Repositories take either the database or an open transaction. */
+export type Db = Kysely<Database> | Transaction<Database>;
