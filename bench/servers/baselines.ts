@@ -1,0 +1,75 @@
+import http from "node:http";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
+import { PingRequestSchema, PingResponseSchema, PingService, type PingRequest, type PingResponse } from "../../gen/platform/ping/v2/ping_pb.js";
+import { announce } from "./messages.js";
+
+/**
+ * Minimal servers answering Ping the way ours does, to compare the platform
+ * server with what the same client gets from the framework (or the runtime) alone.
+ * `argv[2]` picks one; each announces a BaselineReady:
+ * - `connect`: connectNodeAdapter with a trivial PingService and no interceptors,
+ *   on node:http (h1Port) and node:http2 h2c (h2Port; serves gRPC too);
+ * - `grpc`: a @grpc/grpc-js server with one Ping handler and protobuf-es
+ *   serializers (h2Port);
+ * - `http`: a node:http route answering `GET /ping/v2/ping` with `{"response":"pong"}` (h1Port).
+ */
+
+type Listenable = { listen(port: number, host: string, cb: () => void): unknown; address(): AddressInfo | string | null };
+
+function listen(server: Listenable): Promise<number> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+}
+
+async function connectBaseline() {
+  const handler = connectNodeAdapter({
+    routes: (router) => router.service(PingService, { ping: () => ({ response: "pong" }) }),
+  });
+  announce({ kind: "baseline", h1Port: await listen(http.createServer(handler)), h2Port: await listen(http2.createServer(handler)) });
+}
+
+async function grpcBaseline() {
+  const server = new grpc.Server();
+  server.addService(
+    {
+      ping: {
+        path: `/${PingService.typeName}/Ping`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (message: PingRequest) => Buffer.from(toBinary(PingRequestSchema, message)),
+        requestDeserialize: (bytes: Buffer) => fromBinary(PingRequestSchema, bytes),
+        responseSerialize: (message: PingResponse) => Buffer.from(toBinary(PingResponseSchema, message)),
+        responseDeserialize: (bytes: Buffer) => fromBinary(PingResponseSchema, bytes),
+      },
+    },
+    {
+      ping: (_call: grpc.ServerUnaryCall<PingRequest, PingResponse>, callback: grpc.sendUnaryData<PingResponse>) =>
+        callback(null, create(PingResponseSchema, { response: "pong" })),
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
+  announce({ kind: "baseline", h2Port: port });
+}
+
+async function httpBaseline() {
+  const server = http.createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/ping/v2/ping") {
+      const body = JSON.stringify({ response: "pong" });
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      res.end(body);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  announce({ kind: "baseline", h1Port: await listen(server) });
+}
+
+const baselines: Record<string, () => Promise<void>> = { connect: connectBaseline, grpc: grpcBaseline, http: httpBaseline };
+const start = baselines[process.argv[2] ?? ""];
+if (!start) throw new Error(`usage: baselines.ts connect|grpc|http (got ${process.argv[2]})`);
+await start();

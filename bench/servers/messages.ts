@@ -1,0 +1,50 @@
+/**
+ * What a bench server child sends its parent over IPC once it listens on
+ * 127.0.0.1. Afterwards it answers each `"cpu"` message with a CpuReport, and
+ * exits when the IPC channel closes.
+ */
+
+/** From `platform.ts`: the real server over a seeded SQLite store. */
+export interface PlatformReady {
+  kind: "platform";
+  /** One port for gRPC (h2c), Connect (HTTP/1.1 and h2c) and REST. */
+  port: number;
+  /** A bearer token of the organization's owner, valid for an hour. */
+  token: string;
+  /** A folder with `childCount` groups directly below it. */
+  folderUid: string;
+  childCount: number;
+  /** One of those groups. */
+  groupUid: string;
+  /** Wall time spent seeding the store, ms. */
+  seedMs: number;
+}
+
+/** From `baselines.ts`: a minimal server answering only Ping. */
+export interface BaselineReady {
+  kind: "baseline";
+  /** HTTP/1.1 port (Connect handler or plain JSON route). */
+  h1Port?: number;
+  /** HTTP/2 prior-knowledge port (Connect handler or grpc-js). */
+  h2Port?: number;
+}
+
+export type ReadyMessage = PlatformReady | BaselineReady;
+
+/** The child's CPU time so far (user + system), microseconds. */
+export interface CpuReport {
+  cpuMicros: number;
+}
+
+export const cpuMicros = (usage = process.cpuUsage()) => usage.user + usage.system;
+
+/** Sends `message` to the parent, answers CPU queries, exits when the parent goes away. */
+export function announce(message: ReadyMessage): void {
+  const send = process.send?.bind(process);
+  if (!send) throw new Error("a bench server must be started with an IPC channel (child_process.fork)");
+  process.on("message", (query) => {
+    if (query === "cpu") send({ cpuMicros: cpuMicros() } satisfies CpuReport);
+  });
+  process.on("disconnect", () => process.exit(0));
+  send(message);
+}

@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import type { DescFile, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { file_platform_iam_v2_groups_service, GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
+import { file_platform_ping_v2_ping, PingService } from "../gen/platform/ping/v2/ping_pb.js";
+import { createPager } from "./api/pagination.js";
+import { createTokenService, type TokenService } from "./auth/tokens.js";
+import { prepareStore } from "./bootstrap.js";
+import type { ServerConfig } from "./config.js";
+import { authenticationInterceptor } from "./interceptors/authentication-interceptor.js";
+import { authorizationInterceptor } from "./interceptors/authorization-interceptor.js";
+import { deadlineInterceptor } from "./interceptors/deadline-interceptor.js";
+import { errorInterceptor } from "./interceptors/error-interceptor.js";
+import { loggingInterceptor } from "./interceptors/logging-interceptor.js";
+import { createStreamShutdown } from "./interceptors/shutdown-interceptor.js";
+import type { Logger } from "./logger.js";
+import type { ServiceDeps } from "./services/deps.js";
+import { createGroupsService } from "./services/iam/groups-service.js";
+import { createPingService } from "./services/ping/ping-service.js";
+import { registerHealth, type HealthControl } from "./services/system/health-service.js";
+import { registerReflection } from "./services/system/reflection-service.js";
+import { serverSecret } from "./store/repositories/server-keys.js";
+import type { Store } from "./store/store.js";
+
+/** The proto files whose services the API host serves: published by reflection, transcoded to REST. */
+export const API_FILES: DescFile[] = [file_platform_ping_v2_ping, file_platform_iam_v2_groups_service];
+export const API_SERVICES: DescService[] = API_FILES.flatMap((f) => f.services);
+
+/** The RPC side of the API host, independent of any listener (in-process tests use it directly). */
+export interface ApiHost {
+  /** Registers every service on a router. */
+  routes(router: ConnectRouter): void;
+  /** The interceptor chain, outermost first. */
+  interceptors: Interceptor[];
+  services: DescService[];
+  files: DescFile[];
+  tokens: TokenService;
+  /** Reports NOT_SERVING on gRPC health from now on (shutdown). */
+  setServing(serving: boolean): void;
+  /** Ends streaming calls (shutdown); unary calls are unaffected. */
+  endStreams(): void;
+}
+
+export async function createApiHost(store: Store, config: ServerConfig, logger: Logger): Promise<ApiHost> {
+  const now = Date.now;
+  await prepareStore(store, now());
+  const tokens = await createTokenService(store.db, config.apiUrl, now);
+  const pageSecret = await serverSecret(store.db, "page-token-hmac", () => randomBytes(32).toString("base64url"), now());
+  const deps: ServiceDeps = { db: store.db, pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }), tokens, now };
+  const health: HealthControl[] = [];
+  const streams = createStreamShutdown();
+  let serving = true;
+
+  return {
+    files: API_FILES,
+    services: API_SERVICES,
+    tokens,
+    endStreams: streams.endStreams,
+    interceptors: [
+      streams.interceptor,
+      loggingInterceptor(logger),
+      errorInterceptor(logger),
+      deadlineInterceptor(config.limits.requestTimeoutMs),
+      authenticationInterceptor(tokens, store.db, config.apiUrl),
+      authorizationInterceptor(),
+    ],
+    routes(router) {
+      router.service(PingService, createPingService());
+      router.service(GroupsService, createGroupsService(deps));
+      registerReflection(router, API_FILES);
+      const control = registerHealth(router, {
+        services: API_SERVICES.map((s) => s.typeName),
+        check: () => store.db.selectFrom("server_secrets").select("name").limit(1).execute().then(() => true),
+      });
+      control.setServing(serving);
+      health.push(control);
+    },
+    setServing(value) {
+      serving = value;
+      for (const control of health) control.setServing(value);
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { create, createFileRegistry, type DescService } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
+import { API_SERVICES } from "../../src/api-host.js";
+import { principalKey, grantsFrom } from "../../src/auth/principal.js";
+import { requirementOf } from "../../src/auth/rules.js";
+import { authorizationInterceptor } from "../../src/interceptors/authorization-interceptor.js";
+
+test("every RPC of every served service declares its authorization", () => {
+  const methods = API_SERVICES.flatMap((s) => s.methods);
+  assert.ok(methods.length >= 6);
+  for (const method of methods) {
+    assert.notEqual(requirementOf(method).kind, "undeclared", `${method.parent.typeName}/${method.name} declares no (platform.common.v1.auth)`);
+  }
+});
+
+/** A service built at run time whose one method carries no auth option. */
+function undeclaredService(): DescService {
+  const file = create(FileDescriptorProtoSchema, {
+    name: "test/undeclared.proto",
+    package: "test.v1",
+    dependency: ["google/protobuf/empty.proto"],
+    syntax: "proto3",
+    service: [{ name: "UndeclaredService", method: [{ name: "Do", inputType: ".google.protobuf.Empty", outputType: ".google.protobuf.Empty" }] }],
+  });
+  return createFileRegistry(file, (name) => (name === "google/protobuf/empty.proto" ? file_google_protobuf_empty : undefined)).getService(
+    "test.v1.UndeclaredService",
+  )!;
+}
+
+test("an RPC without a declaration is refused, even for a caller holding every capability", async () => {
+  const service = undeclaredService();
+  let called = false;
+  const transport = createRouterTransport(
+    (router) =>
+      router.service(service, {
+        do: () => {
+          called = true;
+          return {};
+        },
+      } as never),
+    { router: { interceptors: [(next) => (req) => {
+      req.contextValues.set(principalKey, { identityUid: "x", grants: async () => grantsFrom([{ group_uid: "a".repeat(40), capability: "CAP_IAM_GROUPS_LIST" }]) });
+      return next(req);
+    }, authorizationInterceptor()] } },
+  );
+  const client = createClient(service, transport) as unknown as { do(req: object, opts?: object): Promise<unknown> };
+  await assert.rejects(client.do({}, { contextValues: createContextValues() }), (e) => ConnectError.from(e).code === Code.Unimplemented);
+  assert.equal(called, false);
+});
