@@ -5,6 +5,9 @@
  * Nothing here knows a wire format.
  */
 
+/** ErrorInfo.domain of every error this server returns. */
+export const ERROR_DOMAIN = "platform-api";
+
 export interface FieldViolation {
   /** Field path as the caller wrote it (proto name, dotted). */
   field: string;

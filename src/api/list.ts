@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import type { UidpFilter } from "../store/list-query.js";
 import { MAX_PAGE_SIZE, type Orderable, type Page, type Pager } from "./pagination.js";
+import type { UidpFilter } from "./uidp.js";
 import { Violations } from "./validation.js";
 
 /** Request fields that may change between pages of one listing. */

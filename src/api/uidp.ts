@@ -7,6 +7,15 @@ import { randomBytes } from "node:crypto";
  */
 export type Uidp = string;
 
+/** The uidp filter of spec 4.1 / api-surface 1, independent of any wire shape. Set fields combine with AND. */
+export interface UidpFilter {
+  descendantsOf?: string;
+  childrenOf?: string;
+  ancestorsOf?: string;
+  inRoot?: boolean;
+  ids?: string[];
+}
+
 const UIDP = /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/;
 const ROOT_LENGTH = 40;
 const SEGMENT_LENGTH = 17; // "/" + 16 hex

@@ -6,13 +6,11 @@ import {
   PreconditionFailureSchema,
   ResourceInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
-import { ApiError, type ErrorKind } from "../api/errors.js";
+import { ApiError, ERROR_DOMAIN, type ErrorKind } from "../api/errors.js";
 
 type OutgoingDetail = { desc: DescMessage; value: MessageInitShape<DescMessage> };
 import type { Logger } from "../logger.js";
 
-/** ErrorInfo.domain of every error this server returns. */
-export const ERROR_DOMAIN = "platform-api";
 
 const CODES: Record<ErrorKind, Code> = {
   INVALID_ARGUMENT: Code.InvalidArgument,

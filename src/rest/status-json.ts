@@ -6,15 +6,13 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Code as RpcCode } from "../../gen/google/rpc/code_pb.js";
 import { BadRequestSchema, ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { ERROR_DOMAIN } from "../api/errors.js";
 import type { NodeResponse, ResponseHeaders } from "./node-types.js";
 
 /**
  * google.rpc.Status JSON bodies for REST answers, the errors the transcoder raises itself
  * (before any handler runs), and writing them to a Node response.
  */
-
-/** ErrorInfo domain of errors raised by the transcoder. */
-export const ERROR_DOMAIN = "platform-api";
 
 const TYPE_URL_PREFIX = "type.googleapis.com/";
 

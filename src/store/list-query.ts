@@ -1,15 +1,9 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../api/pagination.js";
-import { ancestorsOf, descendantRange, uidLength } from "../api/uidp.js";
+import { ancestorsOf, descendantRange, uidLength, type UidpFilter } from "../api/uidp.js";
 
-/** The uidp filter of spec 4.1 / api-surface 1, independent of any wire shape. */
-export interface UidpFilter {
-  descendantsOf?: string;
-  childrenOf?: string;
-  ancestorsOf?: string;
-  inRoot?: boolean;
-  ids?: string[];
-}
+export type { UidpFilter };
+
 
 /**
  * Where a listing may look: the caller's visible subtrees. `undefined` means
