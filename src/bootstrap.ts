@@ -4,7 +4,7 @@ import { Violations } from "./api/validation.js";
 import { checkGroupFields } from "./services/iam/group-validation.js";
 import { insertGroup } from "./store/repositories/groups.js";
 import { insertIdentity } from "./store/repositories/identities.js";
-import { insertRoleBinding } from "./store/repositories/role-bindings.js";
+import { bindRole } from "./store/repositories/role-bindings.js";
 import { syncBuiltInRoles } from "./store/repositories/roles.js";
 import { inTransaction, type Store } from "./store/store.js";
 
@@ -38,13 +38,7 @@ export async function bootstrapOrganization(store: Store, name: string, now: num
   await inTransaction(store.db, undefined, async (trx) => {
     await insertGroup(trx, organization);
     await insertIdentity(trx, identity);
-    await insertRoleBinding(trx, {
-      uid: newChildUid(organization.uid),
-      group_uid: organization.uid,
-      identity_uid: identity.uid,
-      role_uid: builtInRole("owner").uid,
-      create_time: now,
-    });
+    await bindRole(trx, organization.uid, identity.uid, builtInRole("owner").uid, now);
   });
   return { organization, identity };
 }

@@ -7,7 +7,7 @@ import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { insertRoleBinding } from "../../src/store/repositories/role-bindings.js";
+import { bindRole } from "../../src/store/repositories/role-bindings.js";
 import { openStore, type Store } from "../../src/store/store.js";
 
 const API_URL = "http://api.test";
@@ -43,7 +43,7 @@ export async function startInProcess(dbUrl = ":memory:"): Promise<InProcessApi> 
       const uid = newChildUid(group);
       const now = Date.now();
       await insertIdentity(store.db, { uid, group_uid: group, name: "someone", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
-      await insertRoleBinding(store.db, { uid: newChildUid(on), group_uid: on, identity_uid: uid, role_uid: builtInRole(role).uid, create_time: now });
+      await bindRole(store.db, on, uid, builtInRole(role).uid, now);
       return token(uid);
     },
     close: () => store.close(),

@@ -10,7 +10,7 @@ import { Violations } from "../../api/validation.js";
 import { builtInRole } from "../../auth/capabilities.js";
 import { principalKey, visibilityKey } from "../../auth/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "../../store/repositories/groups.js";
-import { insertRoleBinding } from "../../store/repositories/role-bindings.js";
+import { bindRole } from "../../store/repositories/role-bindings.js";
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
 import { groupFromRow } from "./group-mapper.js";
@@ -55,15 +55,7 @@ export function createGroupsService({ db, pager, now }: ServiceDeps): ServiceImp
       const caller = ctx.values.get(principalKey);
       await inTransaction(db, ctx.signal, async (trx) => {
         await insertGroup(trx, row);
-        if (isOrganization && caller) {
-          await insertRoleBinding(trx, {
-            uid: newChildUid(row.uid),
-            group_uid: row.uid,
-            identity_uid: caller.identityUid,
-            role_uid: builtInRole("owner").uid,
-            create_time: time,
-          });
-        }
+        if (isOrganization && caller) await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
       });
       return groupFromRow(row);
     },

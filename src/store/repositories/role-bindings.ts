@@ -1,4 +1,5 @@
 import type { Selectable } from "kysely";
+import { newChildUid } from "../../api/uidp.js";
 import type { Db, RoleBindingTable } from "../tables.js";
 
 export type RoleBindingRow = Selectable<RoleBindingTable>;
@@ -6,6 +7,11 @@ export type RoleBindingRow = Selectable<RoleBindingTable>;
 export async function insertRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
   await db.insertInto("role_bindings").values(row).execute();
   return row;
+}
+
+/** Binds `identityUid` to `roleUid` on `groupUid` under a new uid. */
+export function bindRole(db: Db, groupUid: string, identityUid: string, roleUid: string, now: number): Promise<RoleBindingRow> {
+  return insertRoleBinding(db, { uid: newChildUid(groupUid), group_uid: groupUid, identity_uid: identityUid, role_uid: roleUid, create_time: now });
 }
 
 /** Every (group, capability) an identity holds through its bindings, unordered. */
