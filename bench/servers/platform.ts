@@ -7,8 +7,7 @@ import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { createServer } from "../../src/server.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
-import type { GroupRow } from "../../src/store/repositories/groups.js";
+import { insertGroup, type GroupRow } from "../../src/store/repositories/groups.js";
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
 
