@@ -18,6 +18,8 @@ import type { Db } from "../store/tables.js";
 export const SIGNING_ALGORITHM = "ES256";
 /** Access tokens live at most this long (api-surface 5). */
 export const MAX_TOKEN_TTL_SECONDS = 3600;
+const VERIFIED_CACHE_SIZE = 10_000;
+const MAX_CACHED_TOKEN_LENGTH = 4096;
 
 export interface IssueOptions {
   /** The identity uid. */
@@ -66,6 +68,8 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
   const signingKey = await importJWK(JSON.parse(current.private_jwk) as JWK, SIGNING_ALGORITHM);
   const keySet: JSONWebKeySet = { keys: rows.map((r) => JSON.parse(r.public_jwk) as JWK) };
   const localKeys = createLocalJWKSet(keySet);
+  /** Tokens already verified, by audience and token, until they expire: verification is most of a call's cost. */
+  const verified = new Map<string, JWTPayload & { sub: string; exp: number }>();
 
   return {
     issuer,
@@ -84,6 +88,10 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
       return { token, expiry: new Date((issuedAt + ttl) * 1000) };
     },
     async verify(token, audience) {
+      const key = `${audience} ${token}`;
+      const cached = verified.get(key);
+      if (cached && cached.exp * 1000 > now()) return cached;
+      verified.delete(key);
       try {
         const { payload } = await jwtVerify(token, localKeys, {
           algorithms: [SIGNING_ALGORITHM],
@@ -92,7 +100,12 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
           requiredClaims: ["exp", "sub", "iat"],
           currentDate: new Date(now()),
         });
-        return payload as JWTPayload & { sub: string };
+        const claims = payload as JWTPayload & { sub: string; exp: number };
+        if (token.length <= MAX_CACHED_TOKEN_LENGTH) {
+          if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+          verified.set(key, claims);
+        }
+        return claims;
       } catch (error) {
         const code = (error as { code?: string }).code ?? "";
         const reason =

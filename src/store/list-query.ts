@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../api/pagination.js";
-import { ancestorsOf, descendantRange, uidLength, type UidpFilter } from "../api/uidp.js";
+import { ancestorsOf, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
 
 export type { UidpFilter };
 
@@ -13,38 +13,68 @@ export type Visibility = string[] | undefined;
 
 type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 
+/** How a table's uid column relates to the tree. */
+export interface UidColumns {
+  /** The uid column, qualified. */
+  uid: string;
+  /** A column holding the parent uid, if the table has one: `children_of` then uses its index. */
+  parent?: string;
+  /** Segments between a row's uid and its owning group (0 for groups); `in_root` needs it. */
+  ownerSegments: number;
+}
+
 /**
- * Conditions of a uidp filter on `column` (a uid column). `ownerSegments` is how
- * many segments separate a row's uid from its owning group (0 for groups), which
- * `in_root` needs.
+ * Every condition of a listing: the uidp filter and the caller's visibility,
+ * combined with AND. Visible subtrees that the filter already lies inside make
+ * the visibility condition unnecessary, and those disjoint from the filter's
+ * subtree are dropped, so the common case (a caller listing inside what it may
+ * see) costs no extra condition.
  */
-export function uidpConditions(
+export function listConditions(
   eb: ExpressionBuilder<any, any>,
-  column: string,
+  columns: UidColumns,
   filter: UidpFilter,
-  ownerSegments: number,
+  visible: Visibility,
 ): Expression<SqlBool>[] {
-  const ref = eb.ref(column);
+  const ref = eb.ref(columns.uid);
   const out: Expression<SqlBool>[] = [];
   if (filter.descendantsOf) {
     const { low, high } = descendantRange(filter.descendantsOf);
     out.push(eb.and([eb(ref, ">=", low), eb(ref, "<", high)]));
   }
   if (filter.childrenOf) {
-    const { low, high } = descendantRange(filter.childrenOf);
-    out.push(eb.and([eb(ref, ">=", low), eb(ref, "<", high), eb(eb.fn("length", [ref]), "=", filter.childrenOf.length + 17)]));
+    if (columns.parent) {
+      out.push(eb(eb.ref(columns.parent), "=", filter.childrenOf));
+    } else {
+      const { low, high } = descendantRange(filter.childrenOf);
+      out.push(eb.and([eb(ref, ">=", low), eb(ref, "<", high), eb(eb.fn("length", [ref]), "=", filter.childrenOf.length + 17)]));
+    }
   }
   if (filter.ancestorsOf) {
     const ancestors = ancestorsOf(filter.ancestorsOf);
     out.push(ancestors.length > 0 ? eb(ref, "in", ancestors) : sql<SqlBool>`1 = 0`);
   }
-  if (filter.inRoot) out.push(eb(eb.fn("length", [ref]), "=", uidLength(1 + ownerSegments)));
+  if (filter.inRoot) out.push(eb(eb.fn("length", [ref]), "=", uidLength(1 + columns.ownerSegments)));
   if (filter.ids && filter.ids.length > 0) out.push(eb(ref, "in", filter.ids));
+  const roots = narrowVisibility(visible, filter);
+  if (roots) out.push(visibilityCondition(eb, columns.uid, roots));
   return out;
 }
 
-/** Condition restricting `column` to the visible subtrees (each root and everything below it). */
-export function visibilityCondition(eb: ExpressionBuilder<any, any>, column: string, visible: string[]): Expression<SqlBool> {
+/**
+ * The visible subtrees still worth a condition under `filter`: undefined when
+ * every row the filter can match is visible anyway.
+ */
+export function narrowVisibility(visible: Visibility, filter: UidpFilter): Visibility {
+  if (!visible) return undefined;
+  const scope = filter.childrenOf ?? filter.descendantsOf;
+  if (!scope) return visible;
+  if (visible.some((root) => isSelfOrDescendant(scope, root))) return undefined;
+  return visible.filter((root) => isDescendant(root, scope));
+}
+
+/** Condition restricting the uid column to the visible subtrees (each root and everything below it). */
+function visibilityCondition(eb: ExpressionBuilder<any, any>, column: string, visible: string[]): Expression<SqlBool> {
   if (visible.length === 0) return sql<SqlBool>`1 = 0`;
   const ref = eb.ref(column);
   return eb.or(

@@ -136,6 +136,9 @@ for (const database of await testDatabases()) {
         assert.equal(await count({ descendantsOf: folder }), 23);
         assert.equal(await count({ descendantsOf: org }, [folder]), 24, "the visible folder and everything below it");
         assert.equal(await count({ descendantsOf: org }, []), 0);
+        assert.equal(await count({ childrenOf: folder }, [org]), 23, "inside a visible subtree");
+        assert.equal(await count({ descendantsOf: folder }, [newChildUid(org)]), 0, "disjoint from every visible subtree");
+        assert.equal(await count({ childrenOf: org }, [folder]), 1, "a visible subtree below the filter's scope");
         assert.equal(await count({ ids: [org, folder] }), 2);
         assert.equal(await count({ ancestorsOf: newChildUid(folder) }), 2);
         assert.equal(await count({ ancestorsOf: org }), 0);

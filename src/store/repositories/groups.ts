@@ -3,7 +3,7 @@ import { alreadyExists, notFound, resourceNotEmpty } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { descendantRange } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, uidpConditions, visibilityCondition, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, GroupTable } from "../tables.js";
 
 export type GroupRow = Selectable<GroupTable>;
@@ -16,6 +16,8 @@ export const groupOrderable = {
   update_time: "update_time",
   updated_at: "update_time",
 };
+
+const GROUP_COLUMNS: UidColumns = { uid: "groups.uid", parent: "groups.parent_uid", ownerSegments: 0 };
 
 export interface GroupFilter {
   name?: string;
@@ -34,8 +36,7 @@ function filtered(db: Db, filter: GroupFilter) {
   return db.selectFrom("groups").where((eb) =>
     eb.and([
       ...(filter.name ? [eb("name", "=", filter.name)] : []),
-      ...uidpConditions(eb, "groups.uid", filter.uidp, 0),
-      ...(filter.visible ? [visibilityCondition(eb, "groups.uid", filter.visible)] : []),
+      ...listConditions(eb, GROUP_COLUMNS, filter.uidp, filter.visible),
     ]),
   );
 }
