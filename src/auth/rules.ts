@@ -16,7 +16,16 @@ export const PUBLIC_INFRASTRUCTURE_SERVICES = new Set([
 export type Requirement =
   | { kind: "none" }
   | { kind: "authenticated" }
-  | { kind: "scoped"; field: string[]; stripSegments: number; capabilities: string[]; emptyAdmitsAuthenticated: boolean }
+  | {
+      kind: "scoped";
+      /** Proto field names of the scope field, e.g. ["group", "uid"]. */
+      field: string[];
+      /** The same path as message property names; filled by the interceptor from the request descriptor. */
+      path?: string[];
+      stripSegments: number;
+      capabilities: string[];
+      emptyAdmitsAuthenticated: boolean;
+    }
   | { kind: "unscoped"; capabilities: string[] }
   | { kind: "undeclared" };
 

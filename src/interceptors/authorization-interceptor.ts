@@ -1,4 +1,4 @@
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../api/errors.js";
 import { isUidp, stripSegments } from "../api/uidp.js";
@@ -15,7 +15,11 @@ export function authorizationInterceptor(): Interceptor {
   const cache = new Map<DescMethod, Requirement>();
   return (next) => async (req) => {
     let requirement = cache.get(req.method);
-    if (!requirement) cache.set(req.method, (requirement = requirementOf(req.method)));
+    if (!requirement) {
+      requirement = requirementOf(req.method);
+      if (requirement.kind === "scoped") requirement = { ...requirement, path: localPath(req.method.input, requirement.field) };
+      cache.set(req.method, requirement);
+    }
     if (requirement.kind === "none") return next(req);
     if (requirement.kind === "undeclared") {
       throw new ConnectError(`${req.method.parent.typeName}/${req.method.name} declares no authorization`, Code.Unimplemented);
@@ -30,7 +34,7 @@ export function authorizationInterceptor(): Interceptor {
     }
     if (req.stream) throw new ConnectError("scoped streaming calls are not supported", Code.Unimplemented);
     const fieldName = requirement.field.join(".");
-    const uid = readPath(req.message, requirement.field);
+    const uid = readPath(req.message, requirement.path ?? []);
     if (uid === "") {
       if (requirement.emptyAdmitsAuthenticated) return next(req);
       throw invalidField(fieldName, "is required");
@@ -44,12 +48,26 @@ export function authorizationInterceptor(): Interceptor {
   };
 }
 
-/** Reads a string at a path of proto field names; "" when absent. */
-function readPath(message: unknown, path: string[]): string {
-  let value: unknown = message;
+/**
+ * The property names (localName) along a path of proto field names, from the
+ * request descriptor. Throws at first use of a method whose rule names a field
+ * that does not exist: a broken declaration, not a caller error.
+ */
+function localPath(input: DescMessage, path: string[]): string[] {
+  const out: string[] = [];
+  let desc: DescMessage | undefined = input;
   for (const name of path) {
-    const key = name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-    value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+    const field: DescField | undefined = desc?.fields.find((f) => f.name === name);
+    if (!field) throw new Error(`${input.typeName} has no field ${path.join(".")}`);
+    out.push(field.localName);
+    desc = field.fieldKind === "message" ? field.message : undefined;
   }
+  return out;
+}
+
+/** Reads the string at a path of property names; "" when absent. */
+function readPath(message: unknown, path: string[]): string {
+  let value = message;
+  for (const key of path) value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
   return typeof value === "string" ? value : "";
 }

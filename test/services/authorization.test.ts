@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { create, createFileRegistry, type DescService } from "@bufbuild/protobuf";
+import { create, createFileRegistry, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
 import { API_SERVICES } from "../../src/api-host.js";
@@ -12,7 +12,16 @@ test("every RPC of every served service declares its authorization", () => {
   const methods = API_SERVICES.flatMap((s) => s.methods);
   assert.ok(methods.length >= 6);
   for (const method of methods) {
-    assert.notEqual(requirementOf(method).kind, "undeclared", `${method.parent.typeName}/${method.name} declares no (platform.common.v1.auth)`);
+    const requirement = requirementOf(method);
+    assert.notEqual(requirement.kind, "undeclared", `${method.parent.typeName}/${method.name} declares no (platform.common.v1.auth)`);
+    if (requirement.kind !== "scoped") continue;
+    let desc: DescMessage | undefined = method.input;
+    for (const name of requirement.field) {
+      const field = desc?.fields.find((f) => f.name === name);
+      assert.ok(field, `${method.name}: scope field ${requirement.field.join(".")} does not exist`);
+      desc = field.fieldKind === "message" ? field.message : undefined;
+    }
+    assert.ok(requirement.capabilities.length > 0, `${method.name}: a scoped rule needs capabilities`);
   }
 });
 
