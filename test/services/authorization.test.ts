@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { create, createFileRegistry, type DescMessage, type DescService } from "@bufbuild/protobuf";
+import { create, createFileRegistry, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
 import { API_SERVICES } from "../../src/api-host.js";
@@ -17,7 +17,7 @@ test("every RPC of every served service declares its authorization", () => {
     if (requirement.kind !== "scoped") continue;
     let desc: DescMessage | undefined = method.input;
     for (const name of requirement.field) {
-      const field = desc?.fields.find((f) => f.name === name);
+      const field: DescField | undefined = desc?.fields.find((f) => f.name === name);
       assert.ok(field, `${method.name}: scope field ${requirement.field.join(".")} does not exist`);
       desc = field.fieldKind === "message" ? field.message : undefined;
     }
