@@ -4,7 +4,9 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "./auth/discovery.js";
+import { createStsRoute } from "./auth/sts-route.js";
 import type { TokenService } from "./auth/tokens.js";
+import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import type { ServerConfig } from "./config.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
@@ -60,9 +62,11 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     onError: (error) => logger.error("REST transcoding failed", { error: String(error) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
+  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream: createUpstreamKeys() });
 
   async function fallback(req: NodeRequest, res: NodeResponse) {
     if (await discovery(req, res)) return;
+    if (await sts(req, res)) return;
     if (await rest(req, res)) return;
     sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` });
   }

@@ -15,3 +15,8 @@ export async function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
   if (!row) throw notFound("identity", uid);
   return row;
 }
+
+/** Records that the identity was just used (a successful token exchange). */
+export async function touchLastSeen(db: Db, uid: string, now: number): Promise<void> {
+  await db.updateTable("identities").set({ last_seen_time: now }).where("uid", "=", uid).execute();
+}

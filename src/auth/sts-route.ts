@@ -1,0 +1,156 @@
+import { createRegistry } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { ApiError } from "../api/errors.js";
+import { isRoot, isUidp } from "../api/uidp.js";
+import type { ServerConfig } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
+import { BodyTooLargeError, readBody, type BodySource } from "../rest/request-body.js";
+import { invalidArgumentError, sendStatus, writeJson, writeStatus, type FieldViolation } from "../rest/status-json.js";
+import { getIdentity, touchLastSeen } from "../store/repositories/identities.js";
+import type { Db } from "../store/tables.js";
+import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
+import type { TokenService } from "./tokens.js";
+import { UpstreamFetchError, type UpstreamKeys } from "./upstream-keys.js";
+
+export const STS_EXCHANGE_PATH = "/sts/exchange";
+
+const PARAMETERS = new Set(["identity", "aud"]);
+const FORM_TYPE = "application/x-www-form-urlencoded";
+/** The one answer for every token that does not make the caller the identity: it tells nothing about which identities exist. */
+const NO_MATCH = "Unauthenticated: the token does not match the identity";
+const registry = createRegistry(file_google_rpc_error_details);
+const noStore = { "cache-control": "no-store", pragma: "no-cache" };
+
+export interface StsRouteOptions {
+  config: ServerConfig;
+  tokens: TokenService;
+  db: Db;
+  logger: Logger;
+  upstream: UpstreamKeys;
+  now?: () => number;
+}
+
+/** RFC 3339 UTC without a fraction when the time falls on a whole second (as protobuf JSON writes it). */
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(".000Z", "Z");
+}
+
+/** `http://a.test` and `http://a.test/` are the same audience. */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `POST /sts/exchange`: the workload identity exchange (docs/authorization.md). A plain HTTP
+ * route on the API host, like discovery; resolves false for any other path.
+ */
+export function createStsRoute(options: StsRouteOptions) {
+  const { config, tokens, db, logger, upstream } = options;
+  const now = options.now ?? Date.now;
+
+  const unauthenticated = (res: NodeResponse, message: string) =>
+    sendStatus(res, 401, { code: Code.Unauthenticated, message }, { ...noStore, "www-authenticate": 'Bearer error="invalid_token"' });
+  const invalid = (res: NodeResponse, violations: FieldViolation[]) => writeStatus(res, 400, invalidArgumentError(violations), registry, noStore);
+
+  return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
+    const [path, query = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
+    if (path !== STS_EXCHANGE_PATH) return false;
+    try {
+      await handle(req, res, path, query);
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.Canceled) return true; // the client went away mid-body
+      logger.error("sts exchange failed", { error: String(error) });
+      if (!res.headersSent) sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, noStore);
+    }
+    return true;
+  };
+
+  async function handle(req: NodeRequest, res: NodeResponse, path: string, query: string): Promise<void> {
+    if (req.method !== "POST") {
+      sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, { allow: "POST" });
+      return;
+    }
+
+    let body: Uint8Array;
+    try {
+      body = await readBody(req as BodySource, config.limits.maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
+        writeStatus(res, 413, error.status, registry, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+        return;
+      }
+      throw error;
+    }
+
+    const header = req.headers.authorization;
+    const bearer = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null;
+    if (!bearer) {
+      unauthenticated(res, "Unauthenticated: the request needs `Authorization: Bearer <token of another OIDC issuer>`");
+      return;
+    }
+
+    // Parameters: the query and a form body, each at most once.
+    const violations: FieldViolation[] = [];
+    const params = new Map<string, string>();
+    const sources = [new URLSearchParams(query)];
+    if (body.byteLength > 0) {
+      const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+      if (type !== FORM_TYPE) violations.push({ field: "body", description: `must be ${FORM_TYPE} (or send the parameters in the query)` });
+      else sources.push(new URLSearchParams(Buffer.from(body).toString("utf8")));
+    }
+    for (const source of sources) {
+      for (const [name, value] of source) {
+        if (!PARAMETERS.has(name)) violations.push({ field: name, description: "unknown parameter (expected identity and aud)" });
+        else if (params.has(name)) violations.push({ field: name, description: "given more than once" });
+        else params.set(name, value);
+      }
+    }
+    const identityUid = params.get("identity") ?? "";
+    if (identityUid === "") violations.push({ field: "identity", description: "required: the uid of the identity to act as" });
+    else if (!isUidp(identityUid) || isRoot(identityUid)) violations.push({ field: "identity", description: "must be an identity uid" });
+    const requested = params.get("aud") ?? config.apiUrl;
+    const audience = [config.apiUrl, config.registryUrl].find((url) => sameUrl(url, requested));
+    if (audience === undefined) violations.push({ field: "aud", description: `must be ${config.apiUrl} or ${config.registryUrl}` });
+    if (violations.length > 0) {
+      invalid(res, violations);
+      return;
+    }
+
+    let identity;
+    try {
+      identity = await getIdentity(db, identityUid);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.kind !== "NOT_FOUND") throw error;
+      logger.info("sts exchange refused", { identity: identityUid, reason: "no such identity" });
+      unauthenticated(res, NO_MATCH);
+      return;
+    }
+
+    let claims;
+    try {
+      claims = await verifyForIdentity(bearer[1], identity, upstream, now());
+    } catch (error) {
+      if (error instanceof ExchangeRefused) {
+        logger.info("sts exchange refused", { identity: identityUid, reason: error.reason });
+      } else if (error instanceof UpstreamFetchError) {
+        logger.warn("sts exchange refused: the upstream issuer's keys could not be fetched", { identity: identityUid, reason: error.message });
+      } else {
+        throw error;
+      }
+      unauthenticated(res, NO_MATCH);
+      return;
+    }
+
+    await touchLastSeen(db, identity.uid, now());
+    const { token, expiry } = await tokens.issue({ subject: identity.uid, audience: audience! });
+    logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience });
+    writeJson(res, 200, JSON.stringify({ token, expiry: rfc3339(expiry) }), noStore);
+  }
+}
