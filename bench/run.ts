@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { availableParallelism, loadavg } from "node:os";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { IdentitiesService } from "../gen/platform/iam/v2/identities_service_pb.js";
+import { RoleBindingsService } from "../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../gen/platform/ping/v2/ping_pb.js";
 import { clientFor, type Protocol, type RpcCase } from "./clients.js";
@@ -163,10 +165,33 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): Figu
     if (groups?.length === PAGE_SIZE && total === String(ready.childCount) && typeof json.nextPageToken === "string") return undefined;
     return `expected ${PAGE_SIZE} groups, totalCount "${ready.childCount}" and a next page token; got ${groups?.length} groups, totalCount ${total}`;
   };
+  const { deep } = ready;
+  const getIdentity: RpcCase = {
+    method: IdentitiesService.method.getIdentity,
+    request: { uid: deep.identityUid },
+    restPath: `/iam/v2/identities/${deep.identityUid}`,
+    token: deep.token,
+  };
+  const listBindings: RpcCase = {
+    method: RoleBindingsService.method.listRoleBindings,
+    request: { pageSize: PAGE_SIZE },
+    restPath: `/iam/v2/roleBindings?page_size=${PAGE_SIZE}`,
+    token: deep.token,
+  };
+  const isIdentity = (json: JsonObject) => (json.uid === deep.identityUid ? undefined : `expected identity ${deep.identityUid}, got ${JSON.stringify(json).slice(0, 200)}`);
+  const isBindingPage = (json: JsonObject) => {
+    const bindings = json.roleBindings as JsonValue[] | undefined;
+    const want = Math.min(PAGE_SIZE, deep.visibleBindings);
+    if (bindings?.length === want && String(json.totalCount) === String(deep.visibleBindings)) return undefined;
+    return `expected ${want} bindings and totalCount "${deep.visibleBindings}"; got ${bindings?.length} and ${String(json.totalCount)}`;
+  };
+  const tree = `${deep.groupCount} groups, ${deep.bindingCount} bindings`;
   return PROTOCOLS.flatMap((protocol) => [
     { ...on, label: "Ping", protocol, rpc: PING, check: isPong },
     { ...on, label: "GetGroup", protocol, rpc: getGroup, check: isGroup },
     { ...on, label: `ListGroups (${PAGE_SIZE} of ${ready.childCount})`, protocol, rpc: listGroups, check: isPage },
+    { ...on, label: `GetIdentity (deep caller)`, protocol, rpc: getIdentity, check: isIdentity },
+    { ...on, label: `ListRoleBindings (${tree})`, protocol, rpc: listBindings, check: isBindingPage },
   ]);
 }
 

@@ -16,6 +16,8 @@ export interface PlatformReady {
   childCount: number;
   /** One of those groups. */
   groupUid: string;
+  /** The IAM tree: a caller bound `viewer` deep in it, one identity it may read, and how many bindings it sees. */
+  deep: { token: string; identityUid: string; visibleBindings: number; groupCount: number; bindingCount: number };
   /** Wall time spent seeding the store, ms. */
   seedMs: number;
 }

@@ -7,17 +7,25 @@ import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { createServer } from "../../src/server.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { insertGroup, type GroupRow } from "../../src/store/repositories/groups.js";
+import type { IdentityRow } from "../../src/store/repositories/identities.js";
+import type { RoleBindingRow } from "../../src/store/repositories/role-bindings.js";
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
 
 /**
  * The platform server as `serve` runs it (SQLite file in WAL mode, silent
  * logger), over a store holding one organization, its owner, a folder and
- * CHILD_COUNT groups directly below the folder. Announces a PlatformReady.
+ * CHILD_COUNT groups directly below the folder, plus the IAM tree of
+ * `seedIamTree`. Announces a PlatformReady.
  */
 
 const CHILD_COUNT = 10_000;
+/** The IAM figures' tree: groups, and role bindings spread over it. */
+const TREE_SIZE = 1_000;
+const BINDING_COUNT = 10_000;
+const BINDINGS_PER_IDENTITY = 4;
 const API_URL = "http://bench.local";
 /** Rows per INSERT: 6 columns each, well below SQLite's bound-parameter limit. */
 const CHUNK = 500;
@@ -50,7 +58,50 @@ await store.db.transaction().execute(async (trx) => {
     await trx.insertInto("groups").values(children.slice(i, i + CHUNK)).execute();
   }
 });
+const iam = await seedIamTree();
 const seedMs = performance.now() - seedStart;
+
+/**
+ * A tree of TREE_SIZE groups below the organization (10 children per group,
+ * breadth first), one identity per IDENTITY_EVERY groups, and
+ * BINDINGS_PER_IDENTITY built-in role bindings per identity on groups of its
+ * subtree (own group first): BINDING_COUNT bindings in all. The caller is an
+ * identity in a deepest group, bound `viewer` on that group's parent.
+ */
+async function seedIamTree() {
+  const groups: GroupRow[] = [];
+  for (let i = 0; groups.length < TREE_SIZE; i++) {
+    const parent = i < 10 ? organization.uid : groups[Math.floor((i - 10) / 10)].uid;
+    const row = { uid: newChildUid(parent), parent_uid: parent, name: `tree-${i}`, description: "", create_time: now, update_time: now };
+    groups.push(row);
+  }
+  const roles = BUILT_IN_ROLES.map((r) => r.uid);
+  const identities: IdentityRow[] = [];
+  const bindings: RoleBindingRow[] = [];
+  for (let i = 0; identities.length * BINDINGS_PER_IDENTITY < BINDING_COUNT; i++) {
+    const home = groups[(i * 7) % groups.length];
+    identities.push({ uid: newChildUid(home.uid), group_uid: home.uid, name: `workload-${i}`, description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+    for (let b = 0; b < BINDINGS_PER_IDENTITY; b++) {
+      bindings.push({ uid: newChildUid(home.uid), group_uid: home.uid, identity_uid: identities[identities.length - 1].uid, role_uid: roles[b % roles.length], create_time: now });
+    }
+  }
+  // The last (deepest) group; the caller sees its parent's subtree.
+  const deep = groups[groups.length - 1];
+  const scope = deep.parent_uid;
+  const caller: IdentityRow = { uid: newChildUid(deep.uid), group_uid: deep.uid, name: "caller", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now };
+  const callerBinding: RoleBindingRow = { uid: newChildUid(scope), group_uid: scope, identity_uid: caller.uid, role_uid: builtInRole("viewer").uid, create_time: now };
+  await store.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < groups.length; i += CHUNK) await trx.insertInto("groups").values(groups.slice(i, i + CHUNK)).execute();
+    for (let i = 0; i < identities.length; i += 100) await trx.insertInto("identities").values(identities.slice(i, i + 100)).execute();
+    for (let i = 0; i < bindings.length; i += CHUNK) await trx.insertInto("role_bindings").values(bindings.slice(i, i + CHUNK)).execute();
+    await trx.insertInto("identities").values(caller).execute();
+    await trx.insertInto("role_bindings").values(callerBinding).execute();
+  });
+  const inScope = (uid: string) => uid === scope || uid.startsWith(`${scope}/`);
+  const visibleBindings = bindings.filter((b) => inScope(b.group_uid)).length + 1;
+  const target = identities.find((i) => inScope(i.group_uid) && i.group_uid !== scope) ?? caller;
+  return { caller, scope, visibleBindings, identityUid: target.uid, groupCount: groups.length, bindingCount: bindings.length + 1 };
+}
 
 const server = await createServer(
   store,
@@ -61,6 +112,7 @@ const port = await new Promise<number>((resolve) =>
   server.api.server.listen(0, "127.0.0.1", () => resolve((server.api.server.address() as AddressInfo).port)),
 );
 const { token } = await server.tokens.issue({ subject: identity.uid, audience: API_URL });
+const { token: deepToken } = await server.tokens.issue({ subject: iam.caller.uid, audience: API_URL });
 
 announce({
   kind: "platform",
@@ -69,5 +121,6 @@ announce({
   folderUid: folder.uid,
   childCount: CHILD_COUNT,
   groupUid: children[CHILD_COUNT / 2].uid,
+  deep: { token: deepToken, identityUid: iam.identityUid, visibleBindings: iam.visibleBindings, groupCount: iam.groupCount, bindingCount: iam.bindingCount },
   seedMs,
 });

@@ -25,6 +25,8 @@ export type Requirement =
       stripSegments: number;
       capabilities: string[];
       emptyAdmitsAuthenticated: boolean;
+      /** A root-level uid (a built-in role) admits any verified caller; the handler decides. */
+      rootAdmitsAuthenticated: boolean;
     }
   | { kind: "unscoped"; capabilities: string[] }
   | { kind: "undeclared" };
@@ -45,6 +47,7 @@ export function requirementOf(method: DescMethod): Requirement {
         stripSegments: r.value.stripSegments,
         capabilities: r.value.capabilities.map(capabilityName),
         emptyAdmitsAuthenticated: r.value.emptyAdmitsAuthenticated,
+        rootAdmitsAuthenticated: r.value.rootAdmitsAuthenticated,
       };
     case "unscoped":
       return { kind: "unscoped", capabilities: r.value.capabilities.map(capabilityName) };

@@ -1,7 +1,7 @@
 import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../api/errors.js";
-import { isUidp, stripSegments } from "../api/uidp.js";
+import { isRoot, isUidp, stripSegments } from "../api/uidp.js";
 import { principalKey, visibilityKey } from "../auth/principal.js";
 import { requirementOf, type Requirement } from "../auth/rules.js";
 
@@ -39,6 +39,7 @@ export function authorizationInterceptor(): Interceptor {
       if (requirement.emptyAdmitsAuthenticated) return next(req);
       throw invalidField(fieldName, "is required");
     }
+    if (requirement.rootAdmitsAuthenticated && isUidp(uid) && isRoot(uid)) return next(req);
     const group = isUidp(uid) ? stripSegments(uid, requirement.stripSegments) : undefined;
     if (group === undefined) throw invalidField(fieldName, "is not a valid uid for this call");
     if (!grants.has(group, requirement.capabilities)) {

@@ -75,6 +75,80 @@ export interface ServerSecretTable {
   create_time: number;
 }
 
+export interface IdentityProviderTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  issuer: string;
+  client_id: string;
+  /** Never returned by the API. */
+  client_secret: string;
+  /** JSON text: an array of scope strings. */
+  additional_scopes: string;
+  groups_claim: string;
+  /** "" for none. */
+  default_role_uid: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface AccountAssociationTable {
+  /** The group's uid (one association per group). */
+  uid: string;
+  /** Equal to `uid`. */
+  group_uid: string;
+  name: string;
+  description: string;
+  amazon_account_id: string;
+  google_project_id: string;
+  google_project_number: string;
+  azure_tenant_id: string;
+  azure_client_id: string;
+  /** JSON text: an array of digit strings. */
+  github_installation_ids: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface GroupInviteTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  role_uid: string;
+  email: string;
+  /** Hex SHA-256 of the code; the code itself is never stored. */
+  code_hash: string;
+  single_use: number;
+  expire_time: number;
+  /** When a single-use invite was redeemed. */
+  used_time: number | null;
+  create_time: number;
+}
+
+export interface ExternalGroupRoleMappingTable {
+  /** A UIDP under `identity_provider_uid`. */
+  uid: string;
+  /** The provider's group. */
+  group_uid: string;
+  identity_provider_uid: string;
+  external_group: string;
+  role_uid: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface TermsAcceptanceTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  doc_id: string;
+  /** The accepting identity's uid. */
+  accepted_by: string;
+  create_time: number;
+}
+
 export interface Database {
   groups: GroupTable;
   identities: IdentityTable;
@@ -83,6 +157,11 @@ export interface Database {
   role_bindings: RoleBindingTable;
   signing_keys: SigningKeyTable;
   server_secrets: ServerSecretTable;
+  identity_providers: IdentityProviderTable;
+  account_associations: AccountAssociationTable;
+  group_invites: GroupInviteTable;
+  external_group_role_mappings: ExternalGroupRoleMappingTable;
+  terms_acceptances: TermsAcceptanceTable;
 }
 
 /** Repositories take either the database or an open transaction. */

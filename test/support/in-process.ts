@@ -1,5 +1,13 @@
 import { createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
+import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
+import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
+import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
+import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { createApiHost, type ApiHost } from "../../src/api-host.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
@@ -19,6 +27,16 @@ export interface InProcessApi {
   org: string;
   ownerToken: string;
   groups: Client<typeof GroupsService>;
+  identities: Client<typeof IdentitiesService>;
+  roles: Client<typeof RolesService>;
+  roleBindings: Client<typeof RoleBindingsService>;
+  /** A token for an existing identity. */
+  tokenFor(identityUid: string): Promise<string>;
+  identityProviders: Client<typeof IdentityProvidersService>;
+  accountAssociations: Client<typeof AccountAssociationsService>;
+  groupInvites: Client<typeof GroupInvitesService>;
+  externalGroupRoleMappings: Client<typeof ExternalGroupRoleMappingsService>;
+  terms: Client<typeof TermsService>;
   /** Call options carrying `token`. */
   as(token: string): { headers: Record<string, string> };
   /** An identity under `group` bound to a built-in role on `on`, and its token. */
@@ -38,6 +56,15 @@ export async function startInProcess(dbUrl = ":memory:"): Promise<InProcessApi> 
     org: organization.uid,
     ownerToken: await token(identity.uid),
     groups: createClient(GroupsService, transport),
+    identities: createClient(IdentitiesService, transport),
+    roles: createClient(RolesService, transport),
+    roleBindings: createClient(RoleBindingsService, transport),
+    tokenFor: token,
+    identityProviders: createClient(IdentityProvidersService, transport),
+    accountAssociations: createClient(AccountAssociationsService, transport),
+    groupInvites: createClient(GroupInvitesService, transport),
+    externalGroupRoleMappings: createClient(ExternalGroupRoleMappingsService, transport),
+    terms: createClient(TermsService, transport),
     as: (t) => ({ headers: { authorization: `Bearer ${t}` } }),
     async identityWith(group, role, on) {
       const uid = newChildUid(group);

@@ -84,7 +84,16 @@ export async function updateGroup(db: Db, uid: string, change: Pick<GroupRow, "n
 }
 
 /** Tables whose rows belong to a group; a group with any of them cannot be deleted. */
-const CHILD_TABLES = ["identities", "roles", "role_bindings"] as const;
+const CHILD_TABLES = [
+  "identities",
+  "roles",
+  "role_bindings",
+  "identity_providers",
+  "account_associations",
+  "group_invites",
+  "external_group_role_mappings",
+  "terms_acceptances",
+] as const;
 
 /**
  * Deletes a group with no child resources. Throws NOT_FOUND, or

@@ -1,5 +1,7 @@
 import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
+import type { Page } from "../../api/pagination.js";
+import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, IdentityTable } from "../tables.js";
 
 export type IdentityRow = Selectable<IdentityTable>;
@@ -19,4 +21,67 @@ export async function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
 /** Records that the identity was just used (a successful token exchange). */
 export async function touchLastSeen(db: Db, uid: string, now: number): Promise<void> {
   await db.updateTable("identities").set({ last_seen_time: now }).where("uid", "=", uid).execute();
+}
+
+/** Sortable identity fields: API name to column. */
+export const identityOrderable = {
+  name: "name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const IDENTITY_COLUMNS: UidColumns = { uid: "identities.uid", parent: "identities.group_uid", ownerSegments: 1 };
+
+export interface IdentityFilter {
+  name?: string;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+function filteredIdentities(db: Db, filter: IdentityFilter) {
+  return db.selectFrom("identities").where((eb) =>
+    eb.and([
+      ...(filter.name ? [eb("name", "=", filter.name)] : []),
+      ...listConditions(eb, IDENTITY_COLUMNS, filter.uidp, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listIdentities(db: Db, filter: IdentityFilter, page: Page): Promise<{ rows: IdentityRow[]; total: number }> {
+  const rows = await applyPage(filteredIdentities(db, filter).selectAll(), page, "identities").execute();
+  const { total } = await filteredIdentities(db, filter)
+    .select((eb) => eb.fn.countAll<number>().as("total"))
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(total) };
+}
+
+/** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */
+export async function createIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+  const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
+  if (!group) throw notFound("group", row.group_uid);
+  return insertIdentity(db, row);
+}
+
+/** Writes the mutable fields; throws NOT_FOUND. */
+export async function updateIdentity(
+  db: Db,
+  uid: string,
+  change: Pick<IdentityRow, "name" | "description" | "claim_match" | "static_keys" | "update_time">,
+): Promise<IdentityRow> {
+  const row = await db.updateTable("identities").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+  if (!row) throw notFound("identity", uid);
+  return row;
+}
+
+/**
+ * Deletes an identity and every role binding of it (they name it; none can
+ * outlive it). Run in a transaction. Throws NOT_FOUND.
+ */
+export async function deleteIdentity(db: Db, uid: string): Promise<void> {
+  await getIdentity(db, uid);
+  await db.deleteFrom("role_bindings").where("identity_uid", "=", uid).execute();
+  await db.deleteFrom("identities").where("uid", "=", uid).execute();
 }

@@ -1,0 +1,89 @@
+import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
+import type { Violations } from "../../api/validation.js";
+
+/** Identity names (spec 2). */
+export const IDENTITY_NAME = /^[a-z0-9 ._-]{1,}$/;
+
+const MAX_VALUE = 1024;
+const MAX_CLAIMS = 32;
+const MAX_JWKS = 64 * 1024;
+
+/** A regular expression that compiles; matched against the whole value by the token exchange. */
+function pattern(violations: Violations, field: string, value: string): void {
+  if (value === "") return;
+  violations.text(field, value, { max: MAX_VALUE });
+  try {
+    new RegExp(value);
+  } catch (error) {
+    violations.add(field, `must be a valid regular expression (${(error as Error).message})`);
+  }
+}
+
+/** Exactly one of an exact value and a pattern (or at most one when not required). */
+function pair(violations: Violations, prefix: string, exact: [string, string], pat: [string, string], required: boolean): void {
+  const [exactName, exactValue] = exact;
+  const [patName, patValue] = pat;
+  if (exactValue !== "" && patValue !== "") {
+    violations.add(`${prefix}${patName}`, `cannot be set together with ${exactName}`);
+  } else if (required && exactValue === "" && patValue === "") {
+    violations.add(`${prefix}${exactName}`, `is required (or ${patName})`);
+  }
+  violations.text(`${prefix}${exactName}`, exactValue, { max: MAX_VALUE });
+  pattern(violations, `${prefix}${patName}`, patValue);
+}
+
+function claimMap(violations: Violations, field: string, map: Record<string, string>, patterns: boolean): void {
+  const entries = Object.entries(map);
+  if (entries.length > MAX_CLAIMS) violations.add(field, `must hold at most ${MAX_CLAIMS} claims`);
+  for (const [key, value] of entries) {
+    const entry = `${field}[${JSON.stringify(key)}]`;
+    if (key === "" || key.length > 128) violations.add(entry, "claim names must be 1 to 128 characters");
+    if (value === "") violations.add(entry, "is required");
+    else if (patterns) pattern(violations, entry, value);
+    else violations.text(entry, value, { max: MAX_VALUE });
+  }
+}
+
+function isJwks(json: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return "must be a JWKS as JSON text";
+  }
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (typeof value !== "object" || value === null || !Array.isArray(keys) || keys.length === 0) {
+    return 'must be a JWKS: {"keys": [...]} with at least one key';
+  }
+  if (!keys.every((k) => typeof k === "object" && k !== null && typeof (k as { kty?: unknown }).kty === "string")) {
+    return "every key must be a JWK object with a kty";
+  }
+  return undefined;
+}
+
+/** Checks an identity's writable fields (names as `identity.<field>`). */
+export function checkIdentityFields(violations: Violations, identity: Identity, prefix = "identity."): void {
+  violations.text(`${prefix}name`, identity.name, { required: true, max: 128, pattern: IDENTITY_NAME });
+  violations.text(`${prefix}description`, identity.description, { max: 1024 });
+  const rel = identity.relationship;
+  if (rel.case === "claimMatch") {
+    const m = rel.value;
+    const p = `${prefix}claim_match.`;
+    pair(violations, p, ["issuer", m.issuer], ["issuer_pattern", m.issuerPattern], true);
+    pair(violations, p, ["subject", m.subject], ["subject_pattern", m.subjectPattern], true);
+    pair(violations, p, ["audience", m.audience], ["audience_pattern", m.audiencePattern], false);
+    claimMap(violations, `${p}claims`, m.claims, false);
+    claimMap(violations, `${p}claim_patterns`, m.claimPatterns, true);
+  } else if (rel.case === "staticKeys") {
+    const k = rel.value;
+    const p = `${prefix}static_keys.`;
+    violations.text(`${p}issuer`, k.issuer, { required: true, max: MAX_VALUE });
+    violations.text(`${p}subject`, k.subject, { required: true, max: MAX_VALUE });
+    if (k.issuerKeys === "") violations.add(`${p}issuer_keys`, "is required");
+    else if (k.issuerKeys.length > MAX_JWKS) violations.add(`${p}issuer_keys`, `must be at most ${MAX_JWKS} characters`);
+    else {
+      const problem = isJwks(k.issuerKeys);
+      if (problem) violations.add(`${p}issuer_keys`, problem);
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import { Cap, CapSchema } from "../../../gen/platform/common/v1/authorization_pb.js";
+import { failedPrecondition, permissionDenied, unauthenticated, type ApiError } from "../../api/errors.js";
+import type { Violations } from "../../api/validation.js";
+import type { Principal } from "../../auth/principal.js";
+
+/** Role names. */
+export const ROLE_NAME = /^[a-z0-9._-]{1,64}$/;
+
+/**
+ * Checks a role's writable fields and returns its capability names, without
+ * duplicates. Unknown and unspecified capabilities are named by index.
+ */
+export function checkRoleFields(
+  violations: Violations,
+  role: { name: string; description: string; capabilities: readonly Cap[] },
+  prefix = "role.",
+): string[] {
+  violations.text(`${prefix}name`, role.name, { required: true, max: 64, pattern: ROLE_NAME });
+  violations.text(`${prefix}description`, role.description, { max: 1024 });
+  const names = new Set<string>();
+  role.capabilities.forEach((cap, i) => {
+    const value = CapSchema.values.find((v) => v.number === cap);
+    if (cap === Cap.UNSPECIFIED) violations.add(`${prefix}capabilities[${i}]`, "CAP_UNSPECIFIED is not a capability");
+    else if (!value) violations.add(`${prefix}capabilities[${i}]`, `unknown capability ${cap}`);
+    else names.add(value.name);
+  });
+  return [...names].sort();
+}
+
+/**
+ * The anti-escalation rule of roles and bindings: a caller may only grant (bind,
+ * or add to a custom role) capabilities it holds itself on `group`. Throws
+ * PERMISSION_DENIED naming the missing ones. The one place this decision is made.
+ */
+export async function requireGrantable(principal: Principal | undefined, group: string, capabilities: readonly string[], what: string): Promise<void> {
+  if (!principal) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
+  if (capabilities.length === 0) return;
+  const grants = await principal.grants();
+  const missing = capabilities.filter((c) => !grants.has(group, [c]));
+  if (missing.length > 0) throw permissionDenied(`${what} needs every capability it grants on ${group}; the caller lacks ${missing.join(", ")}`);
+}
+
+/** Built-in roles cannot be changed or deleted. */
+export function builtInRoleImmutable(uid: string): ApiError {
+  return failedPrecondition([{ type: "BUILT_IN_ROLE", subject: uid, description: `role ${uid} is built in and cannot be changed or deleted` }]);
+}
