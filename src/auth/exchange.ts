@@ -1,4 +1,5 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import type { StoredClaimMatch, StoredStaticKeys } from "../store/repositories/identities.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 
 /**
@@ -7,25 +8,9 @@ import type { UpstreamKeys } from "./upstream-keys.js";
  */
 
 /** The `claim_match` JSON of an identity row. */
-export interface ClaimMatch {
-  issuer?: string;
-  issuerPattern?: string;
-  subject?: string;
-  subjectPattern?: string;
-  audience?: string;
-  audiencePattern?: string;
-  claims?: Record<string, string>;
-  claimPatterns?: Record<string, string>;
-}
-
+export type ClaimMatch = StoredClaimMatch;
 /** The `static_keys` JSON of an identity row. */
-export interface StaticKeys {
-  issuer: string;
-  subject: string;
-  issuerKeys: JSONWebKeySet;
-  /** Epoch ms; the keys are refused from then on. */
-  expirationTime?: number;
-}
+export type StaticKeys = StoredStaticKeys;
 
 /** Upstream algorithms accepted (no HMAC, no `none`). */
 export const UPSTREAM_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"];

@@ -1,33 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ClaimMatchSchema, IdentitySchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
-import type { IdentityRow } from "../../store/repositories/identities.js";
+import type { IdentityRow, StoredClaimMatch, StoredStaticKeys } from "../../store/repositories/identities.js";
 import { toTimestamp } from "../time.js";
-
-/**
- * The stored JSON shapes of `identities.claim_match` and `identities.static_keys`.
- * The token exchange (src/auth/exchange.ts) reads them: keep them exactly so.
- * Empty strings and empty maps are left out.
- */
-export interface StoredClaimMatch {
-  issuer?: string;
-  issuerPattern?: string;
-  subject?: string;
-  subjectPattern?: string;
-  audience?: string;
-  audiencePattern?: string;
-  claims?: Record<string, string>;
-  claimPatterns?: Record<string, string>;
-}
-
-export interface StoredStaticKeys {
-  issuer: string;
-  subject: string;
-  /** The JWKS object. */
-  issuerKeys: unknown;
-  /** Epoch milliseconds. */
-  expirationTime?: number;
-}
 
 const CLAIM_MATCH_STRINGS = ["issuer", "issuerPattern", "subject", "subjectPattern", "audience", "audiencePattern"] as const;
 
@@ -44,7 +19,7 @@ export function claimMatchJson(match: ClaimMatch | undefined): string {
 /** The `static_keys` column for a message ("" when absent). `issuerKeys` must already be valid JSON. */
 export function staticKeysJson(keys: StaticKeys | undefined): string {
   if (!keys) return "";
-  const out: StoredStaticKeys = { issuer: keys.issuer, subject: keys.subject, issuerKeys: JSON.parse(keys.issuerKeys) as unknown };
+  const out: StoredStaticKeys = { issuer: keys.issuer, subject: keys.subject, issuerKeys: JSON.parse(keys.issuerKeys) as StoredStaticKeys["issuerKeys"] };
   if (keys.expirationTime) out.expirationTime = timestampDate(keys.expirationTime).getTime();
   return JSON.stringify(out);
 }

@@ -1,3 +1,4 @@
+import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
@@ -5,6 +6,31 @@ import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visib
 import type { Db, IdentityTable } from "../tables.js";
 
 export type IdentityRow = Selectable<IdentityTable>;
+
+/**
+ * The JSON held in `identities.claim_match` ("" when absent). Written by the
+ * Identities service, read by the token exchange. Empty values are left out.
+ */
+export interface StoredClaimMatch {
+  issuer?: string;
+  issuerPattern?: string;
+  subject?: string;
+  subjectPattern?: string;
+  audience?: string;
+  audiencePattern?: string;
+  claims?: Record<string, string>;
+  claimPatterns?: Record<string, string>;
+}
+
+/** The JSON held in `identities.static_keys` ("" when absent). */
+export interface StoredStaticKeys {
+  issuer: string;
+  subject: string;
+  /** A JWKS object. */
+  issuerKeys: JSONWebKeySet;
+  /** Epoch milliseconds; the keys are refused from then on. */
+  expirationTime?: number;
+}
 
 export async function insertIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
   await db.insertInto("identities").values(row).execute();
