@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assignableRole } from "../../src/store/repositories/roles.js";
 import { after, before, describe, test } from "node:test";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager } from "../../src/api/pagination.js";
@@ -18,7 +19,6 @@ import {
   updateExternalGroupRoleMapping,
 } from "../../src/store/repositories/external-group-role-mappings.js";
 import {
-  assignableRole,
   findGroupInviteByCodeHash,
   groupInviteOrderable,
   insertGroupInvite,

@@ -24,7 +24,7 @@ import {
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
 import { toTimestamp } from "../time.js";
-import { requireGrantableRole } from "./group-invite-roles.js";
+import { requireGrantableRole } from "./grantable-role.js";
 
 const UPDATABLE = ["external_group", "role_uid"] as const;
 

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { assignableRole } from "../../store/repositories/roles.js";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
@@ -14,7 +15,6 @@ import { newChildUid } from "../../api/uidp.js";
 import { Violations } from "../../api/validation.js";
 import { principalKey, visibilityKey } from "../../auth/principal.js";
 import {
-  assignableRole,
   deleteGroupInvite,
   existingBinding,
   findGroupInviteByCodeHash,
@@ -29,7 +29,7 @@ import { bindRole } from "../../store/repositories/role-bindings.js";
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
 import { checkGroupInviteFields, groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-fields.js";
-import { requireGrantableRole } from "./group-invite-roles.js";
+import { requireGrantableRole } from "./grantable-role.js";
 
 function inviteUsed(uid: string) {
   return failedPrecondition([{ type: "INVITE_USED", subject: uid, description: "this single-use invite was already redeemed" }]);

@@ -22,7 +22,7 @@ import {
 } from "../../store/repositories/identity-providers.js";
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
-import { requireGrantableRole } from "./group-invite-roles.js";
+import { requireGrantableRole } from "./grantable-role.js";
 import { checkIdentityProviderFields, IDENTITY_PROVIDER_UPDATABLE, identityProviderFromRow } from "./identity-provider-fields.js";
 
 /** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */

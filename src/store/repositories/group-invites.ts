@@ -1,7 +1,6 @@
 import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
-import { selfAndAncestors } from "../../api/uidp.js";
 import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -73,21 +72,6 @@ export async function deleteGroupInvite(db: Db, uid: string): Promise<void> {
   if (numDeletedRows === 0n) throw notFound("group invite", uid);
 }
 
-/**
- * A role that may be granted on `groupUid` (built-in, or owned by the group or
- * one of its ancestors) and its capabilities. NOT_FOUND otherwise: a role of
- * another subtree is as good as missing from here.
- */
-export async function assignableRole(db: Db, roleUid: string, groupUid: string): Promise<{ uid: string; capabilities: string[] }> {
-  const role = await db
-    .selectFrom("roles")
-    .select(["uid", "group_uid", "built_in"])
-    .where("uid", "=", roleUid)
-    .executeTakeFirst();
-  if (!role || (role.built_in !== 1 && !selfAndAncestors(groupUid).includes(role.group_uid))) throw notFound("role", roleUid);
-  const capabilities = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", roleUid).execute();
-  return { uid: role.uid, capabilities: capabilities.map((c) => c.capability) };
-}
 
 /** The uid of an existing binding of `identityUid` to `roleUid` on `groupUid`, if any. */
 export async function existingBinding(db: Db, groupUid: string, identityUid: string, roleUid: string): Promise<string | undefined> {

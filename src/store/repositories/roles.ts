@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, failedPrecondition, notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
+import { selfAndAncestors } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
 import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, RoleTable } from "../tables.js";
@@ -165,4 +166,20 @@ export async function deleteRole(db: Db, uid: string): Promise<void> {
   }
   await db.deleteFrom("role_capabilities").where("role_uid", "=", uid).execute();
   await db.deleteFrom("roles").where("uid", "=", uid).execute();
+}
+
+/**
+ * A role that may be granted on `groupUid` (built-in, or owned by the group or
+ * one of its ancestors) and its capabilities. NOT_FOUND otherwise: a role of
+ * another subtree is as good as missing from here.
+ */
+export async function assignableRole(db: Db, roleUid: string, groupUid: string): Promise<{ uid: string; capabilities: string[] }> {
+  const role = await db
+    .selectFrom("roles")
+    .select(["uid", "group_uid", "built_in"])
+    .where("uid", "=", roleUid)
+    .executeTakeFirst();
+  if (!role || (role.built_in !== 1 && !selfAndAncestors(groupUid).includes(role.group_uid))) throw notFound("role", roleUid);
+  const capabilities = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", roleUid).execute();
+  return { uid: role.uid, capabilities: capabilities.map((c) => c.capability) };
 }
