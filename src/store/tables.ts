@@ -149,6 +149,46 @@ export interface TermsAcceptanceTable {
   create_time: number;
 }
 
+export interface RepoTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  /** The organization (root group) uid: repo names are unique in it, as registry paths are `<organization>/<name>`. */
+  org_uid: string;
+  name: string;
+  description: string;
+  /** Markdown; "" when none. */
+  readme: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface TagTable {
+  /** A UIDP under `repo_uid`. */
+  uid: string;
+  repo_uid: string;
+  name: string;
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  deprecated: number;
+  create_time: number;
+  update_time: number;
+}
+
+/**
+ * Every digest a tag name of a repo has pointed to, written in the transaction
+ * that moves the tag. `seq` counts from 1 per (repo, tag name); history
+ * outlives a deleted tag.
+ */
+export interface TagHistoryTable {
+  repo_uid: string;
+  tag_name: string;
+  seq: number;
+  digest: string;
+  /** When the tag started to point to `digest`, epoch ms. */
+  update_time: number;
+}
+
 export interface Database {
   groups: GroupTable;
   identities: IdentityTable;
@@ -162,6 +202,9 @@ export interface Database {
   group_invites: GroupInviteTable;
   external_group_role_mappings: ExternalGroupRoleMappingTable;
   terms_acceptances: TermsAcceptanceTable;
+  repos: RepoTable;
+  tags: TagTable;
+  tag_history: TagHistoryTable;
 }
 
 /** Repositories take either the database or an open transaction. */
