@@ -93,6 +93,7 @@ const CHILD_TABLES = [
   "group_invites",
   "external_group_role_mappings",
   "terms_acceptances",
+  "repos",
 ] as const;
 
 /**
