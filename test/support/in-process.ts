@@ -8,6 +8,8 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
+import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
+import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { createApiHost, type ApiHost } from "../../src/api-host.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
@@ -37,6 +39,8 @@ export interface InProcessApi {
   groupInvites: Client<typeof GroupInvitesService>;
   externalGroupRoleMappings: Client<typeof ExternalGroupRoleMappingsService>;
   terms: Client<typeof TermsService>;
+  repos: Client<typeof ReposService>;
+  tags: Client<typeof TagsService>;
   /** Call options carrying `token`. */
   as(token: string): { headers: Record<string, string> };
   /** An identity under `group` bound to a built-in role on `on`, and its token. */
@@ -65,6 +69,8 @@ export async function startInProcess(dbUrl = ":memory:"): Promise<InProcessApi> 
     groupInvites: createClient(GroupInvitesService, transport),
     externalGroupRoleMappings: createClient(ExternalGroupRoleMappingsService, transport),
     terms: createClient(TermsService, transport),
+    repos: createClient(ReposService, transport),
+    tags: createClient(TagsService, transport),
     as: (t) => ({ headers: { authorization: `Bearer ${t}` } }),
     async identityWith(group, role, on) {
       const uid = newChildUid(group);

@@ -1,0 +1,23 @@
+import type { Violations } from "../../api/validation.js";
+
+/** A repo name is a registry path below the organization: `<organization>/<repo name>`. */
+export const REPO_NAME = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+/** The OCI distribution tag rule (at most 128 characters). */
+export const TAG_NAME = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
+export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+/** Readme limit in UTF-8 bytes. */
+export const MAX_README_BYTES = 256 * 1024;
+
+export function checkRepoFields(violations: Violations, repo: { name: string; description: string }, prefix = "repo."): void {
+  violations.text(`${prefix}name`, repo.name, { required: true, max: 255, pattern: REPO_NAME });
+  violations.text(`${prefix}description`, repo.description, { max: 1024 });
+}
+
+export function checkTagFields(violations: Violations, tag: { name: string; digest: string }, prefix = "tag."): void {
+  violations.text(`${prefix}name`, tag.name, { required: true, max: 128, pattern: TAG_NAME });
+  violations.text(`${prefix}digest`, tag.digest, { required: true, max: 71, pattern: DIGEST });
+}
+
+export function checkReadme(violations: Violations, content: string, field = "readme.content"): void {
+  if (Buffer.byteLength(content, "utf8") > MAX_README_BYTES) violations.add(field, `must be at most ${MAX_README_BYTES} bytes (256 KiB) of UTF-8`);
+}

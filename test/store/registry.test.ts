@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ApiError } from "../../src/api/errors.js";
+import { createPager } from "../../src/api/pagination.js";
+import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { insertGroup } from "../../src/store/repositories/groups.js";
+import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/store/repositories/repos.js";
+import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { deleteTag, listTags, tagOrderable, upsertTag } from "../../src/store/repositories/tags.js";
+import { inTransaction, openStore, type Store } from "../../src/store/store.js";
+import { dropFresh, testDatabases } from "../support/databases.js";
+
+const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
+const digest = (n: number) => `sha256:${n.toString(16).padStart(64, "0")}`;
+
+for (const database of await testDatabases()) {
+  describe(`registry store on ${database.name}`, { skip: database.skip }, () => {
+    let store: Store;
+    let url: string;
+    const pager = createPager({ secret: Buffer.from("k") });
+    let org: string;
+    let folder: string;
+
+    before(async () => {
+      url = await database.fresh();
+      store = await openStore(url);
+      org = newRootUid();
+      folder = newChildUid(org);
+      await insertGroup(store.db, { uid: org, parent_uid: "", name: "reg-org", description: "", create_time: 1, update_time: 1 });
+      await insertGroup(store.db, { uid: folder, parent_uid: org, name: "f", description: "", create_time: 1, update_time: 1 });
+    });
+    after(async () => {
+      await store?.close();
+      await dropFresh(url);
+    });
+
+    const repoRow = (group: string, name: string, time = 1) => ({ uid: newChildUid(group), group_uid: group, name, description: "", readme: "", create_time: time, update_time: time });
+
+    test("repos: names unique per organization, org_uid from the root, path lookup", async () => {
+      const a = await insertRepo(store.db, repoRow(folder, "app"));
+      assert.equal(a.org_uid, org);
+      await assert.rejects(insertRepo(store.db, repoRow(org, "app")), (e) => kind(e) === "ALREADY_EXISTS");
+      await assert.rejects(insertRepo(store.db, repoRow(newChildUid(org), "x")), (e) => kind(e) === "NOT_FOUND");
+      const b = await insertRepo(store.db, repoRow(org, "lib/b"));
+      await assert.rejects(updateRepo(store.db, b.uid, { name: "app", description: "", update_time: 2 }), (e) => kind(e) === "ALREADY_EXISTS");
+      assert.equal((await findRepoByPath(store.db, "reg-org", "app"))?.uid, a.uid);
+      assert.equal(await findRepoByPath(store.db, "reg-org", "nope"), undefined);
+      assert.equal(await findRepoByPath(store.db, "f", "app"), undefined, "only organizations name registry paths");
+      assert.equal((await updateReadme(store.db, a.uid, "# r", 3)).readme, "# r");
+      assert.equal((await getRepo(store.db, a.uid)).readme, "# r");
+    });
+
+    test("repos: list by name and order, with total", async () => {
+      const page = pager.parse({ pageSize: 2, pageToken: "", orderBy: "name desc", skip: 0 }, repoOrderable, "f");
+      const { rows, total } = await listRepos(store.db, { uidp: { descendantsOf: org }, visible: undefined }, page);
+      assert.equal(total, 2);
+      assert.deepEqual(rows.map((r) => r.name), ["lib/b", "app"]);
+      const named = await listRepos(store.db, { name: "app", uidp: {}, visible: [folder] }, page);
+      assert.equal(named.total, 1);
+    });
+
+    test("tags: upsert moves, history in the same transaction, bounds inclusive, delete keeps history", async () => {
+      const repo = await insertRepo(store.db, repoRow(folder, "tagged"));
+      const t1 = await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(1), deprecated: false }, 100));
+      const t2 = await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(2), deprecated: false }, 200));
+      assert.equal(t2.uid, t1.uid);
+      assert.equal(Number(t2.create_time), 100);
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(2), deprecated: true }, 250));
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(3), deprecated: true }, 300));
+      const all = await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 });
+      assert.deepEqual(all.map((h) => [h.seq, h.digest, h.update_time]), [[1, digest(1), 100], [2, digest(2), 200], [3, digest(3), 300]]);
+      assert.deepEqual((await readTagHistory(store.db, repo.uid, "latest", { start: 200, end: 300, limit: 1000 })).map((h) => h.seq), [2, 3]);
+      assert.deepEqual((await readTagHistory(store.db, repo.uid, "latest", { start: 100, end: 200, limit: 1000 })).map((h) => h.seq), [1, 2]);
+      assert.deepEqual((await readTagHistory(store.db, repo.uid, "latest", { limit: 1 })).map((h) => h.seq), [1]);
+
+      // A failed transaction writes neither the tag nor its history.
+      await assert.rejects(
+        inTransaction(store.db, undefined, async (trx) => {
+          await upsertTag(trx, repo.uid, { name: "latest", digest: digest(9), deprecated: false }, 400);
+          throw new Error("boom");
+        }),
+      );
+      assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).length, 3);
+
+      await assert.rejects(deleteRepo(store.db, repo.uid), (e) => kind(e) === "FAILED_PRECONDITION");
+      await deleteTag(store.db, t1.uid);
+      await assert.rejects(deleteTag(store.db, t1.uid), (e) => kind(e) === "NOT_FOUND");
+      assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).length, 3, "deleting a tag keeps its history");
+      // Re-created on the last digest: no record; on another: seq continues, and time never goes back.
+      const again = await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(3), deprecated: false }, 50));
+      assert.notEqual(again.uid, t1.uid);
+      assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).length, 3);
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(4), deprecated: false }, 60));
+      const last = (await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).at(-1)!;
+      assert.deepEqual([last.seq, last.digest], [4, digest(4)]);
+      assert.ok(last.update_time >= 300);
+
+      const page = pager.parse({ pageSize: 10, pageToken: "", orderBy: "", skip: 0 }, tagOrderable, "f");
+      const listed = await listTags(store.db, { uidp: { childrenOf: repo.uid }, digest: digest(4), updatedSince: 300, visible: undefined }, page);
+      assert.equal(listed.total, 1);
+      await assert.rejects(
+        inTransaction(store.db, undefined, (trx) => upsertTag(trx, newChildUid(folder), { name: "x", digest: digest(1), deprecated: false }, 1)),
+        (e) => kind(e) === "NOT_FOUND",
+      );
+    });
+  });
+}
