@@ -6,6 +6,8 @@ export interface ServerConfig {
   apiUrl: string;
   /** Public URL of the registry host: registry audience. */
   registryUrl: string;
+  /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry. Default "public". */
+  publicOrganization?: string;
   logLevel: LogLevel;
   limits: Limits;
 }

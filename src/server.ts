@@ -72,7 +72,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);
-  const registryHost = createDualListener(createRegistryHost(config, logger), config.limits);
+  const registryHost = createDualListener(createRegistryHost({ config, logger, db: store.db, tokens: host.tokens }), config.limits);
   return {
     api,
     registry: registryHost,

@@ -15,6 +15,7 @@ const serveOptions: Record<string, OptionSpec> = {
   host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
   ...storeOptions,
   "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port>" },
+  "public-org": { type: "string", env: "PUBLIC_ORG", default: "public", help: "organization whose images' latest and latest-dev tags are readable anonymously" },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
 };
 
@@ -60,6 +61,7 @@ async function serve(args: string[]): Promise<void> {
     {
       apiUrl: (o["api-url"] as string | undefined) ?? `http://localhost:${port}`,
       registryUrl: (o["registry-url"] as string | undefined) ?? `http://localhost:${registryPort}`,
+      publicOrganization: o["public-org"] as string,
       logLevel,
       limits: defaultLimits,
     },

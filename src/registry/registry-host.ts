@@ -1,23 +1,61 @@
-import type http from "node:http";
-import type http2 from "node:http2";
+import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
+import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
+import { writeJson } from "../rest/status-json.js";
+import type { Db } from "../store/tables.js";
+import { fail, REGISTRY_VERSION_HEADERS, RegistryFailure, writeRegistryError } from "./registry-errors.js";
+import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
+import { handleToken } from "./token-endpoint.js";
+
+export interface RegistryHostOptions {
+  config: ServerConfig;
+  logger: Logger;
+  db: Db;
+  tokens: TokenService;
+}
 
 /**
- * The registry host (its own listener). The token endpoint, Tag History and
- * the OCI Distribution API arrive with the registry issues; until then it
- * answers the registry API version check and refuses everything else in the
- * registry's JSON error format.
+ * The registry host (its own listener): the API version check `GET /v2/`, the token
+ * endpoint `GET /token` and Tag History `GET /v2/<org>/<image>/_service/history/<tag>`.
+ * Every error is in the registry's JSON format `{"errors":[{code,message,detail}]}`.
  */
-export function createRegistryHost(_config: ServerConfig, _logger: Logger) {
-  return (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
-    const path = req.url?.split("?")[0];
+export function createRegistryHost(options: RegistryHostOptions) {
+  const { logger } = options;
+  return (req: NodeRequest, res: NodeResponse) => {
+    void route(req, res).catch((error: unknown) => {
+      if (error instanceof RegistryFailure) {
+        writeRegistryError(res, error.error);
+        return;
+      }
+      logger.error("registry request failed", { error: String(error) });
+      if (!res.headersSent) writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" });
+    });
+  };
+
+  async function route(req: NodeRequest, res: NodeResponse): Promise<void> {
+    const [path = "", queryText = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
+    const query = new URLSearchParams(queryText);
     if (path === "/v2/" || path === "/v2") {
-      res.writeHead(200, { "content-type": "application/json", "docker-distribution-api-version": "registry/2.0" });
-      res.end("{}");
+      allowGet(req, path);
+      writeJson(res, 200, "{}", { ...REGISTRY_VERSION_HEADERS });
       return;
     }
-    res.writeHead(404, { "content-type": "application/json" });
-    res.end(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN", message: "not served yet", detail: path }] }));
-  };
+    if (path === "/token") {
+      allowGet(req, path);
+      await handleToken(options, req, res, query);
+      return;
+    }
+    const history = matchHistoryPath(path);
+    if (history !== undefined) {
+      allowGet(req, path);
+      await handleTagHistory(options, req, res, history, query);
+      return;
+    }
+    fail(404, "NAME_UNKNOWN", "no such registry route", { path: path.slice(0, 256) });
+  }
+}
+
+function allowGet(req: NodeRequest, path: string): void {
+  if (req.method !== "GET" && req.method !== "HEAD") fail(405, "UNSUPPORTED", `method ${req.method} is not allowed on ${path}`, null, { allow: "GET" });
 }

@@ -1,0 +1,61 @@
+import type { NodeResponse, ResponseHeaders } from "../rest/node-types.js";
+import { writeJson } from "../rest/status-json.js";
+
+/**
+ * Error codes of the registry's JSON error format (OCI Distribution spec), plus
+ * `INVALID_ARGUMENT` for query parameters the Distribution spec has no code for.
+ */
+export type RegistryErrorCode =
+  | "UNAUTHORIZED"
+  | "DENIED"
+  | "UNSUPPORTED"
+  | "NAME_INVALID"
+  | "NAME_UNKNOWN"
+  | "TAG_INVALID"
+  | "INVALID_ARGUMENT"
+  | "UNKNOWN";
+
+/** Every registry answer carries the API version header (Distribution spec). */
+export const REGISTRY_VERSION_HEADERS = { "docker-distribution-api-version": "registry/2.0" } as const;
+
+export interface RegistryError {
+  status: number;
+  code: RegistryErrorCode;
+  message: string;
+  detail?: unknown;
+  headers?: ResponseHeaders;
+}
+
+/** Thrown by the registry handlers; the host writes it as `{"errors":[{code,message,detail}]}`. */
+export class RegistryFailure extends Error {
+  constructor(readonly error: RegistryError) {
+    super(error.message);
+  }
+}
+
+export function fail(status: number, code: RegistryErrorCode, message: string, detail?: unknown, headers?: ResponseHeaders): never {
+  throw new RegistryFailure({ status, code, message, detail, headers });
+}
+
+export function writeRegistryError(res: NodeResponse, error: RegistryError): void {
+  const body = { errors: [{ code: error.code, message: error.message, detail: error.detail ?? null }] };
+  writeJson(res, error.status, JSON.stringify(body), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store", ...error.headers });
+}
+
+/** Quotes a challenge parameter value (RFC 9110 quoted-string). */
+function quoted(value: string): string {
+  return `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The `WWW-Authenticate` challenge that sends a client to the token endpoint:
+ * `Bearer realm="<registryUrl>/token",service="<registry host>",scope="repository:<name>:pull"`.
+ */
+export function bearerChallenge(registryUrl: string, options: { scope?: string; error?: "invalid_token" | "insufficient_scope" } = {}): string {
+  const url = new URL(registryUrl);
+  const realm = `${registryUrl.replace(/\/+$/, "")}/token`;
+  const parts = [`realm=${quoted(realm)}`, `service=${quoted(url.host)}`];
+  if (options.scope !== undefined) parts.push(`scope=${quoted(options.scope)}`);
+  if (options.error !== undefined) parts.push(`error=${quoted(options.error)}`);
+  return `Bearer ${parts.join(",")}`;
+}
