@@ -1,11 +1,14 @@
 import { decodeJwt } from "jose";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
-import { findRepoByPath, readTagHistory, type HistoryWindow } from "./registry-queries.js";
+import { findRepoByPath } from "../store/repositories/repos.js";
+import { readTagHistory } from "../store/repositories/tag-history.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { isTag, parseRepositoryName, pullScope, PULL, type RepositoryName } from "./scope.js";
 import type { AccessEntry, RegistryContext } from "./token-endpoint.js";
 
+/** Most history records one request returns (spec 8). */
+export const HISTORY_LIMIT = 1000;
 export const HISTORY_SEPARATOR = "/_service/history/";
 
 /** `/v2/<organization>/<image...>/_service/history/<tag>` split on the last separator, or undefined for another path. */
@@ -101,7 +104,7 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
     fail(403, "DENIED", `this token only grants the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, tag });
   }
 
-  const window: HistoryWindow = {};
+  const window: { start?: number; end?: number } = {};
   for (const bound of ["start", "end"] as const) {
     const values = query.getAll(bound);
     if (values.length > 1) fail(400, "INVALID_ARGUMENT", `${bound} is given more than once`, { [bound]: values });
@@ -116,7 +119,7 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
 
   const repo = await findRepoByPath(ctx.db, name.organization, name.image);
   if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  const rows = await readTagHistory(ctx.db, repo.uid, tag, window);
+  const rows = await readTagHistory(ctx.db, repo.uid, tag, { ...window, limit: HISTORY_LIMIT });
   const history = rows.map((r) => ({ updateTimestamp: new Date(r.update_time).toISOString(), digest: r.digest }));
   writeJson(res, 200, JSON.stringify({ history }), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" });
 }

@@ -3,9 +3,10 @@ import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
+import { findOrganizationByName } from "../store/repositories/groups.js";
+import { findRepoByPath } from "../store/repositories/repos.js";
 import { grantsOf } from "../store/repositories/role-bindings.js";
 import type { Db } from "../store/tables.js";
-import { findOrganization, findRepoByPath } from "./registry-queries.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { parseScope, pullScope, PULL, type RepositoryName } from "./scope.js";
 
@@ -90,7 +91,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
       if (!fullAccess && !isPublic) fail(403, "DENIED", `the caller may not pull ${name.full}`, { name: name.full });
     } else if (!isPublic) {
       // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
-      const organization = await findOrganization(db, name.organization);
+      const organization = await findOrganizationByName(db, name.organization);
       if (organization !== undefined && grants.has(organization.uid, [CAP_REGISTRY_PULL])) notFound(name);
       fail(403, "DENIED", `the caller may not pull ${name.full}`, { name: name.full });
     }
