@@ -14,6 +14,7 @@ import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from 
 import { file_platform_iam_v2_roles_service, RolesService } from "../gen/platform/iam/v2/roles_service_pb.js";
 import { file_platform_iam_v2_terms_service, TermsService } from "../gen/platform/iam/v2/terms_service_pb.js";
 import { file_platform_ping_v2_ping, PingService } from "../gen/platform/ping/v2/ping_pb.js";
+import { file_platform_registry_v2_images_service, ImagesService } from "../gen/platform/registry/v2/images_service_pb.js";
 import { file_platform_registry_v2_repos_service, ReposService } from "../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
 import { createPager } from "./api/pagination.js";
@@ -38,6 +39,7 @@ import { createRoleBindingsService } from "./services/iam/role-binding-service.j
 import { createRolesService } from "./services/iam/role-service.js";
 import { createTermsService } from "./services/iam/terms-service.js";
 import { createPingService } from "./services/ping/ping-service.js";
+import { createImagesService } from "./services/registry/images-service.js";
 import { createReposService } from "./services/registry/repos-service.js";
 import { createTagsService } from "./services/registry/tags-service.js";
 import { registerHealth, type HealthControl } from "./services/system/health-service.js";
@@ -56,8 +58,8 @@ const IAM_EXTRA_FILES: DescFile[] = [
   file_platform_iam_v2_external_group_role_mappings_service,
   file_platform_iam_v2_terms_service,
 ];
-/** Registry repos and tags. */
-const REGISTRY_FILES: DescFile[] = [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service];
+/** Registry repos, tags and images. */
+const REGISTRY_FILES: DescFile[] = [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service];
 export const API_FILES: DescFile[] = [file_platform_ping_v2_ping, file_platform_iam_v2_groups_service, ...IAM_CORE_FILES, ...IAM_EXTRA_FILES, ...REGISTRY_FILES];
 export const API_SERVICES: DescService[] = API_FILES.flatMap((f) => f.services);
 
@@ -112,6 +114,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
       router.service(TermsService, createTermsService(deps));
       router.service(ReposService, createReposService(deps));
       router.service(TagsService, createTagsService(deps));
+      router.service(ImagesService, createImagesService(deps));
       registerReflection(router, API_FILES);
       const control = registerHealth(router, {
         services: API_SERVICES.map((s) => s.typeName),

@@ -4,6 +4,7 @@ import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
 import { defaultLimits } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
+import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
 import { getIdentity } from "../store/repositories/identities.js";
 import { openStore } from "../store/store.js";
@@ -31,12 +32,20 @@ const tokenOptions: Record<string, OptionSpec> = {
   ...storeOptions,
 };
 
+const importOptions: Record<string, OptionSpec> = {
+  repo: { type: "string", help: "<organization>/<repo name>; created under the organization (or --group) when missing (required)" },
+  tag: { type: "string", help: "tag to point at the single top-level manifest (default: the layout's ref names)" },
+  group: { type: "string", help: "uid of the group that holds the repo when it is created" },
+  ...storeOptions,
+};
+
 const HELP = `Usage: platform-api <command> [options]
 
 Commands:
-  serve       start the API host and the registry host
-  bootstrap   create an organization with an owner identity and print a token for it
-  token       print an access token for an existing identity
+  serve             start the API host and the registry host
+  bootstrap         create an organization with an owner identity and print a token for it
+  token             print an access token for an existing identity
+  registry import   load image manifests into a repo from OCI image layouts or manifest files
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -127,7 +136,33 @@ async function token(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token };
+async function registry(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== "import") throw new UsageError(sub === undefined ? "registry needs a subcommand: import" : `unknown registry subcommand "${sub}"`);
+  const paths: string[] = [];
+  const o = parse(rest, importOptions, paths);
+  const summary =
+    "Load image manifests into a repo, from OCI image layout directories or manifest JSON files (paths after the options),\n" +
+    "and point tags at them; all of it is stored or none. Prints what was stored as JSON.";
+  if (o.help) return void process.stdout.write(usage("registry import [options] <path>...", summary, importOptions));
+  if (!o.repo) throw new UsageError("--repo is required");
+  if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
+  const store = await openStore(o.db as string);
+  try {
+    const result = await importImages(store, {
+      repository: o.repo as string,
+      paths,
+      tag: o.tag as string | undefined,
+      group: o.group as string | undefined,
+      now: Date.now(),
+    });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry };
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;

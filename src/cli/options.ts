@@ -13,18 +13,24 @@ export interface OptionSpec {
   help: string;
 }
 
-/** Parses `args` against `spec`; flags win over environment variables, which win over defaults. */
-export function parse(args: string[], spec: Record<string, OptionSpec>): Record<string, string | boolean | undefined> {
+/**
+ * Parses `args` against `spec`; flags win over environment variables, which win over
+ * defaults. Positional arguments are refused unless `positionals` is given, which then
+ * receives them.
+ */
+export function parse(args: string[], spec: Record<string, OptionSpec>, positionals?: string[]): Record<string, string | boolean | undefined> {
   const config: ParseArgsConfig = {
     args,
     strict: true,
-    allowPositionals: false,
+    allowPositionals: positionals !== undefined,
     options: Object.fromEntries([
       ...Object.entries(spec).map(([name, s]) => [name, { type: s.type }]),
       ["help", { type: "boolean", short: "h" }],
     ]),
   };
-  const { values } = parseArgs(config);
+  const parsed = parseArgs(config);
+  const { values } = parsed;
+  positionals?.push(...parsed.positionals);
   const out: Record<string, string | boolean | undefined> = { help: values.help as boolean | undefined };
   for (const [name, s] of Object.entries(spec)) {
     out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] : undefined) ?? s.default;

@@ -75,3 +75,8 @@ export function isUnavailable(error: unknown): boolean {
 export function dialectOfDb(db: Kysely<any>): DialectName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
+
+/** Column type for raw bytes (read back as a Buffer on both). */
+export function bytesType(dialect: DialectName): RawBuilder<unknown> {
+  return dialect === "postgres" ? sql`bytea` : sql`blob`;
+}

@@ -189,6 +189,28 @@ export interface TagHistoryTable {
   update_time: number;
 }
 
+/** An image manifest or index of a repo, stored whole, with what the API serves from it. */
+export interface ManifestTable {
+  repo_uid: string;
+  /** `sha256:<64 hex>` of `content`. */
+  digest: string;
+  media_type: string;
+  content: Buffer;
+  /** Bytes of `content`. */
+  size: number;
+  kind: "image" | "index";
+  /** Config plus layers for an image; 0 for an index. */
+  image_size: number;
+  /** From the image's config blob when it was known; "" otherwise and for an index. */
+  architecture: string;
+  os: string;
+  /** The manifest's artifactType (an image's config media type when absent); "" when none. */
+  artifact_type: string;
+  /** Digest of the manifest's subject (referrers API); "" when none. */
+  subject_digest: string;
+  create_time: number;
+}
+
 export interface Database {
   groups: GroupTable;
   identities: IdentityTable;
@@ -205,6 +227,7 @@ export interface Database {
   repos: RepoTable;
   tags: TagTable;
   tag_history: TagHistoryTable;
+  manifests: ManifestTable;
 }
 
 /** Repositories take either the database or an open transaction. */

@@ -5,6 +5,7 @@ import { createPager } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
 import { insertGroup } from "../../src/store/repositories/groups.js";
 import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/store/repositories/repos.js";
+import { existingManifests, findManifest, putManifest } from "../../src/store/repositories/manifests.js";
 import { readTagHistory } from "../../src/store/repositories/tag-history.js";
 import { deleteTag, listTags, tagOrderable, upsertTag } from "../../src/store/repositories/tags.js";
 import { inTransaction, openStore, type Store } from "../../src/store/store.js";
@@ -102,6 +103,35 @@ for (const database of await testDatabases()) {
         inTransaction(store.db, undefined, (trx) => upsertTag(trx, newChildUid(folder), { name: "x", digest: digest(1), deprecated: false }, 1)),
         (e) => kind(e) === "NOT_FOUND",
       );
+    });
+
+    test("manifests: bytes read back exactly, a digest is stored once per repo, deleting the repo removes them", async () => {
+      const repo = await insertRepo(store.db, repoRow(folder, "images"));
+      const content = Buffer.from([0, 255, 10, 13, 0x7b, 0x7d, 128]);
+      const row = {
+        repo_uid: repo.uid,
+        digest: digest(7),
+        media_type: "application/vnd.oci.image.manifest.v1+json",
+        content,
+        size: content.length,
+        kind: "image" as const,
+        image_size: 2 ** 40,
+        architecture: "arm64",
+        os: "linux",
+        artifact_type: "",
+        subject_digest: "",
+        create_time: 5,
+      };
+      assert.equal(await putManifest(store.db, row), true);
+      assert.equal(await putManifest(store.db, { ...row, architecture: "other" }), false);
+      const read = await findManifest(store.db, repo.uid, digest(7));
+      assert.deepEqual(read?.content, content);
+      assert.equal(read?.image_size, 2 ** 40);
+      assert.equal(read?.architecture, "arm64");
+      assert.equal(await findManifest(store.db, repo.uid, digest(8)), undefined);
+      assert.deepEqual([...(await existingManifests(store.db, repo.uid, [digest(7), digest(8)]))], [digest(7)]);
+      await deleteRepo(store.db, repo.uid);
+      assert.equal(await findManifest(store.db, repo.uid, digest(7)), undefined);
     });
   });
 }

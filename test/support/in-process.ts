@@ -8,6 +8,7 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
+import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
@@ -41,6 +42,7 @@ export interface InProcessApi {
   terms: Client<typeof TermsService>;
   repos: Client<typeof ReposService>;
   tags: Client<typeof TagsService>;
+  images: Client<typeof ImagesService>;
   /** Call options carrying `token`. */
   as(token: string): { headers: Record<string, string> };
   /** An identity under `group` bound to a built-in role on `on`, and its token. */
@@ -71,6 +73,7 @@ export async function startInProcess(dbUrl = ":memory:"): Promise<InProcessApi> 
     terms: createClient(TermsService, transport),
     repos: createClient(ReposService, transport),
     tags: createClient(TagsService, transport),
+    images: createClient(ImagesService, transport),
     as: (t) => ({ headers: { authorization: `Bearer ${t}` } }),
     async identityWith(group, role, on) {
       const uid = newChildUid(group);

@@ -11,6 +11,7 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
+import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 
@@ -50,6 +51,7 @@ export const SERVICES: DescService[] = [
   TermsService,
   ReposService,
   TagsService,
+  ImagesService,
 ];
 export const detailRegistry = createRegistry(file_google_rpc_error_details);
 

@@ -3,6 +3,7 @@ import { initial } from "./2026-11-22-0001-initial.js";
 import { groupChildOrderIndexes } from "./2026-11-22-0002-group-child-order-indexes.js";
 import { iamExtras } from "./2026-11-22-0003-iam-extras.js";
 import { registry } from "./2026-11-22-0004-registry.js";
+import { manifests } from "./2026-11-23-0005-manifests.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0002-group-child-order-indexes": groupChildOrderIndexes,
   "2026-11-22-0003-iam-extras": iamExtras,
   "2026-11-22-0004-registry": registry,
+  "2026-11-23-0005-manifests": manifests,
 };

@@ -1,0 +1,89 @@
+import { notFound } from "../api/errors.js";
+import { findManifest, putManifest, type ManifestRow } from "../store/repositories/manifests.js";
+import type { Db } from "../store/tables.js";
+import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, sha256Digest, type Manifest } from "./manifest.js";
+
+/**
+ * The images of a repo, over its stored manifests: recording a manifest, and the
+ * architectures and sizes ImagesService serves. Independent of any wire.
+ */
+
+/** When an index names no architecture, the one measured (api-surface 3). */
+export const DEFAULT_ARCHITECTURE = "amd64";
+
+export interface RecordedManifest {
+  digest: string;
+  manifest: Manifest;
+  /** False when the repo already held this digest. */
+  written: boolean;
+}
+
+/**
+ * Stores `bytes` as a manifest of the repo. `platform` is the image's architecture and OS
+ * when its config blob is at hand. Throws InvalidManifest.
+ */
+export async function recordManifest(
+  db: Db,
+  repoUid: string,
+  bytes: Buffer,
+  options: { contentType?: string; platform?: { architecture: string; os: string }; now: number },
+): Promise<RecordedManifest> {
+  const manifest = parseManifest(bytes, options.contentType);
+  const digest = sha256Digest(bytes);
+  const row: ManifestRow = {
+    repo_uid: repoUid,
+    digest,
+    media_type: manifest.mediaType,
+    content: bytes,
+    size: bytes.length,
+    kind: manifest.kind,
+    image_size: manifest.kind === "image" ? imageSize(manifest) : 0,
+    architecture: options.platform?.architecture ?? "",
+    os: options.platform?.os ?? "",
+    artifact_type: manifest.artifactType,
+    subject_digest: manifest.subject?.digest ?? "",
+    create_time: options.now,
+  };
+  const written = await putManifest(db, row);
+  return { digest, manifest, written };
+}
+
+async function stored(db: Db, repoUid: string, digest: string): Promise<{ row: ManifestRow; manifest: Manifest }> {
+  const row = await findManifest(db, repoUid, digest);
+  if (row === undefined) throw notFound("image", digest);
+  try {
+    return { row, manifest: parseManifest(row.content, row.media_type) };
+  } catch (error) {
+    if (error instanceof InvalidManifest) throw new Error(`stored manifest ${digest} of ${repoUid} does not parse: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Architectures of an index (distinct, in its order) or of an image manifest. Throws NOT_FOUND. */
+export async function imageArchitectures(db: Db, repoUid: string, digest: string): Promise<string[]> {
+  const { row, manifest } = await stored(db, repoUid, digest);
+  if (manifest.kind === "index") return indexArchitectures(manifest);
+  return row.architecture === "" ? [] : [row.architecture];
+}
+
+/**
+ * Size (config + layers) of one architecture's image. For an index, its entry for
+ * `architecture` (default amd64), which the repo must also store; for an image manifest,
+ * the image itself, when `architecture` is empty or its own.
+ * Throws NOT_FOUND when there is no such image.
+ */
+export async function imageSizeOf(db: Db, repoUid: string, digest: string, architecture: string): Promise<{ size: number; architecture: string; digest: string }> {
+  const { row, manifest } = await stored(db, repoUid, digest);
+  if (manifest.kind === "image") {
+    if (architecture !== "" && row.architecture !== "" && architecture !== row.architecture) {
+      throw notFound("image", `${digest} for architecture ${architecture}`);
+    }
+    return { size: row.image_size, architecture: row.architecture, digest };
+  }
+  const wanted = architecture || DEFAULT_ARCHITECTURE;
+  const entry = entryFor(manifest, wanted);
+  if (entry === undefined) throw notFound("image", `${digest} for architecture ${wanted}`);
+  const child = await findManifest(db, repoUid, entry.digest);
+  if (child === undefined || child.kind !== "image") throw notFound("image", entry.digest);
+  return { size: child.image_size, architecture: wanted, digest: entry.digest };
+}

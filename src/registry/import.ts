@@ -1,0 +1,173 @@
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { ApiError, invalidField, notFound } from "../api/errors.js";
+import { newChildUid } from "../api/uidp.js";
+import { findOrganizationByName, getGroup } from "../store/repositories/groups.js";
+import { existingManifests } from "../store/repositories/manifests.js";
+import { findRepoByPath, insertRepo } from "../store/repositories/repos.js";
+import { upsertTag } from "../store/repositories/tags.js";
+import { inTransaction, type Store } from "../store/store.js";
+import type { Db } from "../store/tables.js";
+import { recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor } from "./manifest.js";
+import { RegistryFailure } from "./registry-errors.js";
+import { isTag, parseRepositoryName, type RepositoryName } from "./scope.js";
+
+/**
+ * `platform-api registry import`: loads manifests into a repo from OCI image layout
+ * directories (`oci-layout`, `index.json`, `blobs/sha256/...`) or manifest JSON files,
+ * and points tags at them, in one transaction: all of it is stored or none.
+ */
+
+/** The annotation an OCI layout's index.json names a tag with. */
+export const REF_NAME = "org.opencontainers.image.ref.name";
+
+export interface ImportOptions {
+  /** `<organization>/<repo name>`. */
+  repository: string;
+  /** Files or directories, in order: an index's children must come before it or be stored already. */
+  paths: string[];
+  /** Tag for the single top-level manifest of the inputs (overrides layout ref names). */
+  tag?: string;
+  /** Group uid that holds the repo when it must be created; default the organization. */
+  group?: string;
+  now: number;
+}
+
+export interface ImportResult {
+  repo: { uid: string; name: string; created: boolean };
+  manifests: Array<{ digest: string; mediaType: string; kind: string; written: boolean }>;
+  tags: Array<{ name: string; digest: string }>;
+}
+
+interface Loaded {
+  bytes: Buffer;
+  mediaType?: string;
+  platform?: { architecture: string; os: string };
+}
+
+interface Source {
+  /** Manifests in the order to store them: children before their index. */
+  manifests: Loaded[];
+  /** Top-level manifests with the tag a layout gives them, if any. */
+  tops: Array<{ digest: string; ref?: string }>;
+}
+
+function importError(message: string): ApiError {
+  return invalidField("path", message);
+}
+
+async function readBlob(layout: string, digest: string, expectedSize?: number): Promise<Buffer | undefined> {
+  if (!DIGEST.test(digest)) throw importError(`${layout}: unsupported digest ${digest} (sha256 only)`);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(join(layout, "blobs", "sha256", digest.slice("sha256:".length)));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  if (sha256Digest(bytes) !== digest || (expectedSize !== undefined && bytes.length !== expectedSize)) {
+    throw importError(`${layout}: blob ${digest} does not match its digest or size`);
+  }
+  return bytes;
+}
+
+/** Reads an OCI image layout: every manifest reachable from index.json that the layout holds. */
+async function readLayout(layout: string): Promise<Source> {
+  const index = await readFile(join(layout, "index.json")).catch(() => undefined);
+  if (index === undefined) throw importError(`${layout}: not an OCI image layout (no index.json)`);
+  const top = parseManifest(index, undefined);
+  if (top.kind !== "index") throw importError(`${layout}: index.json is not an image index`);
+  const source: Source = { manifests: [], tops: [] };
+  const seen = new Set<string>();
+
+  const visit = async (d: Descriptor, required: boolean): Promise<void> => {
+    if (seen.has(d.digest)) return;
+    seen.add(d.digest);
+    const bytes = await readBlob(layout, d.digest, d.size);
+    if (bytes === undefined) {
+      if (required) throw importError(`${layout}: blob ${d.digest} named by index.json is missing`);
+      return; // an index entry the layout leaves out (e.g. a platform not copied): stored indexes are checked later
+    }
+    const manifest = parseManifest(bytes, d.mediaType);
+    let platform: Loaded["platform"];
+    if (manifest.kind === "index") {
+      for (const child of manifest.manifests) await visit(child, false);
+    } else {
+      const config = await readBlob(layout, manifest.config.digest, manifest.config.size);
+      if (config !== undefined) platform = platformOfConfig(config);
+    }
+    source.manifests.push({ bytes, mediaType: manifest.mediaType, platform });
+  };
+
+  for (const d of top.manifests) {
+    await visit(d, true);
+    source.tops.push({ digest: d.digest, ref: d.annotations?.[REF_NAME] });
+  }
+  return source;
+}
+
+async function readSource(path: string): Promise<Source> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) throw importError(`${path}: no such file or directory`);
+  if (info.isDirectory()) return readLayout(path);
+  const bytes = await readFile(path);
+  parseManifest(bytes);
+  return { manifests: [{ bytes }], tops: [{ digest: sha256Digest(bytes) }] };
+}
+
+async function repoFor(db: Db, repository: string, group: string | undefined, now: number) {
+  let name: RepositoryName;
+  try {
+    name = parseRepositoryName(repository);
+  } catch (error) {
+    if (error instanceof RegistryFailure) throw invalidField("repo", `${error.message}: ${repository}`);
+    throw error;
+  }
+  const existing = await findRepoByPath(db, name.organization, name.image);
+  if (existing) return { row: existing, created: false };
+  const organization = await findOrganizationByName(db, name.organization);
+  if (organization === undefined) throw notFound("organization", name.organization);
+  const holder = group ?? organization.uid;
+  if (holder !== organization.uid && !holder.startsWith(`${organization.uid}/`)) throw invalidField("group", `must be a group of ${name.organization}`);
+  await getGroup(db, holder);
+  const row = await insertRepo(db, { uid: newChildUid(holder), group_uid: holder, name: name.image, description: "", readme: "", create_time: now, update_time: now });
+  return { row, created: true };
+}
+
+/** Imports the inputs; throws INVALID_ARGUMENT (bad input, nothing stored) or NOT_FOUND (no such organization or group). */
+export async function importImages(store: Store, options: ImportOptions): Promise<ImportResult> {
+  const sources: Source[] = [];
+  try {
+    for (const path of options.paths) sources.push(await readSource(path));
+  } catch (error) {
+    if (error instanceof InvalidManifest) throw importError(error.message);
+    throw error;
+  }
+  const tops = sources.flatMap((s) => s.tops);
+  if (options.tag !== undefined) {
+    if (!isTag(options.tag)) throw invalidField("tag", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -");
+    if (tops.length !== 1) throw invalidField("tag", `--tag needs exactly one top-level manifest; the inputs hold ${tops.length}`);
+  }
+
+  return inTransaction(store.db, undefined, async (trx) => {
+    const { row: repo, created } = await repoFor(trx, options.repository, options.group, options.now);
+    const result: ImportResult = { repo: { uid: repo.uid, name: repo.name, created }, manifests: [], tags: [] };
+    for (const loaded of sources.flatMap((s) => s.manifests)) {
+      const recorded = await recordManifest(trx, repo.uid, loaded.bytes, { contentType: loaded.mediaType, platform: loaded.platform, now: options.now });
+      if (recorded.manifest.kind === "index") {
+        const children = recorded.manifest.manifests.map((d) => d.digest);
+        const present = await existingManifests(trx, repo.uid, children);
+        const missing = children.filter((d) => !present.has(d));
+        if (missing.length > 0) throw importError(`index ${recorded.digest} names manifests that are neither imported nor stored: ${missing.join(", ")}`);
+      }
+      result.manifests.push({ digest: recorded.digest, mediaType: recorded.manifest.mediaType, kind: recorded.manifest.kind, written: recorded.written });
+    }
+    const tagged = options.tag !== undefined ? [{ digest: tops[0].digest, ref: options.tag }] : tops.filter((t) => t.ref !== undefined && isTag(t.ref));
+    for (const { digest, ref } of tagged) {
+      const tag = await upsertTag(trx, repo.uid, { name: ref!, digest, deprecated: false }, options.now);
+      result.tags.push({ name: tag.name, digest: tag.digest });
+    }
+    return result;
+  });
+}

@@ -1,0 +1,131 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { MEDIA_TYPE } from "../../src/registry/manifest.js";
+
+/**
+ * Builds real OCI image layouts for tests: gzip'd tar layers, a config blob, image
+ * manifests and (for several platforms) an image index, as `skopeo` and other
+ * registry clients read them.
+ */
+
+export interface Blob {
+  digest: string;
+  size: number;
+  bytes: Buffer;
+  mediaType: string;
+}
+
+export interface BuiltImage {
+  manifest: Blob;
+  config: Blob;
+  layers: Blob[];
+  architecture: string;
+  /** Config plus layers, bytes. */
+  imageSize: number;
+}
+
+export interface BuiltLayout {
+  dir: string;
+  /** The top-level manifest (the index when there are several platforms). */
+  top: Blob;
+  images: BuiltImage[];
+  index?: Blob;
+}
+
+const sha256 = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+
+export function blobOf(bytes: Buffer, mediaType: string): Blob {
+  return { digest: sha256(bytes), size: bytes.length, bytes, mediaType };
+}
+
+/** A ustar archive holding one regular file. */
+export function tarOf(name: string, content: Buffer): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0, 100, "utf8");
+  header.write("0000644\0", 100);
+  header.write("0000000\0", 108);
+  header.write("0000000\0", 116);
+  header.write(`${content.length.toString(8).padStart(11, "0")}\0`, 124);
+  header.write("00000000000\0", 136);
+  header.write("        ", 148); // checksum placeholder
+  header.write("0", 156);
+  header.write("ustar\0", 257);
+  header.write("00", 263);
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+  const padding = Buffer.alloc((512 - (content.length % 512)) % 512);
+  return Buffer.concat([header, content, padding, Buffer.alloc(1024)]);
+}
+
+/** An image manifest for one architecture with `layerBytes` of random file content per layer. */
+export function buildImage(options: { architecture: string; layerBytes?: number[]; label?: string }): BuiltImage {
+  const tars = (options.layerBytes ?? [1024]).map((n, i) => tarOf(`file-${i}.bin`, randomBytes(n)));
+  const layers = tars.map((tar) => blobOf(gzipSync(tar), "application/vnd.oci.image.layer.v1.tar+gzip"));
+  const diffIds = tars.map(sha256);
+  const config = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        architecture: options.architecture,
+        os: "linux",
+        config: { Labels: { test: options.label ?? "image" } },
+        rootfs: { type: "layers", diff_ids: diffIds },
+      }),
+    ),
+    "application/vnd.oci.image.config.v1+json",
+  );
+  const manifest = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_TYPE.ociManifest,
+        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
+      }),
+    ),
+    MEDIA_TYPE.ociManifest,
+  );
+  return { manifest, config, layers, architecture: options.architecture, imageSize: config.size + layers.reduce((s, l) => s + l.size, 0) };
+}
+
+export function indexOf(images: BuiltImage[]): Blob {
+  return blobOf(
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_TYPE.ociIndex,
+        manifests: images.map((i) => ({
+          mediaType: i.manifest.mediaType,
+          digest: i.manifest.digest,
+          size: i.manifest.size,
+          platform: { architecture: i.architecture, os: "linux" },
+        })),
+      }),
+    ),
+    MEDIA_TYPE.ociIndex,
+  );
+}
+
+/**
+ * Writes an OCI image layout into `dir`: one image per architecture, under an index when
+ * there are several. `ref` names the top-level manifest (`org.opencontainers.image.ref.name`).
+ */
+export function writeLayout(dir: string, options: { architectures: string[]; ref?: string; layerBytes?: number[]; label?: string }): BuiltLayout {
+  const images = options.architectures.map((architecture) => buildImage({ architecture, layerBytes: options.layerBytes, label: options.label }));
+  const index = images.length > 1 ? indexOf(images) : undefined;
+  const top = index ?? images[0].manifest;
+  const blobs = join(dir, "blobs", "sha256");
+  mkdirSync(blobs, { recursive: true });
+  const put = (b: Blob) => writeFileSync(join(blobs, b.digest.slice("sha256:".length)), b.bytes);
+  for (const image of images) [image.manifest, image.config, ...image.layers].forEach(put);
+  if (index) put(index);
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  const annotations = options.ref ? { "org.opencontainers.image.ref.name": options.ref } : undefined;
+  writeFileSync(
+    join(dir, "index.json"),
+    JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [{ mediaType: top.mediaType, digest: top.digest, size: top.size, annotations }] }),
+  );
+  return { dir, top, images, index };
+}
