@@ -21,6 +21,10 @@ export interface Limits {
   maxConcurrentStreams: number;
   /** Longest a unary call may run, ms. */
   requestTimeoutMs: number;
+  /** Largest blob the registry accepts, bytes. */
+  maxBlobBytes: number;
+  /** Longest one registry request (a blob upload or download) may take, ms. */
+  registryRequestTimeoutMs: number;
 }
 
 export const defaultLimits: Limits = {
@@ -28,4 +32,6 @@ export const defaultLimits: Limits = {
   maxHeaderBytes: 16 * 1024,
   maxConcurrentStreams: 256,
   requestTimeoutMs: 30_000,
+  maxBlobBytes: 10 * 1024 ** 3,
+  registryRequestTimeoutMs: 3600_000,
 };

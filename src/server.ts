@@ -12,6 +12,7 @@ import { withSpecGrpcMessage } from "./grpc-message.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
 import { createDualListener, type DualListener } from "./listener.js";
 import type { Logger } from "./logger.js";
+import type { ContentStore } from "./registry/content-store.js";
 import { createRegistryHost } from "./registry/registry-host.js";
 import { sendStatus } from "./rest/status-json.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
@@ -38,7 +39,7 @@ function protocolOf(req: NodeRequest): WireProtocol {
  * errors -> deadline -> authentication -> authorization) -> service handler ->
  * repository.
  */
-export async function createServer(store: Store, config: ServerConfig, logger: Logger): Promise<PlatformServer> {
+export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
   const host = await createApiHost(store, config, logger);
 
   let router: ConnectRouter | undefined;
@@ -72,7 +73,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);
-  const registryHost = createDualListener(createRegistryHost({ config, logger, db: store.db, tokens: host.tokens }), config.limits);
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content });
+  const registryHost = createDualListener(registry.handler, { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs });
   return {
     api,
     registry: registryHost,
@@ -80,6 +82,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     async close() {
       host.setServing(false);
       host.endStreams();
+      registry.close();
       await Promise.all([api.close(), registryHost.close()]);
     },
   };

@@ -6,6 +6,7 @@ import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
+import { createFileContentStore } from "../../src/registry/content-store.js";
 import { createServer } from "../../src/server.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { insertGroup, type GroupRow } from "../../src/store/repositories/groups.js";
@@ -107,6 +108,7 @@ const server = await createServer(
   store,
   { apiUrl: API_URL, registryUrl: "http://registry.bench.local", logLevel: "silent", limits: defaultLimits },
   createLogger("silent"),
+  createFileContentStore(join(dir, "content")),
 );
 const port = await new Promise<number>((resolve) =>
   server.api.server.listen(0, "127.0.0.1", () => resolve((server.api.server.address() as AddressInfo).port)),

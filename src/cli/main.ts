@@ -4,6 +4,7 @@ import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
 import { defaultLimits } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
+import { createFileContentStore } from "../registry/content-store.js";
 import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
 import { getIdentity } from "../store/repositories/identities.js";
@@ -75,6 +76,7 @@ async function serve(args: string[]): Promise<void> {
       limits: defaultLimits,
     },
     logger,
+    createFileContentStore(o["registry-dir"] as string),
   );
   const host = o.host as string;
   const listen = (s: typeof server.api.server, p: number) =>
@@ -155,6 +157,7 @@ async function registry(args: string[]): Promise<void> {
       tag: o.tag as string | undefined,
       group: o.group as string | undefined,
       now: Date.now(),
+      content: createFileContentStore(o["registry-dir"] as string),
     });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {

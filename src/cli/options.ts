@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 /** Shared options of every command, with their environment variables. */
 export const storeOptions = {
   db: { type: "string", env: "DATABASE_URL", default: "./data/platform.db", help: "SQLite file, :memory:, or a postgres:// URL" },
+  "registry-dir": { type: "string", env: "REGISTRY_DIR", default: "./data/registry", help: "folder of the registry's blob content and uploads" },
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
 } as const;
 

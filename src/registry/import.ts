@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { ApiError, invalidField, notFound } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
 import { findOrganizationByName, getGroup } from "../store/repositories/groups.js";
-import { existingManifests } from "../store/repositories/manifests.js";
+import { linkBlob, recordBlob } from "../store/repositories/blobs.js";
+import { existingManifests, putManifestRefs } from "../store/repositories/manifests.js";
 import { findRepoByPath, insertRepo } from "../store/repositories/repos.js";
 import { upsertTag } from "../store/repositories/tags.js";
 import { inTransaction, type Store } from "../store/store.js";
 import type { Db } from "../store/tables.js";
+import type { ContentStore } from "./content-store.js";
 import { recordManifest } from "./images.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor } from "./manifest.js";
 import { RegistryFailure } from "./registry-errors.js";
@@ -16,7 +18,9 @@ import { isTag, parseRepositoryName, type RepositoryName } from "./scope.js";
 /**
  * `platform-api registry import`: loads manifests into a repo from OCI image layout
  * directories (`oci-layout`, `index.json`, `blobs/sha256/...`) or manifest JSON files,
- * and points tags at them, in one transaction: all of it is stored or none.
+ * and points tags at them, in one transaction: all of it is stored or none. The config
+ * and layer blobs a layout holds are copied into the content store first (a blob no
+ * transaction records is invisible), so imported images can be pulled.
  */
 
 /** The annotation an OCI layout's index.json names a tag with. */
@@ -32,11 +36,15 @@ export interface ImportOptions {
   /** Group uid that holds the repo when it must be created; default the organization. */
   group?: string;
   now: number;
+  /** Where the layouts' blobs are copied; without it only manifests are imported. */
+  content?: ContentStore;
 }
 
 export interface ImportResult {
   repo: { uid: string; name: string; created: boolean };
   manifests: Array<{ digest: string; mediaType: string; kind: string; written: boolean }>;
+  /** Config and layer blobs copied into the content store. */
+  blobs: number;
   tags: Array<{ name: string; digest: string }>;
 }
 
@@ -49,6 +57,8 @@ interface Loaded {
 interface Source {
   /** Manifests in the order to store them: children before their index. */
   manifests: Loaded[];
+  /** Config and layer blobs the layout holds. */
+  blobs: Buffer[];
   /** Top-level manifests with the tag a layout gives them, if any. */
   tops: Array<{ digest: string; ref?: string }>;
 }
@@ -78,7 +88,7 @@ async function readLayout(layout: string): Promise<Source> {
   if (index === undefined) throw importError(`${layout}: not an OCI image layout (no index.json)`);
   const top = parseManifest(index, undefined);
   if (top.kind !== "index") throw importError(`${layout}: index.json is not an image index`);
-  const source: Source = { manifests: [], tops: [] };
+  const source: Source = { manifests: [], blobs: [], tops: [] };
   const seen = new Set<string>();
 
   const visit = async (d: Descriptor, required: boolean): Promise<void> => {
@@ -96,6 +106,10 @@ async function readLayout(layout: string): Promise<Source> {
     } else {
       const config = await readBlob(layout, manifest.config.digest, manifest.config.size);
       if (config !== undefined) platform = platformOfConfig(config);
+      for (const blob of [manifest.config, ...manifest.layers]) {
+        const bytes = await readBlob(layout, blob.digest, blob.size);
+        if (bytes !== undefined) source.blobs.push(bytes);
+      }
     }
     source.manifests.push({ bytes, mediaType: manifest.mediaType, platform });
   };
@@ -113,7 +127,7 @@ async function readSource(path: string): Promise<Source> {
   if (info.isDirectory()) return readLayout(path);
   const bytes = await readFile(path);
   parseManifest(bytes);
-  return { manifests: [{ bytes }], tops: [{ digest: sha256Digest(bytes) }] };
+  return { manifests: [{ bytes }], blobs: [], tops: [{ digest: sha256Digest(bytes) }] };
 }
 
 async function repoFor(db: Db, repository: string, group: string | undefined, now: number) {
@@ -150,9 +164,17 @@ export async function importImages(store: Store, options: ImportOptions): Promis
     if (tops.length !== 1) throw invalidField("tag", `--tag needs exactly one top-level manifest; the inputs hold ${tops.length}`);
   }
 
+  const blobs = options.content === undefined ? [] : sources.flatMap((s) => s.blobs);
+  for (const bytes of blobs) await options.content!.put(bytes);
+
   return inTransaction(store.db, undefined, async (trx) => {
     const { row: repo, created } = await repoFor(trx, options.repository, options.group, options.now);
-    const result: ImportResult = { repo: { uid: repo.uid, name: repo.name, created }, manifests: [], tags: [] };
+    const result: ImportResult = { repo: { uid: repo.uid, name: repo.name, created }, manifests: [], blobs: blobs.length, tags: [] };
+    for (const bytes of blobs) {
+      const digest = sha256Digest(bytes);
+      await recordBlob(trx, digest, bytes.length, options.now);
+      await linkBlob(trx, repo.uid, digest);
+    }
     for (const loaded of sources.flatMap((s) => s.manifests)) {
       const recorded = await recordManifest(trx, repo.uid, loaded.bytes, { contentType: loaded.mediaType, platform: loaded.platform, now: options.now });
       if (recorded.manifest.kind === "index") {
@@ -160,6 +182,7 @@ export async function importImages(store: Store, options: ImportOptions): Promis
         const present = await existingManifests(trx, repo.uid, children);
         const missing = children.filter((d) => !present.has(d));
         if (missing.length > 0) throw importError(`index ${recorded.digest} names manifests that are neither imported nor stored: ${missing.join(", ")}`);
+        await putManifestRefs(trx, repo.uid, recorded.digest, children);
       }
       result.manifests.push({ digest: recorded.digest, mediaType: recorded.manifest.mediaType, kind: recorded.manifest.kind, written: recorded.written });
     }

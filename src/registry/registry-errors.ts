@@ -6,11 +6,20 @@ import { writeJson } from "../rest/status-json.js";
  * `INVALID_ARGUMENT` for query parameters the Distribution spec has no code for.
  */
 export type RegistryErrorCode =
+  | "BLOB_UNKNOWN"
+  | "BLOB_UPLOAD_INVALID"
+  | "BLOB_UPLOAD_UNKNOWN"
+  | "DIGEST_INVALID"
+  | "MANIFEST_BLOB_UNKNOWN"
+  | "MANIFEST_INVALID"
+  | "MANIFEST_UNKNOWN"
+  | "NAME_INVALID"
+  | "NAME_UNKNOWN"
+  | "SIZE_INVALID"
   | "UNAUTHORIZED"
   | "DENIED"
   | "UNSUPPORTED"
-  | "NAME_INVALID"
-  | "NAME_UNKNOWN"
+  | "TOOMANYREQUESTS"
   | "TAG_INVALID"
   | "INVALID_ARGUMENT"
   | "UNKNOWN";

@@ -1,9 +1,14 @@
 import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
-import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
-import type { Db } from "../store/tables.js";
+import { deleteStaleUploads } from "../store/repositories/blobs.js";
+import type { Database } from "../store/tables.js";
+import type { Kysely } from "kysely";
+import { handleBlob, handleUpload, handleUploadStart, type RegistryEndpointContext, type RegistryRequest, type RegistryResponse } from "./blob-endpoints.js";
+import type { ContentStore } from "./content-store.js";
+import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
+import { authorizePing } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS, RegistryFailure, writeRegistryError } from "./registry-errors.js";
 import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
 import { handleToken } from "./token-endpoint.js";
@@ -11,51 +16,119 @@ import { handleToken } from "./token-endpoint.js";
 export interface RegistryHostOptions {
   config: ServerConfig;
   logger: Logger;
-  db: Db;
+  db: Kysely<Database>;
   tokens: TokenService;
+  content: ContentStore;
+  now?: () => number;
 }
+
+/** Uploads not finished within a day are removed. */
+export const UPLOAD_LIFETIME_MS = 24 * 3600 * 1000;
+const CLEANUP_INTERVAL_MS = 3600 * 1000;
+
+type Route = (ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
+
+/** `/v2/<name>/...` routes by method. The name may hold `/`, so each pattern anchors on what follows it. */
+const ROUTES: Array<{ pattern: RegExp; methods: Record<string, Route> }> = [
+  {
+    pattern: /^\/v2\/(.+)\/manifests\/([^/]+)$/,
+    methods: {
+      GET: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
+      HEAD: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
+      PUT: (c, q, s, m) => handleManifestPut(c, q, s, m[1], m[2]),
+      DELETE: (c, q, s, m) => handleManifestDelete(c, q, s, m[1], m[2]),
+    },
+  },
+  { pattern: /^\/v2\/(.+)\/blobs\/uploads\/?$/, methods: { POST: (c, q, s, m, p) => handleUploadStart(c, q, s, m[1], p) } },
+  {
+    pattern: /^\/v2\/(.+)\/blobs\/uploads\/([^/]+)$/,
+    methods: Object.fromEntries(["GET", "PATCH", "PUT", "DELETE"].map((verb) => [verb, ((c, q, s, m, p) => handleUpload(c, q, s, m[1], m[2], p)) as Route])),
+  },
+  {
+    pattern: /^\/v2\/(.+)\/blobs\/([^/]+)$/,
+    methods: { GET: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]), HEAD: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]) },
+  },
+  { pattern: /^\/v2\/(.+)\/tags\/list$/, methods: { GET: (c, q, s, m, p) => handleTagsList(c, q, s, m[1], p) } },
+  { pattern: /^\/v2\/(.+)\/referrers\/([^/]+)$/, methods: { GET: (c, q, s, m, p) => handleReferrers(c, q, s, m[1], m[2], p) } },
+];
 
 /**
  * The registry host (its own listener): the API version check `GET /v2/`, the token
- * endpoint `GET /token` and Tag History `GET /v2/<org>/<image>/_service/history/<tag>`.
- * Every error is in the registry's JSON format `{"errors":[{code,message,detail}]}`.
+ * endpoint `GET /token`, Tag History `GET /v2/<org>/<image>/_service/history/<tag>`, and
+ * the OCI Distribution API (blobs, uploads, manifests, tags, referrers). Every error is in
+ * the registry's JSON format `{"errors":[{code,message,detail}]}`. One log line per request.
  */
 export function createRegistryHost(options: RegistryHostOptions) {
-  const { logger } = options;
-  return (req: NodeRequest, res: NodeResponse) => {
+  const { logger, config } = options;
+  const ctx: RegistryEndpointContext = {
+    config,
+    db: options.db,
+    tokens: options.tokens,
+    content: options.content,
+    maxBlobBytes: config.limits.maxBlobBytes,
+    now: options.now ?? Date.now,
+  };
+
+  async function cleanup(): Promise<void> {
+    const before = ctx.now() - UPLOAD_LIFETIME_MS;
+    const ids = await deleteStaleUploads(ctx.db, before);
+    for (const id of ids) await ctx.content.removeUpload(id);
+    await ctx.content.removeStaleUploads(before);
+  }
+  const timer = setInterval(() => void cleanup().catch((error: unknown) => logger.warn("upload cleanup failed", { error: String(error) })), CLEANUP_INTERVAL_MS);
+  timer.unref();
+
+  const handler = (req: RegistryRequest, res: RegistryResponse) => {
+    const started = performance.now();
+    res.on("finish", () => {
+      logger.info("registry", { method: req.method, path: (req.url ?? "").split("?")[0].slice(0, 256), status: res.statusCode, ms: Math.round(performance.now() - started) });
+    });
     void route(req, res).catch((error: unknown) => {
       if (error instanceof RegistryFailure) {
+        req.resume(); // an unread body must not stall the connection
         writeRegistryError(res, error.error);
         return;
       }
-      logger.error("registry request failed", { error: String(error) });
+      logger.error("registry request failed", { error: String(error), stack: (error as Error).stack });
       if (!res.headersSent) writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" });
+      else res.destroy();
     });
   };
 
-  async function route(req: NodeRequest, res: NodeResponse): Promise<void> {
+  async function route(req: RegistryRequest, res: RegistryResponse): Promise<void> {
     const [path = "", queryText = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
     const query = new URLSearchParams(queryText);
+    const method = req.method ?? "GET";
     if (path === "/v2/" || path === "/v2") {
-      allowGet(req, path);
+      allow(method, path, ["GET", "HEAD"]);
+      await authorizePing(ctx, req);
       writeJson(res, 200, "{}", { ...REGISTRY_VERSION_HEADERS });
       return;
     }
     if (path === "/token") {
-      allowGet(req, path);
-      await handleToken(options, req, res, query);
+      allow(method, path, ["GET", "HEAD"]);
+      await handleToken(ctx, req, res, query);
       return;
     }
     const history = matchHistoryPath(path);
     if (history !== undefined) {
-      allowGet(req, path);
-      await handleTagHistory(options, req, res, history, query);
+      allow(method, path, ["GET", "HEAD"]);
+      await handleTagHistory(ctx, req, res, history, query);
+      return;
+    }
+    for (const { pattern, methods } of ROUTES) {
+      const match = pattern.exec(path);
+      if (match === null) continue;
+      allow(method, path, Object.keys(methods));
+      await methods[method](ctx, req, res, match, query);
       return;
     }
     fail(404, "NAME_UNKNOWN", "no such registry route", { path: path.slice(0, 256) });
   }
+
+  return { handler, cleanup, close: () => clearInterval(timer) };
 }
 
-function allowGet(req: NodeRequest, path: string): void {
-  if (req.method !== "GET" && req.method !== "HEAD") fail(405, "UNSUPPORTED", `method ${req.method} is not allowed on ${path}`, null, { allow: "GET" });
+function allow(method: string, path: string, methods: string[]): void {
+  if (!methods.includes(method)) fail(405, "UNSUPPORTED", `method ${method} is not allowed on ${path.slice(0, 256)}`, null, { allow: methods.join(", ") });
 }

@@ -1,7 +1,11 @@
 import { fail } from "./registry-errors.js";
 
-/** The only action the registry grants. */
+/** The actions a registry token can grant on a repository. */
 export const PULL = "pull";
+export const PUSH = "push";
+export const DELETE = "delete";
+export type Action = typeof PULL | typeof PUSH | typeof DELETE;
+const ACTIONS: readonly string[] = [PULL, PUSH, DELETE];
 /** Longest repository name `<organization>/<image>` (as the Distribution spec advises). */
 export const MAX_NAME_LENGTH = 255;
 
@@ -22,8 +26,8 @@ export interface RepositoryName {
 
 export interface RepositoryScope {
   name: RepositoryName;
-  /** Every action asked for, as given. */
-  actions: string[];
+  /** The known actions asked for (`*` means all of them), without duplicates; unknown ones are dropped. */
+  actions: Action[];
 }
 
 /** Parses `<organization>/<image>`; throws 400 NAME_INVALID. */
@@ -41,24 +45,26 @@ export function parseRepositoryName(full: string): RepositoryName {
 
 /**
  * Parses a token request scope `repository:<organization>/<image>:<actions>` (actions
- * comma-separated). Throws 400 UNSUPPORTED for another resource type or a scope without
- * `pull`, 400 NAME_INVALID for a bad name.
+ * comma-separated). Throws 400 UNSUPPORTED for another resource type or a scope naming no
+ * known action, 400 NAME_INVALID for a bad name.
  */
 export function parseScope(scope: string): RepositoryScope {
   const prefix = "repository:";
-  if (!scope.startsWith(prefix)) fail(400, "UNSUPPORTED", "scope must be repository:<organization>/<image>:pull", { scope });
+  const usage = "scope must be repository:<organization>/<image>:<actions>, actions among pull, push and delete";
+  if (!scope.startsWith(prefix)) fail(400, "UNSUPPORTED", usage, { scope });
   const rest = scope.slice(prefix.length);
   const colon = rest.lastIndexOf(":");
-  if (colon < 0) fail(400, "UNSUPPORTED", "scope must be repository:<organization>/<image>:pull", { scope });
+  if (colon < 0) fail(400, "UNSUPPORTED", usage, { scope });
   const name = parseRepositoryName(rest.slice(0, colon));
-  const actions = rest.slice(colon + 1).split(",").map((a) => a.trim());
-  if (!actions.includes(PULL)) fail(400, "UNSUPPORTED", "only the pull action is supported", { scope });
+  const asked = rest.slice(colon + 1).split(",").map((a) => a.trim());
+  const actions = ACTIONS.filter((a): a is Action => asked.includes(a) || asked.includes("*"));
+  if (actions.length === 0) fail(400, "UNSUPPORTED", usage, { scope });
   return { name, actions };
 }
 
-/** The scope string a client should ask for to read `name`. */
-export function pullScope(name: string): string {
-  return `repository:${name}:${PULL}`;
+/** The scope string a client should ask for to do `actions` on `name`. */
+export function repositoryScope(name: string, actions: readonly Action[] = [PULL]): string {
+  return `repository:${name}:${actions.join(",")}`;
 }
 
 /** True for a valid tag (at most 128 characters). */

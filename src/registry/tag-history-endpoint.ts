@@ -1,11 +1,11 @@
-import { decodeJwt } from "jose";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
 import { findRepoByPath } from "../store/repositories/repos.js";
 import { readTagHistory } from "../store/repositories/tag-history.js";
-import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { isTag, parseRepositoryName, pullScope, PULL, type RepositoryName } from "./scope.js";
-import type { AccessEntry, RegistryContext } from "./token-endpoint.js";
+import { authorizeRepository } from "./registry-auth.js";
+import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { isTag, parseRepositoryName, PULL } from "./scope.js";
+import type { RegistryContext } from "./token-endpoint.js";
 
 /** Most history records one request returns (spec 8). */
 export const HISTORY_LIMIT = 1000;
@@ -46,57 +46,13 @@ export function parseTimestamp(text: string, bound: "start" | "end"): number | u
   return Number.isFinite(result) ? result : undefined;
 }
 
-function sameUrl(a: string, b: string): boolean {
-  try {
-    return new URL(a).href === new URL(b).href;
-  } catch {
-    return false;
-  }
-}
-
-/** Verifies the registry token and returns its access entry for `name`; throws 401 or 403. */
-async function authorize(ctx: RegistryContext, req: NodeRequest, name: RepositoryName): Promise<AccessEntry> {
-  const { config, tokens } = ctx;
-  const scope = pullScope(name.full);
-  const header = req.headers.authorization;
-  const bearer = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null;
-  if (!bearer) {
-    fail(401, "UNAUTHORIZED", "authentication required: get a token from the realm of the WWW-Authenticate challenge", { name: name.full }, {
-      "www-authenticate": bearerChallenge(config.registryUrl, { scope }),
-    });
-  }
-  let claims;
-  try {
-    claims = await tokens.verify(bearer[1], config.registryUrl);
-  } catch (error) {
-    // A token made for another audience (e.g. the API's) is refused with 403 (spec 7 rule 4); any other failure is 401.
-    let audiences: string[] = [];
-    try {
-      const aud = decodeJwt(bearer[1]).aud;
-      audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
-    } catch {
-      // not a JWT at all
-    }
-    if (audiences.length > 0 && !audiences.some((a) => sameUrl(a, config.registryUrl))) {
-      fail(403, "DENIED", `the token was not issued for this registry (audience ${config.registryUrl})`, { name: name.full });
-    }
-    fail(401, "UNAUTHORIZED", (error as Error).message, { name: name.full }, {
-      "www-authenticate": bearerChallenge(config.registryUrl, { scope, error: "invalid_token" }),
-    });
-  }
-  const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
-  const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(PULL));
-  if (entry === undefined) fail(403, "DENIED", `the token does not grant pull on ${name.full}`, { name: name.full });
-  return entry;
-}
-
 /**
  * `GET /v2/<organization>/<image>/_service/history/<tag>[?start=&end=]`: the digests the
  * tag has pointed to, oldest first, at most 1000, within inclusive bounds.
  */
 export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, path: { name: string; tag: string }, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(path.name);
-  const entry = await authorize(ctx, req, name);
+  const entry = await authorizeRepository(ctx, req, name, PULL);
 
   const { tag } = path;
   if (!isTag(tag)) fail(400, "TAG_INVALID", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -", { tag: tag.slice(0, 140) });

@@ -1,4 +1,4 @@
-import { grantsFrom } from "../auth/principal.js";
+import { grantsFrom, type Grants } from "../auth/principal.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
@@ -7,8 +7,9 @@ import { findOrganizationByName } from "../store/repositories/groups.js";
 import { findRepoByPath } from "../store/repositories/repos.js";
 import { grantsOf } from "../store/repositories/role-bindings.js";
 import type { Db } from "../store/tables.js";
-import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { parseScope, pullScope, PULL, type RepositoryName } from "./scope.js";
+import type { ContentStore } from "./content-store.js";
+import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
+import { DELETE, parseScope, PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
 
 /** Registry tokens live 5 minutes: long enough for a pull, short enough that a revoked binding stops working soon. */
 export const REGISTRY_TOKEN_TTL_SECONDS = 300;
@@ -16,16 +17,26 @@ export const REGISTRY_TOKEN_TTL_SECONDS = 300;
 export const FREE_TIER_TAGS = ["latest", "latest-dev"] as const;
 /** The `sub` of tokens issued to anonymous callers (never an identity uid: those are UIDPs). */
 export const ANONYMOUS_SUBJECT = "anonymous";
-export const CAP_REGISTRY_PULL = "CAP_REGISTRY_PULL";
 export const DEFAULT_PUBLIC_ORGANIZATION = "public";
+/** Most scopes one token request may ask for. */
+export const MAX_SCOPES = 8;
+
+/** The capability each action needs on the repo's group (or, to create the repo by pushing, on the organization). */
+export const ACTION_CAPABILITIES: Record<Action, string[]> = {
+  pull: ["CAP_REGISTRY_PULL"],
+  push: ["CAP_REGISTRY_PUSH"],
+  delete: ["CAP_TAG_DELETE"],
+};
+/** What pushing to a repo that does not exist yet needs on the organization. */
+export const CREATE_BY_PUSH = ["CAP_REPO_CREATE", "CAP_REGISTRY_PUSH"];
 
 /** One entry of a registry token's `access` claim. */
 export interface AccessEntry {
   type: "repository";
   /** `<organization>/<image>`. */
   name: string;
-  actions: string[];
-  /** When present, the only tags the token may read. */
+  actions: Action[];
+  /** When present, the only tags the token may read (the free tier). */
   tags?: string[];
 }
 
@@ -33,7 +44,11 @@ export interface RegistryContext {
   config: ServerConfig;
   db: Db;
   tokens: TokenService;
+  content: ContentStore;
 }
+
+/** Who asks for a token: anonymous, or an identity and what it holds. */
+type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 
 /** The platform token a request to `/token` carries, or undefined for an anonymous call. Throws 401 for a malformed header. */
 function credentialOf(req: NodeRequest, registryUrl: string): string | undefined {
@@ -53,58 +68,111 @@ function credentialOf(req: NodeRequest, registryUrl: string): string | undefined
   });
 }
 
+async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<Caller> {
+  const { config, tokens, db } = ctx;
+  const credential = credentialOf(req, config.registryUrl);
+  if (credential === undefined) return { subject: ANONYMOUS_SUBJECT };
+  const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: challengeScope, error: "invalid_token" }) };
+  let claims;
+  try {
+    claims = await tokens.verify(credential, config.registryUrl);
+  } catch (error) {
+    fail(401, "UNAUTHORIZED", `${(error as Error).message}; the token must be a platform token whose audience is ${config.registryUrl}`, null, invalid);
+  }
+  if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
+    fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
+  }
+  return { subject: claims.sub, grants: grantsFrom(await grantsOf(db, claims.sub)) };
+}
+
+function notFound(name: RepositoryName): never {
+  fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
+}
+
 /**
- * `GET /token?scope=repository:<organization>/<image>:pull`: a registry token for
- * reading that image's tag history (docs/decisions.md, "Registry host").
+ * What `caller` may do of `scope` (docs/decisions.md, "Registry host"). Throws 401 (anonymous,
+ * credentials needed), 403 DENIED or 404 NAME_UNKNOWN when it may do none of it.
+ */
+async function grant(ctx: RegistryContext, caller: Caller, { name, actions }: RepositoryScope): Promise<AccessEntry> {
+  const { config, db } = ctx;
+  const repo = await findRepoByPath(db, name.organization, name.image);
+  const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
+  const freeTier = (): AccessEntry => {
+    if (repo === undefined) notFound(name); // the public organization's contents are public
+    return { type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] };
+  };
+
+  if (!("grants" in caller)) {
+    if (isPublic && actions.includes(PULL)) return freeTier();
+    fail(401, "UNAUTHORIZED", "authentication required: this needs a platform token", { name: name.full }, {
+      "www-authenticate": bearerChallenge(config.registryUrl, { scope: repositoryScope(name.full, actions) }),
+    });
+  }
+
+  const { grants } = caller;
+  let granted: Action[];
+  const organization = repo === undefined ? await findOrganizationByName(db, name.organization) : undefined;
+  if (repo !== undefined) {
+    granted = actions.filter((a) => grants.has(repo.group_uid, ACTION_CAPABILITIES[a]));
+  } else if (organization !== undefined && actions.includes(PUSH) && grants.has(organization.uid, CREATE_BY_PUSH)) {
+    // The first push creates the repo in the organization; pulling it then needs pull there.
+    granted = actions.filter((a) => a === PUSH || grants.has(organization.uid, ACTION_CAPABILITIES[a]));
+  } else {
+    granted = [];
+  }
+  if (granted.length > 0) return { type: "repository", name: name.full, actions: granted };
+
+  if (isPublic && actions.includes(PULL)) return freeTier();
+  // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
+  if (repo === undefined && organization !== undefined && grants.has(organization.uid, ACTION_CAPABILITIES.pull)) notFound(name);
+  fail(403, "DENIED", `the caller may not ${actions.join(" or ")} ${name.full}`, { name: name.full });
+}
+
+/** Joins entries naming the same repository. */
+function merged(entries: AccessEntry[]): AccessEntry[] {
+  const byName = new Map<string, AccessEntry>();
+  for (const entry of entries) {
+    const known = byName.get(entry.name);
+    if (known === undefined) {
+      byName.set(entry.name, { ...entry, actions: [...entry.actions] });
+      continue;
+    }
+    known.actions = [PULL, PUSH, DELETE].filter((a): a is Action => known.actions.includes(a as Action) || entry.actions.includes(a as Action));
+    if (known.tags === undefined || entry.tags === undefined) delete known.tags;
+  }
+  return [...byName.values()];
+}
+
+/**
+ * `GET /token?scope=repository:<organization>/<image>:<actions>[&scope=...]`: a registry
+ * token for what the caller may do of each scope (docs/decisions.md, "Registry host").
+ * With one scope, a caller who may do none of it gets the error; with several, a scope
+ * it may do nothing of is left out of the token (the registry then refuses that use).
  */
 export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, query: URLSearchParams): Promise<void> {
-  const { config, db, tokens } = ctx;
-  const scopes = query.getAll("scope");
-  if (scopes.length !== 1) fail(400, "UNSUPPORTED", "exactly one scope=repository:<organization>/<image>:pull is required", { scopes: scopes.length });
-  const { name } = parseScope(scopes[0]);
-  const publicOrganization = config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION;
-  const challenge = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: pullScope(name.full) }) };
+  const { config, tokens } = ctx;
+  const texts = query.getAll("scope").flatMap((s) => s.split(" ")).filter((s) => s !== "");
+  if (texts.length > MAX_SCOPES) fail(400, "UNSUPPORTED", `at most ${MAX_SCOPES} scopes per token request`, { scopes: texts.length });
+  const scopes = texts.map(parseScope);
+  const caller = await callerOf(ctx, req, scopes.length === 1 ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
 
-  const credential = credentialOf(req, config.registryUrl);
-  const repo = await findRepoByPath(db, name.organization, name.image);
-  const isPublic = name.organization === publicOrganization;
-
-  let subject = ANONYMOUS_SUBJECT;
-  let fullAccess = false;
-  if (credential === undefined) {
-    if (!isPublic) fail(401, "UNAUTHORIZED", "authentication required: this image needs a platform token", { name: name.full }, challenge);
-  } else {
-    const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: pullScope(name.full), error: "invalid_token" }) };
-    let claims;
+  const entries: AccessEntry[] = [];
+  let firstFailure: RegistryFailure | undefined;
+  for (const scope of scopes) {
     try {
-      claims = await tokens.verify(credential, config.registryUrl);
+      entries.push(await grant(ctx, caller, scope));
     } catch (error) {
-      fail(401, "UNAUTHORIZED", `${(error as Error).message}; the token must be a platform token whose audience is ${config.registryUrl}`, null, invalid);
-    }
-    if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
-      fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
-    }
-    subject = claims.sub;
-    const grants = grantsFrom(await grantsOf(db, claims.sub));
-    if (repo !== undefined) {
-      fullAccess = grants.has(repo.group_uid, [CAP_REGISTRY_PULL]);
-      if (!fullAccess && !isPublic) fail(403, "DENIED", `the caller may not pull ${name.full}`, { name: name.full });
-    } else if (!isPublic) {
-      // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
-      const organization = await findOrganizationByName(db, name.organization);
-      if (organization !== undefined && grants.has(organization.uid, [CAP_REGISTRY_PULL])) notFound(name);
-      fail(403, "DENIED", `the caller may not pull ${name.full}`, { name: name.full });
+      if (!(error instanceof RegistryFailure) || scopes.length === 1) throw error;
+      firstFailure ??= error;
     }
   }
-  if (repo === undefined) notFound(name); // only reached for the public organization, whose contents are public
+  if (entries.length === 0 && firstFailure !== undefined) throw firstFailure;
 
-  const access: AccessEntry = { type: "repository", name: name.full, actions: [PULL] };
-  if (!fullAccess) access.tags = [...FREE_TIER_TAGS];
   const { token, expiry } = await tokens.issue({
-    subject,
+    subject: caller.subject,
     audience: config.registryUrl,
     ttlSeconds: REGISTRY_TOKEN_TTL_SECONDS,
-    claims: { access: [access] },
+    claims: { access: merged(entries) },
   });
   const issuedAt = new Date(expiry.getTime() - REGISTRY_TOKEN_TTL_SECONDS * 1000);
   writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: REGISTRY_TOKEN_TTL_SECONDS, issued_at: issuedAt.toISOString() }), {
@@ -112,8 +180,4 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
     "cache-control": "no-store",
     pragma: "no-cache",
   });
-}
-
-function notFound(name: RepositoryName): never {
-  fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
 }

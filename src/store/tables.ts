@@ -211,6 +211,34 @@ export interface ManifestTable {
   create_time: number;
 }
 
+/** A blob the content store holds whole (written after its bytes were published). */
+export interface BlobTable {
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  size: number;
+  create_time: number;
+}
+
+/** A blob a repo may serve: uploaded to it, mounted into it, or imported. */
+export interface RepoBlobTable {
+  repo_uid: string;
+  digest: string;
+}
+
+/** A blob upload in progress; its bytes so far are the content store's upload of the same id. */
+export interface UploadTable {
+  id: string;
+  repo_uid: string;
+  create_time: number;
+}
+
+/** A manifest an index of the repo names. */
+export interface ManifestRefTable {
+  repo_uid: string;
+  parent_digest: string;
+  child_digest: string;
+}
+
 export interface Database {
   groups: GroupTable;
   identities: IdentityTable;
@@ -228,6 +256,10 @@ export interface Database {
   tags: TagTable;
   tag_history: TagHistoryTable;
   manifests: ManifestTable;
+  blobs: BlobTable;
+  repo_blobs: RepoBlobTable;
+  uploads: UploadTable;
+  manifest_refs: ManifestRefTable;
 }
 
 /** Repositories take either the database or an open transaction. */

@@ -9,6 +9,7 @@ import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.
 import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { importImages } from "../../src/registry/import.js";
+import { linkedBlobSize } from "../../src/store/repositories/blobs.js";
 import { findManifest } from "../../src/store/repositories/manifests.js";
 import { findRepoByPath } from "../../src/store/repositories/repos.js";
 import { readTagHistory } from "../../src/store/repositories/tag-history.js";
@@ -29,7 +30,7 @@ before(async () => {
   wires = allWires(server.apiPort);
   multi = writeLayout(join(dir, "multi"), { architectures: ["amd64", "arm64"], ref: "v1", layerBytes: [2000, 300] });
   single = writeLayout(join(dir, "single"), { architectures: ["arm64"], ref: "arm-only" });
-  const result = await importImages(server.store, { repository: "acme/tools/app", paths: [multi.dir, single.dir], now: Date.now() });
+  const result = await importImages(server.store, { repository: "acme/tools/app", paths: [multi.dir, single.dir], now: Date.now(), content: server.content });
   repoUid = result.repo.uid;
 });
 
@@ -48,6 +49,11 @@ test("import: creates the repo, stores every manifest, points the layout's ref n
   }
   assert.deepEqual((await readTagHistory(server.store.db, repoUid, "v1", { limit: 10 })).map((h) => h.digest), [multi.top.digest]);
   assert.deepEqual((await readTagHistory(server.store.db, repoUid, "arm-only", { limit: 10 })).map((h) => h.digest), [single.top.digest]);
+  // The layouts' blobs were copied: an imported image pulls.
+  for (const layer of multi.images[1].layers) {
+    assert.equal(await linkedBlobSize(server.store.db, repoUid, layer.digest), layer.size);
+    assert.equal(await server.content.size(layer.digest), layer.size);
+  }
 
   // Importing again changes nothing; --tag moves a tag and adds a history record.
   const again = await importImages(server.store, { repository: "acme/tools/app", paths: [single.dir], tag: "v1", now: Date.now() });
@@ -137,13 +143,15 @@ test("platform-api registry import: a layout into a repo of a file database, out
   const bin = new URL("../../bin/platform-api.js", import.meta.url).pathname;
   const run = (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "" } });
   assert.match((await run("registry", "import", "--help")).stdout, /Usage: platform-api registry import/);
-  const out = JSON.parse((await run("registry", "import", "--db", db, "--repo", "cli-org/app", multi.dir)).stdout) as {
+  const out = JSON.parse((await run("registry", "import", "--db", db, "--registry-dir", join(dir, "cli-registry"), "--repo", "cli-org/app", multi.dir)).stdout) as {
     repo: { created: boolean };
     manifests: unknown[];
+    blobs: number;
     tags: Array<{ name: string; digest: string }>;
   };
   assert.equal(out.repo.created, true);
   assert.equal(out.manifests.length, 3);
+  assert.equal(out.blobs, 6, "two images of a config and two layers each");
   assert.deepEqual(out.tags, [{ name: "v1", digest: multi.top.digest }]);
   await assert.rejects(run("registry", "import", "--db", db, "--repo", "cli-org/app"), (e: { code: number; stderr: string }) => e.code === 2 && /at least one/.test(e.stderr));
   await assert.rejects(run("registry", "import", "--db", db, "--repo", "cli-org/app", join(dir, "nope")), (e: { code: number; stderr: string }) => e.code === 2 && /no such file/.test(e.stderr));

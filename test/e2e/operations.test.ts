@@ -127,8 +127,9 @@ test("buf curl reaches GroupsService through server reflection, with no schema f
   assert.equal((JSON.parse(stdout) as JsonObject).name, "acme");
 });
 
-test("the registry host answers the registry version check", async () => {
+test("the registry host answers the registry version check on its own port, challenging a caller without a token", async () => {
   const res = await fetch(`${server.registryUrl}/v2/`);
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 401);
   assert.equal(res.headers.get("docker-distribution-api-version"), "registry/2.0");
+  assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer realm="http:\/\/registry\.test\/token"/);
 });

@@ -131,10 +131,15 @@ before(async () => {
 after(() => server.close());
 
 describe("registry host", () => {
-  test("GET /v2/ answers the API version check", async () => {
+  test("GET /v2/: 401 with the challenge that sends clients to /token, 200 with a registry token", async () => {
     const answer = await get("/v2/");
-    assert.equal(answer.status, 200);
+    assertError(answer, 401, "UNAUTHORIZED");
     assert.equal(answer.headers.get("docker-distribution-api-version"), "registry/2.0");
+    assert.equal(answer.headers.get("www-authenticate"), 'Bearer realm="http://registry.test/token",service="registry.test"');
+    const ok = await get("/v2/", `Bearer ${await registryToken("public/app")}`);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers.get("docker-distribution-api-version"), "registry/2.0");
+    assertError(await get("/v2/", `Bearer ${await platformToken(pullerUid, "http://api.test")}`), 403, "DENIED");
   });
 
   test("anonymous token for a public image reads latest and latest-dev, not other tags", async () => {
@@ -292,15 +297,23 @@ describe("registry host", () => {
   });
 
   test("malformed scopes are 400 in the registry error format", async () => {
-    assertError(await get("/token"), 400, "UNSUPPORTED");
+    // No scope (a client's login check): a token that grants nothing.
+    const bare = await get("/token");
+    assert.equal(bare.status, 200);
+    assert.deepEqual(decodeJwt(bare.body.token!).access, []);
     assertError(await get("/token?scope=registry:catalog:*"), 400, "UNSUPPORTED");
-    assertError(await get("/token?scope=repository:public/app:push"), 400, "UNSUPPORTED");
+    assertError(await get("/token?scope=repository:public/app:fly"), 400, "UNSUPPORTED");
+    assertError(await get(`/token?${Array.from({ length: 9 }, () => "scope=repository:public/app:pull").join("&")}`), 400, "UNSUPPORTED");
+    // Pushing needs credentials.
+    assertError(await get("/token?scope=repository:public/app:push"), 401, "UNAUTHORIZED");
     assertError(await get("/token?scope=repository:public/app"), 400, "UNSUPPORTED");
     assertError(await get("/token?scope=repository:public:pull"), 400, "NAME_INVALID");
     assertError(await get("/token?scope=repository:Public/app:pull"), 400, "NAME_INVALID");
     assertError(await get("/token?scope=repository:public//app:pull"), 400, "NAME_INVALID");
     assertError(await get(`/token?scope=repository:public/${"a".repeat(300)}:pull`), 400, "NAME_INVALID");
-    assertError(await get("/token?scope=repository:public/app:pull&scope=repository:public/app:pull"), 400, "UNSUPPORTED");
+    // A scope asked twice is granted once.
+    const twice = await get("/token?scope=repository:public/app:pull&scope=repository:public/app:pull");
+    assert.deepEqual(decodeJwt(twice.body.token!).access, [{ type: "repository", name: "public/app", actions: ["pull"], tags: ["latest", "latest-dev"] }]);
     assertError(await get("/v2/public/a..b/_service/history/latest"), 400, "NAME_INVALID");
     // pull among other actions grants pull only.
     const token = await registryToken("public/app");

@@ -5,9 +5,18 @@ import { createPager } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
 import { insertGroup } from "../../src/store/repositories/groups.js";
 import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/store/repositories/repos.js";
-import { existingManifests, findManifest, putManifest } from "../../src/store/repositories/manifests.js";
+import { deleteStaleUploads, findUpload, insertUpload, linkBlob, linkedBlobSize, recordBlob, unlinkedBlobs } from "../../src/store/repositories/blobs.js";
+import {
+  deleteManifest,
+  existingManifests,
+  findManifest,
+  listReferrers,
+  putManifest,
+  putManifestRefs,
+  reachableFromTags,
+} from "../../src/store/repositories/manifests.js";
 import { readTagHistory } from "../../src/store/repositories/tag-history.js";
-import { deleteTag, listTags, tagOrderable, upsertTag } from "../../src/store/repositories/tags.js";
+import { deleteTag, deleteTagByName, findTagByName, listTagNames, listTags, tagOrderable, upsertTag } from "../../src/store/repositories/tags.js";
 import { inTransaction, openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
@@ -132,6 +141,71 @@ for (const database of await testDatabases()) {
       assert.deepEqual([...(await existingManifests(store.db, repo.uid, [digest(7), digest(8)]))], [digest(7)]);
       await deleteRepo(store.db, repo.uid);
       assert.equal(await findManifest(store.db, repo.uid, digest(7)), undefined);
+    });
+
+    test("blobs, uploads, index references, referrers, tag names, and what a tag-limited token reaches", async () => {
+      const repo = await insertRepo(store.db, repoRow(folder, "pushed"));
+      const other = await insertRepo(store.db, repoRow(folder, "other"));
+      await recordBlob(store.db, digest(20), 2 ** 33, 1);
+      await recordBlob(store.db, digest(20), 5, 2);
+      await linkBlob(store.db, repo.uid, digest(20));
+      await linkBlob(store.db, repo.uid, digest(20));
+      assert.equal(await linkedBlobSize(store.db, repo.uid, digest(20)), 2 ** 33, "recorded once");
+      assert.equal(await linkedBlobSize(store.db, other.uid, digest(20)), undefined, "a blob is served only by repos that link it");
+      assert.deepEqual(await unlinkedBlobs(store.db, repo.uid, [digest(20), digest(21), digest(21)]), [digest(21)]);
+
+      await insertUpload(store.db, { id: "u1", repo_uid: repo.uid, create_time: 10 });
+      await insertUpload(store.db, { id: "u2", repo_uid: repo.uid, create_time: 30 });
+      assert.equal((await findUpload(store.db, repo.uid, "u1"))?.id, "u1");
+      assert.equal(await findUpload(store.db, other.uid, "u1"), undefined, "an upload belongs to its repo");
+      assert.deepEqual(await deleteStaleUploads(store.db, 20), ["u1"]);
+
+      const manifest = (n: number, extra: { kind?: "image" | "index"; subject?: string; type?: string } = {}) => ({
+        repo_uid: repo.uid,
+        digest: digest(n),
+        media_type: "application/vnd.oci.image.manifest.v1+json",
+        content: Buffer.from(`{"n":${n}}`),
+        size: 8,
+        kind: extra.kind ?? ("image" as const),
+        image_size: 0,
+        architecture: "",
+        os: "",
+        artifact_type: extra.type ?? "",
+        subject_digest: extra.subject ?? "",
+        create_time: 1,
+      });
+      await putManifest(store.db, manifest(30, { kind: "index" }));
+      await putManifest(store.db, manifest(31));
+      await putManifest(store.db, manifest(32));
+      await putManifestRefs(store.db, repo.uid, digest(30), [digest(31), digest(32), digest(31)]);
+      await putManifest(store.db, manifest(40, { subject: digest(31), type: "application/x.sbom" }));
+      await putManifest(store.db, manifest(41, { subject: digest(31), type: "application/x.sig" }));
+      assert.deepEqual((await listReferrers(store.db, repo.uid, digest(31))).map((r) => r.digest), [digest(40), digest(41)]);
+      assert.deepEqual((await listReferrers(store.db, repo.uid, digest(31), "application/x.sig")).map((r) => r.digest), [digest(41)]);
+
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "latest", digest: digest(30), deprecated: false }, 100));
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "v2", digest: digest(41), deprecated: false }, 100));
+      assert.equal(await reachableFromTags(store.db, repo.uid, digest(30), ["latest"]), true);
+      assert.equal(await reachableFromTags(store.db, repo.uid, digest(32), ["latest", "latest-dev"]), true, "an image of the index");
+      assert.equal(await reachableFromTags(store.db, repo.uid, digest(41), ["latest"]), false);
+      assert.equal(await reachableFromTags(store.db, repo.uid, digest(32), []), false);
+
+      assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10 }), ["latest", "v2"]);
+      assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10, last: "latest" }), ["v2"]);
+      assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 1 }), ["latest"]);
+      assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10, only: ["v2", "nope"] }), ["v2"]);
+      assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10, only: [] }), []);
+
+      // Deleting a manifest deletes the tags pointing to it; their history stays.
+      assert.equal(await deleteManifest(store.db, repo.uid, digest(30)), true);
+      assert.equal(await deleteManifest(store.db, repo.uid, digest(30)), false);
+      assert.equal(await findTagByName(store.db, repo.uid, "latest"), undefined);
+      assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 10 })).length, 1);
+      assert.equal(await reachableFromTags(store.db, repo.uid, digest(32), ["latest"]), false, "the index's references went with it");
+      assert.equal(await deleteTagByName(store.db, repo.uid, "v2"), true);
+      assert.equal(await deleteTagByName(store.db, repo.uid, "v2"), false);
+      await deleteRepo(store.db, repo.uid);
+      assert.equal(await findUpload(store.db, repo.uid, "u2"), undefined);
     });
   });
 }

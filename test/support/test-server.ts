@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits, type Limits } from "../../src/config.js";
+import { createFileContentStore, type ContentStore } from "../../src/registry/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server.js";
 import { openStore, type Store } from "../../src/store/store.js";
@@ -11,6 +15,7 @@ export interface TestServer {
   apiUrl: string;
   registryUrl: string;
   store: Store;
+  content: ContentStore;
   server: PlatformServer;
   /** The bootstrap organization and a token of its owner. */
   org: { uid: string; name: string };
@@ -25,20 +30,25 @@ export interface TestServer {
  * A real server on ephemeral loopback ports over `dbUrl` (default in-memory
  * SQLite), with one bootstrapped organization.
  */
-export async function startTestServer(options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel; registryUrl?: string; registryPort?: number } = {},
+): Promise<TestServer> {
   const store = await openStore(options.dbUrl ?? ":memory:");
   const logs: string[] = [];
   const logger = createLogger(options.logLevel ?? "info", (line) => logs.push(line));
   // The URLs are the token issuer and audience, so they must be known before listening: take free ports first.
+  const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
+  const content = createFileContentStore(contentDir);
   const server = await createServer(
     store,
-    { apiUrl: "http://api.test", registryUrl: "http://registry.test", logLevel: "info", limits: { ...defaultLimits, ...options.limits } },
+    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", logLevel: "info", limits: { ...defaultLimits, ...options.limits } },
     logger,
+    content,
   );
-  const listen = (s: PlatformServer["api"]["server"]) =>
-    new Promise<number>((resolve) => s.listen(0, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
+  const listen = (s: PlatformServer["api"]["server"], port = 0) =>
+    new Promise<number>((resolve) => s.listen(port, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
   const apiPort = await listen(server.api.server);
-  const registryPort = await listen(server.registry.server);
+  const registryPort = await listen(server.registry.server, options.registryPort);
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
   const { token } = await server.tokens.issue({ subject: identity.uid, audience: "http://api.test" });
   return {
@@ -47,6 +57,7 @@ export async function startTestServer(options: { dbUrl?: string; limits?: Partia
     apiUrl: `http://127.0.0.1:${apiPort}`,
     registryUrl: `http://127.0.0.1:${registryPort}`,
     store,
+    content,
     server,
     org: { uid: organization.uid, name: organization.name },
     ownerUid: identity.uid,
@@ -55,6 +66,7 @@ export async function startTestServer(options: { dbUrl?: string; limits?: Partia
     async close() {
       await server.close();
       await store.close();
+      rmSync(contentDir, { recursive: true, force: true });
     },
   };
 }

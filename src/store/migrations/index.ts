@@ -4,6 +4,7 @@ import { groupChildOrderIndexes } from "./2026-11-22-0002-group-child-order-inde
 import { iamExtras } from "./2026-11-22-0003-iam-extras.js";
 import { registry } from "./2026-11-22-0004-registry.js";
 import { manifests } from "./2026-11-23-0005-manifests.js";
+import { blobs } from "./2026-11-23-0006-blobs.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0003-iam-extras": iamExtras,
   "2026-11-22-0004-registry": registry,
   "2026-11-23-0005-manifests": manifests,
+  "2026-11-23-0006-blobs": blobs,
 };

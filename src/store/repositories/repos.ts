@@ -81,7 +81,8 @@ export async function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "nam
 }
 
 /**
- * Deletes a repo without tags, with the history of its (deleted) tags and its manifests. Throws
+ * Deletes a repo without tags, with the history of its (deleted) tags, its manifests,
+ * blob links and uploads (the blobs stay in the content store). Throws
  * NOT_FOUND, or FAILED_PRECONDITION / RESOURCE_NOT_EMPTY when it has tags.
  */
 export async function deleteRepo(db: Db, uid: string): Promise<void> {
@@ -89,7 +90,9 @@ export async function deleteRepo(db: Db, uid: string): Promise<void> {
   const tag = await db.selectFrom("tags").select("uid").where("repo_uid", "=", uid).limit(1).executeTakeFirst();
   if (tag) throw resourceNotEmpty("repo", uid);
   await db.deleteFrom("tag_history").where("repo_uid", "=", uid).execute();
-  await db.deleteFrom("manifests").where("repo_uid", "=", uid).execute();
+  for (const table of ["manifests", "manifest_refs", "repo_blobs", "uploads"] as const) {
+    await db.deleteFrom(table).where("repo_uid", "=", uid).execute();
+  }
   await db.deleteFrom("repos").where("uid", "=", uid).execute();
 }
 

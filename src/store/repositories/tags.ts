@@ -110,3 +110,26 @@ export async function deleteTag(db: Db, uid: string): Promise<void> {
   const result = await db.deleteFrom("tags").where("uid", "=", uid).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw notFound("tag", uid);
 }
+
+/** The tag `name` of a repo, or undefined. */
+export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
+  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
+}
+
+/**
+ * Tag names of a repo in byte order, after `last` (exclusive), at most `limit`, limited to
+ * `only` when given: the registry's tag listing.
+ */
+export async function listTagNames(db: Db, repoUid: string, options: { last?: string; limit: number; only?: string[] }): Promise<string[]> {
+  let query = db.selectFrom("tags").select("name").where("repo_uid", "=", repoUid);
+  if (options.last !== undefined) query = query.where("name", ">", options.last);
+  if (options.only !== undefined) query = options.only.length === 0 ? query.where("name", "in", [""]) : query.where("name", "in", options.only);
+  const rows = await query.orderBy("name").limit(options.limit).execute();
+  return rows.map((r) => r.name);
+}
+
+/** Deletes the tag `name` of a repo (its history stays); returns false when there was none. */
+export async function deleteTagByName(db: Db, repoUid: string, name: string): Promise<boolean> {
+  const result = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -1,0 +1,207 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import { pipeline } from "node:stream/promises";
+import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../store/repositories/blobs.js";
+import { findRepoByPath, type RepoRow } from "../store/repositories/repos.js";
+import { UploadTooLarge } from "./content-store.js";
+import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
+import { authorizeRepository } from "./registry-auth.js";
+import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import type { RegistryContext } from "./token-endpoint.js";
+
+/**
+ * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:
+ * `POST /v2/<name>/blobs/uploads/` (start; monolithic with `?digest=`; `?mount=&from=`),
+ * `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>` (status, chunk, finish, cancel).
+ */
+
+export type RegistryRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type RegistryResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+export interface RegistryEndpointContext extends RegistryContext {
+  /** Largest blob, bytes. */
+  maxBlobBytes: number;
+  now: () => number;
+}
+
+/** Writes a bodiless answer with the registry's headers. */
+export function writeEmpty(res: RegistryResponse, status: number, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
+  res.end();
+}
+
+/** The repo `name` names, or 404 NAME_UNKNOWN. */
+export async function existingRepo(ctx: RegistryContext, name: RepositoryName): Promise<RepoRow> {
+  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
+  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
+  return repo;
+}
+
+const uploadLocation = (name: RepositoryName, id: string) => `/v2/${name.full}/blobs/uploads/${id}`;
+const blobLocation = (name: RepositoryName, digest: string) => `/v2/${name.full}/blobs/${digest}`;
+/** The Range header of an upload of `size` bytes: the inclusive byte range received. */
+const receivedRange = (size: number) => `0-${Math.max(0, size - 1)}`;
+
+function uploadHeaders(name: RepositoryName, id: string, size: number): Record<string, string> {
+  return { location: uploadLocation(name, id), range: receivedRange(size), "docker-upload-uuid": id };
+}
+
+/** Parses `Range: bytes=<start>-[<end>]` against a blob of `size`; undefined for none; throws 416. */
+function byteRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+  if (header === undefined) return undefined;
+  const match = /^bytes=(\d+)-(\d*)$/.exec(header.trim());
+  const start = match ? Number(match[1]) : NaN;
+  const end = match && match[2] !== "" ? Math.min(Number(match[2]), size - 1) : size - 1;
+  if (!match || start > end || start >= size) {
+    fail(416, "BLOB_UNKNOWN", "the requested range is not satisfiable", { range: header, size }, { "content-range": `bytes */${size}` });
+  }
+  return { start, end };
+}
+
+/** `HEAD|GET /v2/<name>/blobs/<digest>`, with a single byte range on GET. */
+export async function handleBlob(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PULL);
+  const digest = checkDigest(digestText);
+  const repo = await existingRepo(ctx, name);
+  const size = await linkedBlobSize(ctx.db, repo.uid, digest);
+  const stored = size === undefined ? undefined : await ctx.content.size(digest);
+  if (size === undefined || stored !== size) fail(404, "BLOB_UNKNOWN", `blob ${digest} is not in ${name.full}`, { digest });
+  const headers: Record<string, string> = {
+    ...REGISTRY_VERSION_HEADERS,
+    "content-type": "application/octet-stream",
+    "docker-content-digest": digest,
+    etag: `"${digest}"`,
+    "accept-ranges": "bytes",
+    "cache-control": "max-age=31536000",
+  };
+  if (req.method === "HEAD") {
+    res.writeHead(200, { ...headers, "content-length": String(size) });
+    res.end();
+    return;
+  }
+  const range = byteRange(typeof req.headers.range === "string" ? req.headers.range : undefined, size);
+  if (range === undefined) {
+    res.writeHead(200, { ...headers, "content-length": String(size) });
+  } else {
+    res.writeHead(206, { ...headers, "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` });
+  }
+  await pipeline(ctx.content.read(digest, range), res as NodeJS.WritableStream);
+}
+
+async function startUpload(ctx: RegistryEndpointContext, repo: RepoRow): Promise<string> {
+  const id = await ctx.content.createUpload();
+  await insertUpload(ctx.db, { id, repo_uid: repo.uid, create_time: ctx.now() });
+  return id;
+}
+
+async function appendBody(ctx: RegistryEndpointContext, req: RegistryRequest, id: string): Promise<number> {
+  try {
+    return await ctx.content.append(id, req, ctx.maxBlobBytes);
+  } catch (error) {
+    if (error instanceof UploadTooLarge) fail(413, "SIZE_INVALID", error.message, { limit: ctx.maxBlobBytes });
+    throw error;
+  }
+}
+
+/** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
+export async function handleUploadStart(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PUSH);
+  const mount = query.get("mount");
+  const digestParam = query.get("digest");
+  const repo = await repoForPush(ctx.db, name, ctx.now());
+
+  if (mount !== null) {
+    const digest = checkDigest(mount);
+    const from = query.get("from");
+    if (from !== null) {
+      const source = parseRepositoryName(from);
+      // Mounting needs pull on the source; otherwise the client uploads the blob as usual (202).
+      const canPull = await authorizeRepository(ctx, req, source, PULL).then(
+        () => true,
+        () => false,
+      );
+      const sourceRepo = canPull ? await findRepoByPath(ctx.db, source.organization, source.image) : undefined;
+      if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, digest))) {
+        writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+        return;
+      }
+    }
+    if ((await linkedBlobSize(ctx.db, repo.uid, digest)) !== undefined) {
+      writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+      return;
+    }
+  }
+
+  const id = await startUpload(ctx, repo);
+  if (digestParam !== null && mount === null) {
+    const digest = checkDigest(digestParam);
+    try {
+      await appendBody(ctx, req, id);
+      await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
+    } catch (error) {
+      await discard(ctx, id);
+      throw error;
+    }
+    writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+    return;
+  }
+  req.resume(); // a body on a session start carries nothing
+  writeEmpty(res, 202, uploadHeaders(name, id, 0));
+}
+
+async function discard(ctx: RegistryEndpointContext, id: string): Promise<void> {
+  await deleteUpload(ctx.db, id);
+  await ctx.content.removeUpload(id);
+}
+
+/** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`. */
+export async function handleUpload(
+  ctx: RegistryEndpointContext,
+  req: RegistryRequest,
+  res: RegistryResponse,
+  nameText: string,
+  id: string,
+  query: URLSearchParams,
+): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PUSH);
+  const repo = await existingRepo(ctx, name);
+  const upload = await findUpload(ctx.db, repo.uid, id);
+  const size = upload === undefined ? undefined : await ctx.content.uploadSize(id);
+  if (upload === undefined || size === undefined) fail(404, "BLOB_UPLOAD_UNKNOWN", `no upload ${id.slice(0, 64)} in ${name.full}`, { id: id.slice(0, 64) });
+
+  switch (req.method) {
+    case "GET":
+      writeEmpty(res, 204, uploadHeaders(name, id, size));
+      return;
+    case "DELETE":
+      await discard(ctx, id);
+      writeEmpty(res, 204);
+      return;
+    case "PATCH": {
+      const contentRange = req.headers["content-range"];
+      if (typeof contentRange === "string") {
+        const match = /^(?:bytes[ =])?(\d+)-(\d+)$/.exec(contentRange.trim());
+        if (!match || Number(match[1]) !== size) {
+          fail(416, "BLOB_UPLOAD_INVALID", `a chunk must start at ${size}, the bytes received so far`, { range: contentRange }, uploadHeaders(name, id, size));
+        }
+      }
+      const total = await appendBody(ctx, req, id);
+      writeEmpty(res, 202, uploadHeaders(name, id, total));
+      return;
+    }
+    case "PUT": {
+      const digest = checkDigest(query.get("digest"));
+      await appendBody(ctx, req, id);
+      await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
+      writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+      return;
+    }
+    default:
+      fail(405, "UNSUPPORTED", `method ${req.method} is not allowed on an upload`, null, { allow: "GET, PATCH, PUT, DELETE" });
+  }
+}

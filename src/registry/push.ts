@@ -1,0 +1,136 @@
+import { ApiError } from "../api/errors.js";
+import { newChildUid } from "../api/uidp.js";
+import { REPO_NAME } from "../services/registry/registry-validation.js";
+import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, unlinkedBlobs } from "../store/repositories/blobs.js";
+import { findOrganizationByName } from "../store/repositories/groups.js";
+import { existingManifests, putManifestRefs } from "../store/repositories/manifests.js";
+import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/repos.js";
+import { findTagByName, upsertTag } from "../store/repositories/tags.js";
+import { inTransaction } from "../store/store.js";
+import type { Database, Db } from "../store/tables.js";
+import type { Kysely } from "kysely";
+import { DigestMismatch, type ContentStore } from "./content-store.js";
+import { recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
+import { fail } from "./registry-errors.js";
+import { isTag, type RepositoryName } from "./scope.js";
+
+/**
+ * What a push changes, independent of HTTP: the repo a push creates, finished uploads
+ * becoming blobs of a repo, and manifests with the tags they move. Each change is one
+ * transaction; failures are registry errors (`fail`).
+ */
+
+/** Largest config blob read to learn an image's platform. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The repo `name`, created in its organization's root group when missing. The caller's
+ * right to create it was checked when its token was issued (push on a missing repo).
+ */
+export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number): Promise<RepoRow> {
+  const existing = await findRepoByPath(db, name.organization, name.image);
+  if (existing !== undefined) return existing;
+  if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
+    fail(400, "NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
+  }
+  const organization = await findOrganizationByName(db, name.organization);
+  if (organization === undefined) fail(404, "NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
+  try {
+    return await inTransaction(db, undefined, (trx) =>
+      insertRepo(trx, { uid: newChildUid(organization.uid), group_uid: organization.uid, name: name.image, description: "", readme: "", create_time: now, update_time: now }),
+    );
+  } catch (error) {
+    // Two first pushes at once: the other one created it.
+    const raced = error instanceof ApiError && error.kind === "ALREADY_EXISTS" ? await findRepoByPath(db, name.organization, name.image) : undefined;
+    if (raced === undefined) throw error;
+    return raced;
+  }
+}
+
+/** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */
+export function checkDigest(digest: string | null): string {
+  if (digest === null || !DIGEST.test(digest)) fail(400, "DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });
+  return digest;
+}
+
+/**
+ * Turns upload `id` into blob `digest` of the repo: checked against its bytes, published
+ * whole, recorded and linked in one transaction. Throws 400 DIGEST_INVALID on a mismatch.
+ */
+export async function finishUpload(db: Kysely<Database>, content: ContentStore, repoUid: string, id: string, digest: string, now: number): Promise<number> {
+  let size: number;
+  try {
+    size = await content.commit(id, digest);
+  } catch (error) {
+    if (error instanceof DigestMismatch) fail(400, "DIGEST_INVALID", error.message, { digest });
+    throw error;
+  }
+  await inTransaction(db, undefined, async (trx) => {
+    await recordBlob(trx, digest, size, now);
+    await linkBlob(trx, repoUid, digest);
+    await deleteUpload(trx, id);
+  });
+  return size;
+}
+
+/** Links blob `digest` of repo `fromUid` into repo `toUid`; false when `fromUid` does not hold it. */
+export async function mountBlob(db: Db, fromUid: string, toUid: string, digest: string): Promise<boolean> {
+  if ((await linkedBlobSize(db, fromUid, digest)) === undefined) return false;
+  await linkBlob(db, toUid, digest);
+  return true;
+}
+
+async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of content.read(digest)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Stores a pushed manifest in the repo and, when `reference` is a tag, moves the tag to it
+ * (recorded in the tag history), in one transaction. Everything it names must be there: an
+ * image's config and layers as blobs of the repo, an index's manifests in the repo.
+ * Throws 400 MANIFEST_INVALID, DIGEST_INVALID, TAG_INVALID or MANIFEST_BLOB_UNKNOWN.
+ */
+export async function pushManifest(
+  db: Kysely<Database>,
+  content: ContentStore,
+  repo: RepoRow,
+  options: { reference: string; bytes: Buffer; contentType?: string; now: number },
+): Promise<{ digest: string; manifest: Manifest }> {
+  const { reference, bytes } = options;
+  const byDigest = reference.startsWith("sha256:");
+  if (byDigest) checkDigest(reference);
+  else if (!isTag(reference)) fail(400, "TAG_INVALID", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -", { tag: reference.slice(0, 140) });
+
+  let manifest: Manifest;
+  try {
+    manifest = parseManifest(bytes, options.contentType);
+  } catch (error) {
+    if (error instanceof InvalidManifest) fail(400, "MANIFEST_INVALID", error.message, null);
+    throw error;
+  }
+  const digest = sha256Digest(bytes);
+  if (byDigest && digest !== reference) fail(400, "DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
+
+  let platform: { architecture: string; os: string } | undefined;
+  if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
+    platform = platformOfConfig(await readAll(content, manifest.config.digest));
+  }
+
+  await inTransaction(db, undefined, async (trx) => {
+    const needed = referencedDigests(manifest);
+    const missingBlobs = await unlinkedBlobs(trx, repo.uid, needed.blobs);
+    const present = await existingManifests(trx, repo.uid, needed.manifests);
+    const missing = [...missingBlobs, ...needed.manifests.filter((d) => !present.has(d))];
+    if (missing.length > 0) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing });
+    await recordManifest(trx, repo.uid, bytes, { contentType: manifest.mediaType, platform, now: options.now });
+    if (manifest.kind === "index") await putManifestRefs(trx, repo.uid, digest, needed.manifests);
+    if (!byDigest) {
+      const current = await findTagByName(trx, repo.uid, reference);
+      await upsertTag(trx, repo.uid, { name: reference, digest, deprecated: Number(current?.deprecated ?? 0) === 1 }, options.now);
+    }
+  });
+  return { digest, manifest };
+}

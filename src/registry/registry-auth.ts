@@ -1,0 +1,69 @@
+import { decodeJwt } from "jose";
+import type { NodeRequest } from "../rest/node-types.js";
+import { bearerChallenge, fail } from "./registry-errors.js";
+import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
+import type { AccessEntry, RegistryContext } from "./token-endpoint.js";
+
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false;
+  }
+}
+
+/** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
+function challengeScope(name: RepositoryName, action: Action): string {
+  return repositoryScope(name.full, action === PUSH ? [PULL, PUSH] : [action]);
+}
+
+/**
+ * Verifies the registry token of a request. Throws 401 with a challenge when there is
+ * none or it is invalid, and 403 for a token of another audience (spec 7 rule 4).
+ */
+async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: string | undefined, name?: RepositoryName) {
+  const { config, tokens } = ctx;
+  const header = req.headers.authorization;
+  const bearer = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null;
+  const detail = name === undefined ? null : { name: name.full };
+  if (!bearer) {
+    fail(401, "UNAUTHORIZED", "authentication required: get a token from the realm of the WWW-Authenticate challenge", detail, {
+      "www-authenticate": bearerChallenge(config.registryUrl, { scope }),
+    });
+  }
+  try {
+    return await tokens.verify(bearer[1], config.registryUrl);
+  } catch (error) {
+    let audiences: string[] = [];
+    try {
+      const aud = decodeJwt(bearer[1]).aud;
+      audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
+    } catch {
+      // not a JWT at all
+    }
+    if (audiences.length > 0 && !audiences.some((a) => sameUrl(a, config.registryUrl))) {
+      fail(403, "DENIED", `the token was not issued for this registry (audience ${config.registryUrl})`, detail);
+    }
+    fail(401, "UNAUTHORIZED", (error as Error).message, detail, {
+      "www-authenticate": bearerChallenge(config.registryUrl, { scope, error: "invalid_token" }),
+    });
+  }
+}
+
+/** `GET /v2/`: any valid registry token (a client's check that it is authenticated); 401 with a challenge otherwise. */
+export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Promise<void> {
+  await registryClaims(ctx, req, undefined);
+}
+
+/**
+ * The access entry of the request's registry token that grants `action` on `name`.
+ * Throws 401 (no or invalid token, with the challenge for the scope to ask for) or 403
+ * (a valid token that does not grant it: asking again would not help).
+ */
+export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<AccessEntry> {
+  const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
+  const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
+  const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
+  if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });
+  return entry;
+}

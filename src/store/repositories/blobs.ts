@@ -1,0 +1,54 @@
+import type { Selectable } from "kysely";
+import type { Db, UploadTable } from "../tables.js";
+
+export type UploadRow = Selectable<UploadTable>;
+
+/** Records that the content store holds blob `digest` whole. Idempotent. */
+export async function recordBlob(db: Db, digest: string, size: number, now: number): Promise<void> {
+  await db.insertInto("blobs").values({ digest, size, create_time: now }).onConflict((oc) => oc.column("digest").doNothing()).execute();
+}
+
+/** Lets repo `repoUid` serve blob `digest` (which must be recorded). Idempotent. */
+export async function linkBlob(db: Db, repoUid: string, digest: string): Promise<void> {
+  await db.insertInto("repo_blobs").values({ repo_uid: repoUid, digest }).onConflict((oc) => oc.columns(["repo_uid", "digest"]).doNothing()).execute();
+}
+
+/** The size of blob `digest` when repo `repoUid` may serve it, else undefined. */
+export async function linkedBlobSize(db: Db, repoUid: string, digest: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom("repo_blobs")
+    .innerJoin("blobs", "blobs.digest", "repo_blobs.digest")
+    .select("blobs.size")
+    .where("repo_blobs.repo_uid", "=", repoUid)
+    .where("repo_blobs.digest", "=", digest)
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.size);
+}
+
+/** Those of `digests` that repo `repoUid` may not serve. */
+export async function unlinkedBlobs(db: Db, repoUid: string, digests: string[]): Promise<string[]> {
+  const unique = [...new Set(digests)];
+  if (unique.length === 0) return [];
+  const rows = await db.selectFrom("repo_blobs").select("digest").where("repo_uid", "=", repoUid).where("digest", "in", unique).execute();
+  const linked = new Set(rows.map((r) => r.digest));
+  return unique.filter((d) => !linked.has(d));
+}
+
+export async function insertUpload(db: Db, row: UploadRow): Promise<void> {
+  await db.insertInto("uploads").values(row).execute();
+}
+
+/** The upload `id` of repo `repoUid`, or undefined. */
+export async function findUpload(db: Db, repoUid: string, id: string): Promise<UploadRow | undefined> {
+  return db.selectFrom("uploads").selectAll().where("id", "=", id).where("repo_uid", "=", repoUid).executeTakeFirst();
+}
+
+export async function deleteUpload(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("uploads").where("id", "=", id).execute();
+}
+
+/** Removes uploads started before `before` (epoch ms); returns their ids. */
+export async function deleteStaleUploads(db: Db, before: number): Promise<string[]> {
+  const rows = await db.deleteFrom("uploads").where("create_time", "<", before).returning("id").execute();
+  return rows.map((r) => r.id);
+}

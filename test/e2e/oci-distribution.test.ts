@@ -1,0 +1,372 @@
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import http from "node:http";
+import { after, before, describe, test } from "node:test";
+import { builtInRole } from "../../src/auth/capabilities.js";
+import { newChildUid } from "../../src/api/uidp.js";
+import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { MEDIA_TYPE } from "../../src/registry/manifest.js";
+import { insertGroup } from "../../src/store/repositories/groups.js";
+import { insertIdentity } from "../../src/store/repositories/identities.js";
+import { findRepoByPath } from "../../src/store/repositories/repos.js";
+import { bindRole } from "../../src/store/repositories/role-bindings.js";
+import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { blobOf, buildImage, indexOf, type Blob, type BuiltImage } from "../support/oci-layout.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+
+/** The OCI Distribution API of the registry host, over plain HTTP, as registry clients use it. */
+
+const MAX_BLOB = 64 * 1024;
+let server: TestServer;
+let folder: string;
+/** Identities: `editor` on `folder` only; `puller` with registry.pull on the organization. */
+let editorUid: string;
+let pullerUid: string;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+  json: () => Record<string, unknown>;
+}
+
+const sha = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+
+async function call(method: string, path: string, options: { token?: string; body?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  const body = Buffer.isBuffer(options.body) ? new Uint8Array(options.body) : options.body;
+  const res = await fetch(`${server.registryUrl}${path}`, { method, headers, body });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, bytes, json: () => JSON.parse(bytes.toString()) as Record<string, unknown> };
+}
+
+function assertError(answer: Answer, status: number, code: string): void {
+  assert.equal(answer.status, status, answer.bytes.toString());
+  assert.equal((answer.json().errors as Array<{ code: string }>)[0].code, code);
+}
+
+async function identity(group: string, role: "editor" | "registry.pull" | "owner", on: string): Promise<string> {
+  const uid = newChildUid(group);
+  await insertIdentity(server.store.db, { uid, group_uid: group, name: "someone", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
+  await bindRole(server.store.db, on, uid, builtInRole(role).uid, 1);
+  return uid;
+}
+
+/** A registry token for `scopes`, as the identity (platform token for the registry audience) or anonymously. */
+async function token(scopes: string[], subject?: string): Promise<string> {
+  const headers: Record<string, string> = {};
+  if (subject !== undefined) {
+    const platform = await server.server.tokens.issue({ subject, audience: "http://registry.test" });
+    headers.authorization = `Bearer ${platform.token}`;
+  }
+  const answer = await call("GET", `/token?${scopes.map((s) => `scope=${encodeURIComponent(s)}`).join("&")}`, { headers });
+  assert.equal(answer.status, 200, answer.bytes.toString());
+  return answer.json().token as string;
+}
+const pushToken = (name: string, subject = server.ownerUid) => token([`repository:${name}:pull,push`], subject);
+const pullToken = (name: string, subject = server.ownerUid) => token([`repository:${name}:pull`], subject);
+
+async function pushBlob(name: string, blob: Blob | Buffer, t: string): Promise<Answer> {
+  const bytes = Buffer.isBuffer(blob) ? blob : blob.bytes;
+  return call("POST", `/v2/${name}/blobs/uploads/?digest=${sha(bytes)}`, { token: t, body: bytes, headers: { "content-type": "application/octet-stream" } });
+}
+
+async function pushManifest(name: string, reference: string, manifest: Blob, t: string): Promise<Answer> {
+  return call("PUT", `/v2/${name}/manifests/${reference}`, { token: t, body: manifest.bytes, headers: { "content-type": manifest.mediaType } });
+}
+
+async function pushImage(name: string, reference: string, image: BuiltImage, t: string): Promise<void> {
+  for (const blob of [image.config, ...image.layers]) assert.equal((await pushBlob(name, blob, t)).status, 201);
+  const answer = await pushManifest(name, reference, image.manifest, t);
+  assert.equal(answer.status, 201, answer.bytes.toString());
+}
+
+before(async () => {
+  server = await startTestServer({ limits: { maxBlobBytes: MAX_BLOB } });
+  folder = newChildUid(server.org.uid);
+  await insertGroup(server.store.db, { uid: folder, parent_uid: server.org.uid, name: "team", description: "", create_time: 1, update_time: 1 });
+  editorUid = await identity(server.org.uid, "editor", folder);
+  pullerUid = await identity(server.org.uid, "registry.pull", server.org.uid);
+});
+after(() => server.close());
+
+describe("OCI Distribution API", () => {
+  test("blobs: monolithic and chunked uploads; GET whole, by range, and HEAD", async () => {
+    const t = await pushToken("acme/blobs");
+    const small = randomBytes(1000);
+    const created = await pushBlob("acme/blobs", small, t);
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get("location"), `/v2/acme/blobs/blobs/${sha(small)}`);
+    assert.equal(created.headers.get("docker-content-digest"), sha(small));
+
+    const big = randomBytes(3000);
+    const started = await call("POST", "/v2/acme/blobs/blobs/uploads/", { token: t });
+    assert.equal(started.status, 202);
+    const location = started.headers.get("location")!;
+    assert.match(location, /^\/v2\/acme\/blobs\/blobs\/uploads\/[0-9a-f-]{36}$/);
+    assert.equal(started.headers.get("range"), "0-0");
+    const first = await call("PATCH", location, { token: t, body: big.subarray(0, 1000), headers: { "content-range": "0-999" } });
+    assert.equal(first.status, 202);
+    assert.equal(first.headers.get("range"), "0-999");
+    const outOfOrder = await call("PATCH", location, { token: t, body: big.subarray(2000), headers: { "content-range": "2000-2999" } });
+    assertError(outOfOrder, 416, "BLOB_UPLOAD_INVALID");
+    assert.equal((await call("PATCH", location, { token: t, body: big.subarray(1000, 2000) })).headers.get("range"), "0-1999");
+    const status = await call("GET", location, { token: t });
+    assert.equal(status.status, 204);
+    assert.equal(status.headers.get("range"), "0-1999");
+    assertError(await call("PUT", `${location}?digest=${sha(randomBytes(4))}`, { token: t, body: big.subarray(2000) }), 400, "DIGEST_INVALID");
+    assert.equal((await call("PUT", `${location}?digest=${sha(big)}`, { token: t })).status, 201, "the rejected final chunk was not kept");
+
+    const read = await pullToken("acme/blobs");
+    const whole = await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read });
+    assert.equal(whole.status, 200);
+    assert.deepEqual(whole.bytes, big);
+    assert.equal(whole.headers.get("docker-content-digest"), sha(big));
+    const part = await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { range: "bytes=10-19" } });
+    assert.equal(part.status, 206);
+    assert.deepEqual(part.bytes, big.subarray(10, 20));
+    assert.equal(part.headers.get("content-range"), "bytes 10-19/3000");
+    assertError(await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { range: "bytes=5000-" } }), 416, "BLOB_UNKNOWN");
+    const head = await call("HEAD", `/v2/acme/blobs/blobs/${sha(small)}`, { token: read });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get("content-length"), "1000");
+    assert.equal(head.bytes.length, 0);
+    assert.equal((await call("HEAD", `/v2/acme/blobs/blobs/${sha(randomBytes(8))}`, { token: read })).status, 404);
+    assertError(await call("GET", `/v2/acme/blobs/blobs/${sha(randomBytes(8))}`, { token: read }), 404, "BLOB_UNKNOWN");
+    assertError(await call("GET", "/v2/acme/blobs/blobs/sha256:XYZ", { token: read }), 400, "DIGEST_INVALID");
+    assertError(await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: await pushToken("acme/other") }), 403, "DENIED");
+  });
+
+  test("nothing half-written: a digest mismatch, an oversized blob, a cancelled upload, a client that goes away", async () => {
+    const t = await pushToken("acme/safe");
+    const bytes = randomBytes(500);
+    const wrong = sha(randomBytes(500));
+    assertError(await call("POST", `/v2/acme/safe/blobs/uploads/?digest=${wrong}`, { token: t, body: bytes }), 400, "DIGEST_INVALID");
+    const tooBig = randomBytes(MAX_BLOB + 1);
+    assertError(await pushBlob("acme/safe", tooBig, t), 413, "SIZE_INVALID");
+    const read = await pullToken("acme/safe");
+    for (const digest of [wrong, sha(bytes), sha(tooBig)]) assert.equal((await call("HEAD", `/v2/acme/safe/blobs/${digest}`, { token: read })).status, 404);
+
+    const started = await call("POST", "/v2/acme/safe/blobs/uploads/", { token: t });
+    const location = started.headers.get("location")!;
+    assert.equal((await call("DELETE", location, { token: t })).status, 204);
+    assertError(await call("GET", location, { token: t }), 404, "BLOB_UPLOAD_UNKNOWN");
+    assertError(await call("PATCH", "/v2/acme/safe/blobs/uploads/not-an-upload", { token: t, body: "x" }), 404, "BLOB_UPLOAD_UNKNOWN");
+
+    // A chunk cut off mid-body: the upload keeps only what came before it.
+    const upload = (await call("POST", "/v2/acme/safe/blobs/uploads/", { token: t })).headers.get("location")!;
+    await call("PATCH", upload, { token: t, body: bytes.subarray(0, 100) });
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${server.registryUrl}${upload}`, { method: "PATCH", headers: { authorization: `Bearer ${t}`, "content-length": "400" } });
+      req.on("error", () => resolve());
+      req.write(bytes.subarray(100, 300), () => setTimeout(() => req.destroy(), 50));
+      req.on("close", () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await call("GET", upload, { token: t })).headers.get("range"), "0-99");
+    assert.equal((await call("PUT", `${upload}?digest=${sha(bytes)}`, { token: t, body: bytes.subarray(100) })).status, 201);
+  });
+
+  test("manifests: the images they name must be there; by tag and by digest; Docker media types; delete", async () => {
+    const t = await pushToken("acme/app");
+    const image = buildImage({ architecture: "amd64" });
+    assertError(await pushManifest("acme/app", "v1", image.manifest, t), 400, "MANIFEST_BLOB_UNKNOWN");
+    await pushImage("acme/app", "v1", image, t);
+    const read = await pullToken("acme/app");
+    for (const reference of ["v1", image.manifest.digest]) {
+      const got = await call("GET", `/v2/acme/app/manifests/${reference}`, { token: read, headers: { accept: MEDIA_TYPE.ociManifest } });
+      assert.equal(got.status, 200);
+      assert.deepEqual(got.bytes, image.manifest.bytes, "the bytes pushed, unchanged");
+      assert.equal(got.headers.get("content-type"), MEDIA_TYPE.ociManifest);
+      assert.equal(got.headers.get("docker-content-digest"), image.manifest.digest);
+      const head = await call("HEAD", `/v2/acme/app/manifests/${reference}`, { token: read });
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get("content-length"), String(image.manifest.size));
+    }
+    assertError(await call("GET", "/v2/acme/app/manifests/nope", { token: read }), 404, "MANIFEST_UNKNOWN");
+    assertError(await call("GET", `/v2/acme/app/manifests/${sha(randomBytes(3))}`, { token: read }), 404, "MANIFEST_UNKNOWN");
+    assertError(await call("GET", "/token?scope=repository:acme/nothing:pull", { headers: { authorization: `Bearer ${(await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" })).token}` } }), 404, "NAME_UNKNOWN");
+    assertError(await pushManifest("acme/app", image.layers[0].digest, image.manifest, t), 400, "DIGEST_INVALID");
+    assertError(await call("PUT", "/v2/acme/app/manifests/v2", { token: t, body: "{}", headers: { "content-type": MEDIA_TYPE.ociManifest } }), 400, "MANIFEST_INVALID");
+    assertError(await pushManifest("acme/app", "-bad", image.manifest, t), 400, "TAG_INVALID");
+    assertError(await call("PUT", "/v2/acme/app/manifests/big", { token: t, body: Buffer.alloc(4 * 1024 * 1024 + 1, 32) }), 413, "SIZE_INVALID");
+
+    // A Docker schema 2 manifest keeps its media type.
+    const docker = blobOf(
+      Buffer.from(JSON.stringify({ ...JSON.parse(image.manifest.bytes.toString()), mediaType: MEDIA_TYPE.dockerManifest })),
+      MEDIA_TYPE.dockerManifest,
+    );
+    assert.equal((await pushManifest("acme/app", "docker", docker, t)).status, 201);
+    assert.equal((await call("GET", "/v2/acme/app/manifests/docker", { token: read })).headers.get("content-type"), MEDIA_TYPE.dockerManifest);
+
+    const del = await token(["repository:acme/app:delete"], server.ownerUid);
+    assertError(await call("DELETE", "/v2/acme/app/manifests/docker", { token: read }), 403, "DENIED");
+    assert.equal((await call("DELETE", "/v2/acme/app/manifests/docker", { token: del })).status, 202);
+    assertError(await call("GET", "/v2/acme/app/manifests/docker", { token: read }), 404, "MANIFEST_UNKNOWN");
+    assert.equal((await call("GET", `/v2/acme/app/manifests/${docker.digest}`, { token: read })).status, 200, "deleting a tag keeps the manifest");
+    assert.equal((await call("DELETE", `/v2/acme/app/manifests/${docker.digest}`, { token: del })).status, 202);
+    assertError(await call("GET", `/v2/acme/app/manifests/${docker.digest}`, { token: read }), 404, "MANIFEST_UNKNOWN");
+    assertError(await call("DELETE", `/v2/acme/app/manifests/${docker.digest}`, { token: del }), 404, "MANIFEST_UNKNOWN");
+  });
+
+  test("a push that moves a tag is a tag change: history, ListTags and ImagesService see it", async () => {
+    const t = await pushToken("acme/moving");
+    const amd = buildImage({ architecture: "amd64", label: "1" });
+    const arm = buildImage({ architecture: "arm64", label: "1" });
+    await pushImage("acme/moving", amd.manifest.digest, amd, t);
+    await pushImage("acme/moving", arm.manifest.digest, arm, t);
+    const index = indexOf([amd, arm]);
+    assert.equal((await pushManifest("acme/moving", "latest", index, t)).status, 201);
+    const next = buildImage({ architecture: "amd64", label: "2" });
+    await pushImage("acme/moving", "latest", next, t);
+
+    const repo = await findRepoByPath(server.store.db, "acme", "moving");
+    assert.ok(repo);
+    assert.deepEqual((await readTagHistory(server.store.db, repo.uid, "latest", { limit: 10 })).map((h) => h.digest), [index.digest, next.manifest.digest]);
+    const auth = { authorization: `Bearer ${server.ownerToken}` };
+    const tags = (await (await fetch(`${server.apiUrl}/registry/v2/tags?uidp.children_of=${repo.uid}`, { headers: auth })).json()) as { tags: Array<{ name: string; digest: string }> };
+    assert.deepEqual(tags.tags.map((x) => [x.name, x.digest]), [["latest", next.manifest.digest]]);
+    const archs = (await (await fetch(`${server.apiUrl}/registry/v2/repos/${repo.uid}/digests/${index.digest}/architectures`, { headers: auth })).json()) as { architectures: string[] };
+    assert.deepEqual(archs.architectures, ["amd64", "arm64"]);
+    const size = (await (await fetch(`${server.apiUrl}/registry/v2/repos/${repo.uid}/digests/${index.digest}/size?architecture=arm64`, { headers: auth })).json()) as { size: string };
+    assert.equal(size.size, String(arm.imageSize));
+    const history = await call("GET", "/v2/acme/moving/_service/history/latest", { token: await pullToken("acme/moving") });
+    assert.deepEqual((history.json().history as Array<{ digest: string }>).map((h) => h.digest), [index.digest, next.manifest.digest]);
+  });
+
+  test("tags/list: byte order, n and last, a Link to the next page", async () => {
+    const t = await pushToken("acme/many");
+    const image = buildImage({ architecture: "amd64" });
+    await pushImage("acme/many", "b", image, t);
+    for (const tag of ["a", "c", "B", "a.1"]) assert.equal((await pushManifest("acme/many", tag, image.manifest, t)).status, 201);
+    const read = await pullToken("acme/many");
+    const all = await call("GET", "/v2/acme/many/tags/list", { token: read });
+    assert.deepEqual(all.json(), { name: "acme/many", tags: ["B", "a", "a.1", "b", "c"] });
+    assert.equal(all.headers.get("link"), null);
+    const page = await call("GET", "/v2/acme/many/tags/list?n=2&last=a", { token: read });
+    assert.deepEqual(page.json().tags, ["a.1", "b"]);
+    assert.equal(page.headers.get("link"), '</v2/acme/many/tags/list?n=2&last=b>; rel="next"');
+    assert.deepEqual((await call("GET", "/v2/acme/many/tags/list?n=2&last=b", { token: read })).json().tags, ["c"]);
+    assert.deepEqual((await call("GET", "/v2/acme/many/tags/list?n=0", { token: read })).json().tags, []);
+    assertError(await call("GET", "/v2/acme/many/tags/list?n=-1", { token: read }), 400, "INVALID_ARGUMENT");
+  });
+
+  test("referrers: manifests whose subject is a digest, filtered by artifactType", async () => {
+    const t = await pushToken("acme/signed");
+    const image = buildImage({ architecture: "amd64" });
+    await pushImage("acme/signed", "v1", image, t);
+    const empty = blobOf(Buffer.from("{}"), "application/vnd.oci.empty.v1+json");
+    assert.equal((await pushBlob("acme/signed", empty, t)).status, 201);
+    const artifact = (type: string) =>
+      blobOf(
+        Buffer.from(
+          JSON.stringify({
+            schemaVersion: 2,
+            mediaType: MEDIA_TYPE.ociManifest,
+            artifactType: type,
+            config: { mediaType: empty.mediaType, digest: empty.digest, size: empty.size },
+            layers: [{ mediaType: empty.mediaType, digest: empty.digest, size: empty.size }],
+            subject: { mediaType: image.manifest.mediaType, digest: image.manifest.digest, size: image.manifest.size },
+            annotations: { "org.example.kind": type },
+          }),
+        ),
+        MEDIA_TYPE.ociManifest,
+      );
+    const sbom = artifact("application/spdx+json");
+    const sig = artifact("application/vnd.dev.sigstore.bundle+json");
+    for (const a of [sbom, sig]) {
+      const pushed = await pushManifest("acme/signed", a.digest, a, t);
+      assert.equal(pushed.status, 201);
+      assert.equal(pushed.headers.get("oci-subject"), image.manifest.digest);
+    }
+    const read = await pullToken("acme/signed");
+    const all = await call("GET", `/v2/acme/signed/referrers/${image.manifest.digest}`, { token: read });
+    assert.equal(all.status, 200);
+    assert.equal(all.headers.get("content-type"), MEDIA_TYPE.ociIndex);
+    const body = all.json() as { manifests: Array<{ digest: string; artifactType: string; annotations: Record<string, string> }> };
+    assert.deepEqual(body.manifests.map((m) => m.digest).sort(), [sbom.digest, sig.digest].sort());
+    assert.equal(body.manifests.find((m) => m.digest === sbom.digest)?.annotations["org.example.kind"], "application/spdx+json");
+    const filtered = await call("GET", `/v2/acme/signed/referrers/${image.manifest.digest}?artifactType=application/spdx%2Bjson`, { token: read });
+    assert.equal(filtered.headers.get("oci-filters-applied"), "artifactType");
+    assert.deepEqual((filtered.json().manifests as Array<{ digest: string }>).map((m) => m.digest), [sbom.digest]);
+    assert.deepEqual((await call("GET", `/v2/acme/signed/referrers/${sha(randomBytes(2))}`, { token: read })).json().manifests, []);
+  });
+
+  test("cross-repo mount: 201 when the token may pull the source, an ordinary upload (202) otherwise", async () => {
+    const source = await pushToken("acme/source");
+    const blob = randomBytes(200);
+    await pushBlob("acme/source", blob, source);
+    const both = await token(["repository:acme/target:pull,push", "repository:acme/source:pull"], server.ownerUid);
+    const mounted = await call("POST", `/v2/acme/target/blobs/uploads/?mount=${sha(blob)}&from=acme/source`, { token: both });
+    assert.equal(mounted.status, 201);
+    assert.equal(mounted.headers.get("location"), `/v2/acme/target/blobs/${sha(blob)}`);
+    assert.deepEqual((await call("GET", `/v2/acme/target/blobs/${sha(blob)}`, { token: both })).bytes, blob);
+    const targetOnly = await pushToken("acme/target2");
+    const refused = await call("POST", `/v2/acme/target2/blobs/uploads/?mount=${sha(blob)}&from=acme/source`, { token: targetOnly });
+    assert.equal(refused.status, 202);
+    assert.match(refused.headers.get("location")!, /\/blobs\/uploads\//);
+  });
+
+  test("who may push: creating a repo needs create rights on the organization; pull-only callers are denied", async () => {
+    // The editor of a folder may not create repos in the organization: push is left out of its token.
+    const answer = await call("GET", "/token?scope=repository:acme/editors-new:pull,push", {
+      headers: { authorization: `Bearer ${(await server.server.tokens.issue({ subject: editorUid, audience: "http://registry.test" })).token}` },
+    });
+    assertError(answer, 403, "DENIED");
+    // In a repo of its folder, it may push.
+    const auth = { authorization: `Bearer ${server.ownerToken}` };
+    await fetch(`${server.apiUrl}/registry/v2/repos/${folder}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "team-app" }) });
+    const editor = await pushToken("acme/team-app", editorUid);
+    await pushImage("acme/team-app", "v1", buildImage({ architecture: "amd64" }), editor);
+    // registry.pull gets pull only, and a push with it is DENIED.
+    const puller = await token(["repository:acme/team-app:pull,push"], pullerUid);
+    assertError(await call("POST", "/v2/acme/team-app/blobs/uploads/", { token: puller }), 403, "DENIED");
+    assertError(await call("PUT", "/v2/acme/team-app/manifests/v2", { token: puller, body: "{}" }), 403, "DENIED");
+    assert.equal((await call("GET", "/v2/acme/team-app/manifests/v1", { token: puller })).status, 200);
+    // No token: 401 with a challenge naming pull and push.
+    const bare = await call("POST", "/v2/acme/team-app/blobs/uploads/");
+    assertError(bare, 401, "UNAUTHORIZED");
+    assert.equal(bare.headers.get("www-authenticate"), 'Bearer realm="http://registry.test/token",service="registry.test",scope="repository:acme/team-app:pull,push"');
+    // A repo name that cannot be created.
+    assertError(await call("POST", "/v2/acme/Caps/blobs/uploads/", { token: await pushToken("acme/Caps") }), 400, "NAME_INVALID");
+  });
+
+  test("the free tier: latest and latest-dev of a public image, by tag and by the digests of their history, anonymously", async () => {
+    const { organization, identity: publicOwner } = await bootstrapOrganization(server.store, "public", Date.now());
+    assert.ok(organization);
+    const t = await pushToken("public/base", publicOwner.uid);
+    const amd = buildImage({ architecture: "amd64", label: "a" });
+    const arm = buildImage({ architecture: "arm64", label: "a" });
+    await pushImage("public/base", amd.manifest.digest, amd, t);
+    await pushImage("public/base", arm.manifest.digest, arm, t);
+    const index = indexOf([amd, arm]);
+    assert.equal((await pushManifest("public/base", "latest", index, t)).status, 201);
+    const other = buildImage({ architecture: "amd64", label: "other" });
+    await pushImage("public/base", "v1", other, t);
+    const newer = buildImage({ architecture: "amd64", label: "newer" });
+    await pushImage("public/base", "latest", newer, t);
+
+    const anonymous = await token(["repository:public/base:pull"]);
+    assert.equal((await call("GET", "/v2/public/base/manifests/latest", { token: anonymous })).status, 200);
+    // Pinned: an older digest of latest's history, and an image of that index.
+    assert.equal((await call("GET", `/v2/public/base/manifests/${index.digest}`, { token: anonymous })).status, 200);
+    assert.equal((await call("GET", `/v2/public/base/manifests/${arm.manifest.digest}`, { token: anonymous })).status, 200);
+    assert.equal((await call("GET", `/v2/public/base/blobs/${arm.layers[0].digest}`, { token: anonymous })).status, 200);
+    assertError(await call("GET", "/v2/public/base/manifests/v1", { token: anonymous }), 403, "DENIED");
+    assertError(await call("GET", `/v2/public/base/manifests/${other.manifest.digest}`, { token: anonymous }), 403, "DENIED");
+    assert.deepEqual((await call("GET", "/v2/public/base/tags/list", { token: anonymous })).json().tags, ["latest"]);
+    // Anonymous callers never get push, even when they ask for it.
+    const asked = await call("GET", "/token?scope=repository:public/base:pull,push");
+    const claims = JSON.parse(Buffer.from((asked.json().token as string).split(".")[1], "base64url").toString()) as { access: Array<{ actions: string[] }> };
+    assert.deepEqual(claims.access[0].actions, ["pull"]);
+    assertError(await call("POST", "/v2/public/base/blobs/uploads/", { token: anonymous }), 403, "DENIED");
+  });
+
+  test("unknown routes and methods answer in the registry error format", async () => {
+    const t = await pullToken("acme/app");
+    assertError(await call("POST", "/v2/acme/app/manifests/v1", { token: t }), 405, "UNSUPPORTED");
+    assertError(await call("GET", "/v2/acme/app/whatever", { token: t }), 404, "NAME_UNKNOWN");
+    assertError(await call("GET", "/v2/acme/app/tags/list"), 401, "UNAUTHORIZED");
+  });
+});
