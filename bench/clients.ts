@@ -11,9 +11,10 @@ import * as grpc from "@grpc/grpc-js";
  * real client does per call (encode, send, receive, decode).
  */
 
-/** One unary RPC, described for every protocol. */
+/** One unary RPC, described for every protocol; or a plain HTTP route (no `method`). */
 export interface RpcCase {
-  method: DescMethod;
+  /** Absent for a plain HTTP route (the registry host's), which only the rest and http clients call. */
+  method?: DescMethod;
   /** The request as proto JSON (RPC protocols). */
   request: JsonObject;
   /** The REST path with its query string (GET, no body). */
@@ -36,13 +37,21 @@ export interface ProtocolClient {
   close(): void;
 }
 
-export type Protocol = "grpc" | "connect-h1" | "connect-h2" | "rest";
+/** `http` is the `rest` client (a plain GET) calling a route outside the API host: the registry host. */
+export type Protocol = "grpc" | "connect-h1" | "connect-h2" | "rest" | "http";
+
+function rpcMethod(rpc: RpcCase): DescMethod {
+  if (!rpc.method) throw new Error(`${rpc.restPath} is a plain HTTP route, not an RPC: call it with the rest or http client`);
+  return rpc.method;
+}
 
 /** A @grpc/grpc-js client: one HTTP/2 connection, protobuf-es (de)serializers. */
 export function grpcClient(port: number): ProtocolClient {
   const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   return {
-    bind({ method, request, token }) {
+    bind(rpc) {
+      const { request, token } = rpc;
+      const method = rpcMethod(rpc);
       const path = `/${method.parent.typeName}/${method.name}`;
       const message = fromJson(method.input, request);
       const serialize = (m: typeof message) => Buffer.from(toBinary(method.input, m));
@@ -70,7 +79,9 @@ export function grpcClient(port: number): ProtocolClient {
 export function connectClient(port: number, httpVersion: "1.1" | "2"): ProtocolClient {
   const transport = createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion, useBinaryFormat: false });
   return {
-    bind({ method, request, token }) {
+    bind(rpc) {
+      const { request, token } = rpc;
+      const method = rpcMethod(rpc);
       const client = createClient(method.parent, transport) as unknown as Record<string, (req: unknown, options: unknown) => Promise<unknown>>;
       const call = client[method.localName];
       const message = fromJson(method.input, request);
@@ -124,7 +135,7 @@ export function restClient(port: number): ProtocolClient {
   };
 }
 
-/** The client of `protocol` for a server on `port` (its HTTP/2 port for grpc and connect-h2). */
+/** The client of `protocol` for a server on `port` (its HTTP/2 port for grpc and connect-h2, the registry port for http). */
 export function clientFor(protocol: Protocol, port: number): ProtocolClient {
   switch (protocol) {
     case "grpc":
@@ -134,6 +145,7 @@ export function clientFor(protocol: Protocol, port: number): ProtocolClient {
     case "connect-h2":
       return connectClient(port, "2");
     case "rest":
+    case "http":
       return restClient(port);
   }
 }

@@ -5,15 +5,19 @@ import { IdentitiesService } from "../gen/platform/iam/v2/identities_service_pb.
 import { RoleBindingsService } from "../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../gen/platform/ping/v2/ping_pb.js";
+import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
 import { clientFor, type Protocol, type RpcCase } from "./clients.js";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.js";
 import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage } from "./servers/messages.js";
+import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, historyBody } from "./servers/tag-history.js";
 
 /**
- * `npm run bench [-- --json]`: throughput and latency of Ping, GetGroup and
- * ListGroups on the platform server over gRPC, Connect (HTTP/1.1 and h2c) and
- * REST, each next to a bare server of the same protocol answering Ping with
- * the same client code. Every server runs in its own child process; the load
+ * `npm run bench [-- --json]`: throughput and latency of Ping, GetGroup,
+ * ListGroups, the IAM reads and ListTags on the platform server over gRPC,
+ * Connect (HTTP/1.1 and h2c) and REST, each next to a bare server of the same
+ * protocol answering Ping with the same client code; and of a 1000-record Tag
+ * History read on the registry host next to a plain node:http route answering
+ * the same body. Every server runs in its own child process; the load
  * runs here. A first, discarded pass runs every figure briefly so that the JIT
  * of every server and of the client is warm before anything is recorded; then
  * BENCH_ROUNDS passes record every figure, and each figure reports its best
@@ -36,7 +40,9 @@ const load: LoadOptions = {
 const prewarmMs = seconds("BENCH_PREWARM", 1);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const PAGE_SIZE = 50;
-const PROTOCOLS: Protocol[] = ["grpc", "connect-h1", "connect-h2", "rest"];
+/** The API host's wires (the registry host is plain HTTP). */
+type ApiProtocol = Exclude<Protocol, "http">;
+const PROTOCOLS: ApiProtocol[] = ["grpc", "connect-h1", "connect-h2", "rest"];
 const PING: RpcCase = { method: PingService.method.ping, request: {}, restPath: "/ping/v2/ping" };
 
 const fixed = (n: number | undefined, digits: number) => (n === undefined || Number.isNaN(n) ? "-" : n.toFixed(digits));
@@ -68,6 +74,8 @@ interface Figure {
   server: ChildProcess;
   port: number;
   rpc: RpcCase;
+  /** When set, gives the RpcCase to use instead of `rpc`, called before each warm-up and measurement (for a fresh short-lived credential). */
+  prepare?: () => Promise<RpcCase>;
   /** Returns what is wrong with a response (as proto JSON), or undefined. */
   check(response: JsonObject): string | undefined;
 }
@@ -102,7 +110,10 @@ function serverCpu(server: ChildProcess): Promise<number> {
 async function warm(figure: Figure): Promise<void> {
   const client = clientFor(figure.protocol, figure.port);
   try {
-    await runLoad(client.bind(figure.rpc).call, { ...load, warmupMs: prewarmMs, durationMs: 0 });
+    const rpc = figure.prepare ? await figure.prepare() : figure.rpc;
+    await runLoad(client.bind(rpc).call, { ...load, warmupMs: prewarmMs, durationMs: 0 });
+  } catch {
+    // The measurement verifies (and flags) the figure.
   } finally {
     client.close();
   }
@@ -113,14 +124,15 @@ async function measure(figure: Figure): Promise<Measured> {
   process.stderr.write(`  ${figure.label} over ${figure.protocol} on ${figure.serverName} ... `);
   const client = clientFor(figure.protocol, figure.port);
   try {
-    const endpoint = client.bind(figure.rpc);
+    let endpoint: ReturnType<typeof client.bind> | undefined;
     let problem: string | undefined;
     try {
+      endpoint = client.bind(figure.prepare ? await figure.prepare() : figure.rpc);
       problem = figure.check(endpoint.json(await endpoint.call()) as JsonObject);
     } catch (error) {
       problem = `verification call failed: ${(error as Error).message}`;
     }
-    if (problem) {
+    if (problem || !endpoint) {
       process.stderr.write(`NOT VERIFIED: ${problem}\n`);
       return { problem };
     }
@@ -144,7 +156,7 @@ async function measure(figure: Figure): Promise<Measured> {
 const isPong = (json: JsonObject) => (json.response === "pong" ? undefined : `expected {"response":"pong"}, got ${JSON.stringify(json)}`);
 
 /** The figures of the platform server: each RPC over each protocol, grouped by protocol. */
-function platformFigures({ child: server, ready }: Started<PlatformReady>): Figure[] {
+function platformFigures({ child: server, ready }: Started<PlatformReady>): Array<Figure & { protocol: ApiProtocol }> {
   const on = { serverName: "platform", server, port: ready.port };
   const getGroup: RpcCase = {
     method: GroupsService.method.getGroup,
@@ -186,13 +198,58 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): Figu
     return `expected ${want} bindings and totalCount "${deep.visibleBindings}"; got ${bindings?.length} and ${String(json.totalCount)}`;
   };
   const tree = `${deep.groupCount} groups, ${deep.bindingCount} bindings`;
+  const { registry } = ready;
+  const listTags: RpcCase = {
+    method: TagsService.method.listTags,
+    request: { uidp: { childrenOf: registry.repoUid }, pageSize: PAGE_SIZE },
+    restPath: `/registry/v2/tags?uidp.children_of=${encodeURIComponent(registry.repoUid)}&page_size=${PAGE_SIZE}`,
+    token: ready.token,
+  };
+  const isTagPage = (json: JsonObject) => {
+    const tags = json.tags as JsonValue[] | undefined;
+    const total = String(json.totalCount);
+    if (tags?.length === PAGE_SIZE && total === String(registry.tagCount) && typeof json.nextPageToken === "string") return undefined;
+    return `expected ${PAGE_SIZE} tags, totalCount "${registry.tagCount}" and a next page token; got ${tags?.length} tags, totalCount ${total}`;
+  };
   return PROTOCOLS.flatMap((protocol) => [
     { ...on, label: "Ping", protocol, rpc: PING, check: isPong },
     { ...on, label: "GetGroup", protocol, rpc: getGroup, check: isGroup },
     { ...on, label: `ListGroups (${PAGE_SIZE} of ${ready.childCount})`, protocol, rpc: listGroups, check: isPage },
     { ...on, label: `GetIdentity (deep caller)`, protocol, rpc: getIdentity, check: isIdentity },
     { ...on, label: `ListRoleBindings (${tree})`, protocol, rpc: listBindings, check: isBindingPage },
+    { ...on, label: `ListTags (${PAGE_SIZE} of ${registry.tagCount})`, protocol, rpc: listTags, check: isTagPage },
   ]);
+}
+
+/**
+ * The Tag History read: HISTORY_PATH with a registry token, on the registry
+ * host and on the node:http baseline (the same client code, so the same
+ * header; the baseline ignores it). Registry tokens live 5 minutes, so each
+ * warm-up and measurement first gets a fresh one from `GET /token`, with the
+ * owner's platform token for the registry audience.
+ */
+function historyFigures({ child: server, ready }: Started<PlatformReady>, plain: Started<BaselineReady>): Row {
+  const { registry } = ready;
+  const rpc: RpcCase = { request: {}, restPath: HISTORY_PATH };
+  const prepare = async (): Promise<RpcCase> => {
+    const scope = encodeURIComponent(`repository:${HISTORY_REPOSITORY}:pull`);
+    const res = await fetch(`http://127.0.0.1:${registry.port}/token?scope=${scope}`, { headers: { authorization: `Bearer ${registry.platformToken}` } });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET /token: HTTP ${res.status}: ${text.slice(0, 200)}`);
+    return { ...rpc, token: (JSON.parse(text) as { token: string }).token };
+  };
+  const expected = historyBody();
+  const isHistory = (json: JsonObject) => {
+    const text = JSON.stringify(json);
+    if (text === expected) return undefined;
+    const history = json.history as JsonValue[] | undefined;
+    return `expected the ${HISTORY_ANSWERED} oldest records of the seeded history; got ${history?.length} records: ${text.slice(0, 200)}`;
+  };
+  const common = { protocol: "http" as const, rpc, prepare, check: isHistory };
+  return {
+    figure: { ...common, serverName: "registry", server, port: registry.port, label: `Tag History (${HISTORY_ANSWERED} of ${HISTORY_RECORDS} records)` },
+    baseline: { ...common, serverName: "node:http", server: plain.child, port: plain.ready.h1Port!, label: `${HISTORY_ANSWERED} records` },
+  };
 }
 
 /** Of two rounds of a figure: one that failed if any did, else the faster. */
@@ -213,7 +270,7 @@ type Results = Map<Figure, Measured>;
 
 /** A Markdown table: each figure, its baseline, and figure / baseline ("x"). */
 function table(rows: Row[], results: Results): string {
-  const header = ["RPC", "protocol", "req/s", "p50 ms", "p99 ms", "CPU us", "baseline (Ping)", "req/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "errors"];
+  const header = ["RPC", "protocol", "req/s", "p50 ms", "p99 ms", "CPU us", "baseline", "req/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "errors"];
   const textColumns = new Set([0, 1, 6]);
   const lines = rows.map((row) => {
     const figure = results.get(row.figure) ?? {};
@@ -227,7 +284,7 @@ function table(rows: Row[], results: Results): string {
       fixed(f?.p50, 2),
       fixed(f?.p99, 2),
       fixed(figure.serverCpuUs, 0),
-      row.baseline.serverName,
+      `${row.baseline.label} on ${row.baseline.serverName}`,
       fixed(b?.rps, 0),
       fixed(b?.p50, 2),
       fixed(b?.p99, 2),
@@ -259,8 +316,12 @@ async function main() {
   ]);
   const servers = [platform, connect, grpcJs, plain];
   try {
-    process.stderr.write(`  seeded ${platform.ready.childCount} groups in ${Math.round(platform.ready.seedMs)} ms\n`);
-    const baselines: Record<Protocol, Figure> = {
+    const { registry } = platform.ready;
+    process.stderr.write(
+      `  seeded in ${Math.round(platform.ready.seedMs)} ms, of which ${Math.round(registry.seedMs)} ms the registry ` +
+        `(${registry.tagCount} tags, a tag with ${HISTORY_RECORDS} history records)\n`,
+    );
+    const baselines: Record<ApiProtocol, Figure> = {
       grpc: { serverName: "grpc-js", server: grpcJs.child, port: grpcJs.ready.h2Port!, label: "Ping", protocol: "grpc", rpc: PING, check: isPong },
       "connect-h1": { serverName: "connect-node", server: connect.child, port: connect.ready.h1Port!, label: "Ping", protocol: "connect-h1", rpc: PING, check: isPong },
       "connect-h2": { serverName: "connect-node", server: connect.child, port: connect.ready.h2Port!, label: "Ping", protocol: "connect-h2", rpc: PING, check: isPong },
@@ -271,6 +332,7 @@ async function main() {
     const rows: Row[] = [
       ...platformFigures(platform).map((figure) => ({ figure, baseline: baselines[figure.protocol] })),
       { figure: bare, baseline: baselines.grpc },
+      historyFigures(platform, plain),
     ];
     // Each protocol's baseline just before its figures; every figure once.
     const order = [...new Set(rows.flatMap((row) => [row.baseline, row.figure]))];

@@ -6,6 +6,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { PingRequestSchema, PingResponseSchema, PingService, type PingRequest, type PingResponse } from "../../gen/platform/ping/v2/ping_pb.js";
 import { announce } from "./messages.js";
+import { HISTORY_PATH, historyBody } from "./tag-history.js";
 
 /**
  * Minimal servers answering Ping the way ours does, to compare the platform
@@ -15,7 +16,9 @@ import { announce } from "./messages.js";
  *   on node:http (h1Port) and node:http2 h2c (h2Port; serves gRPC too);
  * - `grpc`: a @grpc/grpc-js server with one Ping handler and protobuf-es
  *   serializers (h2Port);
- * - `http`: a node:http route answering `GET /ping/v2/ping` with `{"response":"pong"}` (h1Port).
+ * - `http`: a node:http route answering `GET /ping/v2/ping` with `{"response":"pong"}`, and
+ *   one answering `GET <HISTORY_PATH>` with the registry's Tag History body, computed once
+ *   and sent with the registry's headers (h1Port).
  */
 
 type Listenable = { listen(port: number, host: string, cb: () => void): unknown; address(): AddressInfo | string | null };
@@ -57,11 +60,21 @@ async function grpcBaseline() {
 }
 
 async function httpBaseline() {
+  const history = Buffer.from(historyBody(), "utf8");
+  const historyHeaders = {
+    "docker-distribution-api-version": "registry/2.0",
+    "cache-control": "no-store",
+    "content-type": "application/json",
+    "content-length": String(history.byteLength),
+  };
   const server = http.createServer((req, res) => {
     if (req.method === "GET" && req.url === "/ping/v2/ping") {
       const body = JSON.stringify({ response: "pong" });
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
+    } else if (req.method === "GET" && req.url === HISTORY_PATH) {
+      res.writeHead(200, historyHeaders);
+      res.end(history);
     } else {
       res.writeHead(404).end();
     }

@@ -18,11 +18,18 @@ export interface PlatformReady {
   groupUid: string;
   /** The IAM tree: a caller bound `viewer` deep in it, one identity it may read, and how many bindings it sees. */
   deep: { token: string; identityUid: string; visibleBindings: number; groupCount: number; bindingCount: number };
+  /**
+   * The registry: its host's port, an owner's platform token for the registry
+   * audience (for `GET /token`), a repo with `tagCount` tags, and the seeding
+   * time of the registry data, ms (part of `seedMs`). The Tag History data is
+   * in `tag-history.ts`.
+   */
+  registry: { port: number; platformToken: string; repoUid: string; tagCount: number; seedMs: number };
   /** Wall time spent seeding the store, ms. */
   seedMs: number;
 }
 
-/** From `baselines.ts`: a minimal server answering only Ping. */
+/** From `baselines.ts`: a minimal server answering Ping (and, for `http`, the Tag History body). */
 export interface BaselineReady {
   kind: "baseline";
   /** HTTP/1.1 port (Connect handler or plain JSON route). */

@@ -11,15 +11,19 @@ import { createServer } from "../../src/server.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { insertGroup, type GroupRow } from "../../src/store/repositories/groups.js";
 import type { IdentityRow } from "../../src/store/repositories/identities.js";
+import { insertRepo } from "../../src/store/repositories/repos.js";
 import type { RoleBindingRow } from "../../src/store/repositories/role-bindings.js";
+import type { TagHistoryRow } from "../../src/store/repositories/tag-history.js";
+import { upsertTag, type TagRow } from "../../src/store/repositories/tags.js";
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
+import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORGANIZATION_NAME } from "./tag-history.js";
 
 /**
  * The platform server as `serve` runs it (SQLite file in WAL mode, silent
  * logger), over a store holding one organization, its owner, a folder and
  * CHILD_COUNT groups directly below the folder, plus the IAM tree of
- * `seedIamTree`. Announces a PlatformReady.
+ * `seedIamTree` and the registry data of `seedRegistry`. Announces a PlatformReady.
  */
 
 const CHILD_COUNT = 10_000;
@@ -27,7 +31,10 @@ const CHILD_COUNT = 10_000;
 const TREE_SIZE = 1_000;
 const BINDING_COUNT = 10_000;
 const BINDINGS_PER_IDENTITY = 4;
+/** Tags of the ListTags figure's repo. */
+const TAG_COUNT = 10_000;
 const API_URL = "http://bench.local";
+const REGISTRY_URL = "http://registry.bench.local";
 /** Rows per INSERT: 6 columns each, well below SQLite's bound-parameter limit. */
 const CHUNK = 500;
 
@@ -37,7 +44,7 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 const seedStart = performance.now();
 const store = await openStore(join(dir, "bench.db"));
 const now = Date.now();
-const { organization, identity } = await bootstrapOrganization(store, "bench", now);
+const { organization, identity } = await bootstrapOrganization(store, ORGANIZATION_NAME, now);
 const folder = await insertGroup(store.db, {
   uid: newChildUid(organization.uid),
   parent_uid: organization.uid,
@@ -60,6 +67,9 @@ await store.db.transaction().execute(async (trx) => {
   }
 });
 const iam = await seedIamTree();
+const registryStart = performance.now();
+const registry = await seedRegistry();
+const registrySeedMs = performance.now() - registryStart;
 const seedMs = performance.now() - seedStart;
 
 /**
@@ -104,10 +114,49 @@ async function seedIamTree() {
   return { caller, scope, visibleBindings, identityUid: target.uid, groupCount: groups.length, bindingCount: bindings.length + 1 };
 }
 
+/**
+ * Two repos of the organization: `many-tags` with TAG_COUNT tags (bulk inserts,
+ * each tag with the one history record its creation writes), and
+ * HISTORY_IMAGE whose tag HISTORY_TAG moved to HISTORY_RECORDS digests, one a
+ * minute, through `upsertTag` (the write path of CreateTag). One transaction.
+ */
+async function seedRegistry() {
+  const repoRow = (name: string) => ({ uid: newChildUid(organization.uid), group_uid: organization.uid, name, description: "", readme: "", create_time: now, update_time: now });
+  return store.db.transaction().execute(async (trx) => {
+    const tagged = await insertRepo(trx, repoRow("many-tags"));
+    const tags: TagRow[] = Array.from({ length: TAG_COUNT }, (_, i) => ({
+      uid: newChildUid(tagged.uid),
+      repo_uid: tagged.uid,
+      name: `tag-${String(i).padStart(5, "0")}`,
+      digest: digestOf(i),
+      deprecated: 0,
+      create_time: now,
+      update_time: now,
+    }));
+    const created: TagHistoryRow[] = tags.map((t) => ({ repo_uid: t.repo_uid, tag_name: t.name, seq: 1, digest: t.digest, update_time: now }));
+    for (let i = 0; i < tags.length; i += CHUNK) await trx.insertInto("tags").values(tags.slice(i, i + CHUNK)).execute();
+    for (let i = 0; i < created.length; i += CHUNK) await trx.insertInto("tag_history").values(created.slice(i, i + CHUNK)).execute();
+
+    const app = await insertRepo(trx, repoRow(HISTORY_IMAGE));
+    for (let n = 0; n < HISTORY_RECORDS; n++) {
+      await upsertTag(trx, app.uid, { name: HISTORY_TAG, digest: digestOf(n), deprecated: false }, historyTime(n));
+    }
+    const { records } = await trx
+      .selectFrom("tag_history")
+      .select((eb) => eb.fn.countAll<number>().as("records"))
+      .where("repo_uid", "=", app.uid)
+      .where("tag_name", "=", HISTORY_TAG)
+      .executeTakeFirstOrThrow();
+    if (Number(records) !== HISTORY_RECORDS) throw new Error(`seeded ${records} history records, expected ${HISTORY_RECORDS}`);
+    return { repoUid: tagged.uid, tagCount: TAG_COUNT };
+  });
+}
+
 const server = await createServer(
   store,
-  { apiUrl: API_URL, registryUrl: "http://registry.bench.local", logLevel: "silent", limits: defaultLimits },
+  { apiUrl: API_URL, registryUrl: REGISTRY_URL, logLevel: "silent", limits: defaultLimits },
   createLogger("silent"),
+  // Blob bytes (none: the figures read tags and their history); removed with `dir`.
   createFileContentStore(join(dir, "content")),
 );
 const port = await new Promise<number>((resolve) =>
@@ -115,6 +164,11 @@ const port = await new Promise<number>((resolve) =>
 );
 const { token } = await server.tokens.issue({ subject: identity.uid, audience: API_URL });
 const { token: deepToken } = await server.tokens.issue({ subject: iam.caller.uid, audience: API_URL });
+const registryPort = await new Promise<number>((resolve) =>
+  server.registry.server.listen(0, "127.0.0.1", () => resolve((server.registry.server.address() as AddressInfo).port)),
+);
+// The owner's platform token for the registry audience, which /token exchanges for registry tokens.
+const { token: registryPlatformToken } = await server.tokens.issue({ subject: identity.uid, audience: REGISTRY_URL });
 
 announce({
   kind: "platform",
@@ -124,5 +178,6 @@ announce({
   childCount: CHILD_COUNT,
   groupUid: children[CHILD_COUNT / 2].uid,
   deep: { token: deepToken, identityUid: iam.identityUid, visibleBindings: iam.visibleBindings, groupCount: iam.groupCount, bindingCount: iam.bindingCount },
+  registry: { port: registryPort, platformToken: registryPlatformToken, repoUid: registry.repoUid, tagCount: registry.tagCount, seedMs: registrySeedMs },
   seedMs,
 });
