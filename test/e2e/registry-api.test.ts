@@ -121,6 +121,19 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual((listed.body?.tags as JsonObject[]).map((t) => [t.name, t.digest]), [["latest", digest(2)], ["v1", digest(1)]]);
       assert.equal(listed.body?.totalCount, "2");
 
+      // Spec 4.2: `deprecated` is a plain field; there is no server-side filter on it and no v2 end-of-life endpoint.
+      assert.deepEqual((listed.body?.tags as JsonObject[]).map((t) => t.deprecated ?? false), [true, false], "deprecated tags are listed with the others");
+      if (wireName === "rest") {
+        const filter = await fetch(`http://127.0.0.1:${server.apiPort}/registry/v2/tags?uidp.children_of=${repoUid}&deprecated=false`, {
+          headers: { authorization: `Bearer ${server.ownerToken}` },
+        });
+        assert.equal(filter.status, 400, "a deprecated filter is an unknown parameter");
+        for (const path of ["/registry/v2/eol", `/registry/v2/tags/${repoUid}/eol`, "/registry/v2/endOfLife"]) {
+          const res = await fetch(`http://127.0.0.1:${server.apiPort}${path}`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+          assert.ok(res.status >= 400 && res.status < 500, `${path}: ${res.status}`);
+        }
+      }
+
       const bad = await createTag(repoUid, { name: "ok", digest: "sha256:abc" });
       assert.equal(bad.code, 3);
       assert.equal(reasonOf(bad), "INVALID_ARGUMENT");
