@@ -1,3 +1,4 @@
+import { createHash, type Hash } from "node:crypto";
 import http from "node:http";
 import { fromBinary, fromJson, toBinary, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
@@ -21,14 +22,34 @@ export interface RpcCase {
   restPath: string;
   /** Sent as `Authorization: Bearer <token>` when set. */
   token?: string;
+  /**
+   * What the rest and http clients do with a response body: `json` (the default) buffers
+   * and parses it; `count` streams it, counts its bytes against `Content-Length` and
+   * discards them, resolving with the count (for blobs: no 50 MB buffer per call).
+   */
+  body?: "json" | "count";
+}
+
+/** What `Endpoint.verify` resolves with for a `count` body: the answer's status, headers, size and digest. */
+export interface VerifiedBody {
+  status: number;
+  headers: Record<string, string>;
+  bytes: number;
+  /** `sha256:<hex>` of the body. */
+  digest: string;
 }
 
 /** A bound call. */
 export interface Endpoint {
   /** Resolves with the decoded response; rejects on any non-success outcome. */
   call(): Promise<unknown>;
-  /** The response `call` resolved with, as proto JSON (for verification). */
+  /** The response `call` (or `verify`) resolved with, as proto JSON (for verification). */
   json(response: unknown): JsonValue;
+  /**
+   * When set, the bench verifies a figure with this call instead of `call`: one that
+   * also hashes the body (a VerifiedBody), too costly to do on every call.
+   */
+  verify?(): Promise<unknown>;
 }
 
 export interface ProtocolClient {
@@ -95,11 +116,42 @@ export function connectClient(port: number, httpVersion: "1.1" | "2"): ProtocolC
   };
 }
 
+/**
+ * A GET whose body is streamed and counted (and hashed when `hash` is given), never
+ * buffered. Rejects on any status but 200 and on a body shorter or longer than its
+ * `Content-Length`; resolves with the response and the byte count.
+ */
+function countedGet(options: http.RequestOptions, hash?: Hash): Promise<{ res: http.IncomingMessage; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(options, (res) => {
+      res.on("error", reject);
+      if (res.statusCode !== 200) {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => reject(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString("utf8").slice(0, 200)}`)));
+        return;
+      }
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        hash?.update(chunk);
+      });
+      res.on("end", () => {
+        const length = res.headers["content-length"];
+        if (length !== undefined && Number(length) !== bytes) return reject(new Error(`got ${bytes} bytes of a ${length}-byte body`));
+        resolve({ res, bytes });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 /** Plain `node:http` GET requests on a keep-alive agent; only HTTP 200 is a success. */
 export function restClient(port: number): ProtocolClient {
   const agent = new http.Agent({ keepAlive: true });
   return {
-    bind({ restPath, token }) {
+    bind({ restPath, token, body }) {
       const options: http.RequestOptions = {
         agent,
         host: "127.0.0.1",
@@ -108,6 +160,18 @@ export function restClient(port: number): ProtocolClient {
         method: "GET",
         headers: token ? { authorization: `Bearer ${token}` } : {},
       };
+      if (body === "count") {
+        return {
+          call: async () => (await countedGet(options)).bytes,
+          verify: async (): Promise<VerifiedBody> => {
+            const hash = createHash("sha256");
+            const { res, bytes } = await countedGet(options, hash);
+            const headers = Object.fromEntries(Object.entries(res.headers).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+            return { status: res.statusCode ?? 0, headers, bytes, digest: `sha256:${hash.digest("hex")}` };
+          },
+          json: (response) => response as JsonValue,
+        };
+      }
       return {
         call: () =>
           new Promise((resolve, reject) => {

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { createReadStream } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { IdentitiesService } from "../gen/platform/iam/v2/identities_service_pb.js";
@@ -6,9 +7,10 @@ import { RoleBindingsService } from "../gen/platform/iam/v2/role_bindings_servic
 import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../gen/platform/ping/v2/ping_pb.js";
 import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
-import { clientFor, type Protocol, type RpcCase } from "./clients.js";
+import { clientFor, type Protocol, type RpcCase, type VerifiedBody } from "./clients.js";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.js";
 import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage } from "./servers/messages.js";
+import { blobHeaders, blobPath, LAYER_FILE_BYTES, MANIFEST_PATH, manifestHeaders, PULL_REPOSITORY, PULL_TAG } from "./servers/oci-image.js";
 import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, historyBody } from "./servers/tag-history.js";
 
 /**
@@ -17,7 +19,10 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * Connect (HTTP/1.1 and h2c) and REST, each next to a bare server of the same
  * protocol answering Ping with the same client code; and of a 1000-record Tag
  * History read on the registry host next to a plain node:http route answering
- * the same body. Every server runs in its own child process; the load
+ * the same body; and, on the registry host, the pull of a 50 MB layer blob and
+ * of a manifest by tag, next to a node:http route streaming the same blob file
+ * (answering the same manifest bytes) with the same headers. Every server runs
+ * in its own child process; the load
  * runs here. A first, discarded pass runs every figure briefly so that the JIT
  * of every server and of the client is warm before anything is recorded; then
  * BENCH_ROUNDS passes record every figure, and each figure reports its best
@@ -28,7 +33,8 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * Environment, in seconds per figure and round: BENCH_SECONDS (recorded,
  * default 2), BENCH_WARMUP (unrecorded, just before recording, default 0.5),
  * BENCH_PREWARM (the discarded first pass, default 1; 0 skips it). BENCH_ROUNDS
- * (default 2), BENCH_CONCURRENCY (calls in flight, default 16).
+ * (default 2), BENCH_CONCURRENCY (calls in flight, default 16),
+ * BENCH_BLOB_CONCURRENCY (blob pulls in flight, default 2).
  */
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000;
@@ -39,6 +45,8 @@ const load: LoadOptions = {
 };
 const prewarmMs = seconds("BENCH_PREWARM", 1);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Blob pulls in flight: a few connections, as a registry client pulling layers in parallel uses. */
+const blobConcurrency = Number(process.env.BENCH_BLOB_CONCURRENCY ?? 2);
 const PAGE_SIZE = 50;
 /** The API host's wires (the registry host is plain HTTP). */
 type ApiProtocol = Exclude<Protocol, "http">;
@@ -47,6 +55,9 @@ const PING: RpcCase = { method: PingService.method.ping, request: {}, restPath: 
 
 const fixed = (n: number | undefined, digits: number) => (n === undefined || Number.isNaN(n) ? "-" : n.toFixed(digits));
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a / b);
+/** Megabytes (10^6 bytes) per second of a figure whose every call moves `bytesPerCall` bytes. */
+const mbps = (result: LoadResult | undefined, bytesPerCall: number | undefined) =>
+  result === undefined || bytesPerCall === undefined ? undefined : (result.rps * bytesPerCall) / 1e6;
 
 interface Started<Ready extends ReadyMessage> {
   child: ChildProcess;
@@ -78,6 +89,10 @@ interface Figure {
   prepare?: () => Promise<RpcCase>;
   /** Returns what is wrong with a response (as proto JSON), or undefined. */
   check(response: JsonObject): string | undefined;
+  /** Calls in flight, when not `load.concurrency`. */
+  concurrency?: number;
+  /** The response body's size, when the figure is a transfer (reported in MB/s). */
+  bytesPerCall?: number;
 }
 
 interface Measured {
@@ -111,7 +126,7 @@ async function warm(figure: Figure): Promise<void> {
   const client = clientFor(figure.protocol, figure.port);
   try {
     const rpc = figure.prepare ? await figure.prepare() : figure.rpc;
-    await runLoad(client.bind(rpc).call, { ...load, warmupMs: prewarmMs, durationMs: 0 });
+    await runLoad(client.bind(rpc).call, { ...load, concurrency: figure.concurrency ?? load.concurrency, warmupMs: prewarmMs, durationMs: 0 });
   } catch {
     // The measurement verifies (and flags) the figure.
   } finally {
@@ -128,7 +143,7 @@ async function measure(figure: Figure): Promise<Measured> {
     let problem: string | undefined;
     try {
       endpoint = client.bind(figure.prepare ? await figure.prepare() : figure.rpc);
-      problem = figure.check(endpoint.json(await endpoint.call()) as JsonObject);
+      problem = figure.check(endpoint.json(await (endpoint.verify ?? endpoint.call)()) as JsonObject);
     } catch (error) {
       problem = `verification call failed: ${(error as Error).message}`;
     }
@@ -137,14 +152,19 @@ async function measure(figure: Figure): Promise<Measured> {
       return { problem };
     }
     let atStart: { client: number; server: Promise<number> } | undefined;
-    const result = await runLoad(endpoint.call, { ...load, onRecordStart: () => (atStart = { client: cpuMicros(), server: serverCpu(figure.server) }) });
+    const result = await runLoad(endpoint.call, {
+      ...load,
+      concurrency: figure.concurrency ?? load.concurrency,
+      onRecordStart: () => (atStart = { client: cpuMicros(), server: serverCpu(figure.server) }),
+    });
     const clientEnd = cpuMicros();
     const serverEnd = await serverCpu(figure.server);
     const calls = result.ok + result.errors;
     const serverCpuUs = atStart ? (serverEnd - (await atStart.server)) / calls : undefined;
     const clientCpuUs = atStart ? (clientEnd - atStart.client) / calls : undefined;
+    const transfer = figure.bytesPerCall === undefined ? "" : ` (${fixed(mbps(result, figure.bytesPerCall), 0)} MB/s)`;
     process.stderr.write(
-      `${Math.round(result.rps)} req/s, CPU per call: server ${fixed(serverCpuUs, 0)} us, client ${fixed(clientCpuUs, 0)} us` +
+      `${Math.round(result.rps)} req/s${transfer}, CPU per call: server ${fixed(serverCpuUs, 0)} us, client ${fixed(clientCpuUs, 0)} us` +
         `${result.errors ? `, ${result.errors} ERRORS: ${result.errorSamples.join(" | ")}` : ""}\n`,
     );
     return { result, serverCpuUs, clientCpuUs };
@@ -231,13 +251,7 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): Arra
 function historyFigures({ child: server, ready }: Started<PlatformReady>, plain: Started<BaselineReady>): Row {
   const { registry } = ready;
   const rpc: RpcCase = { request: {}, restPath: HISTORY_PATH };
-  const prepare = async (): Promise<RpcCase> => {
-    const scope = encodeURIComponent(`repository:${HISTORY_REPOSITORY}:pull`);
-    const res = await fetch(`http://127.0.0.1:${registry.port}/token?scope=${scope}`, { headers: { authorization: `Bearer ${registry.platformToken}` } });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`GET /token: HTTP ${res.status}: ${text.slice(0, 200)}`);
-    return { ...rpc, token: (JSON.parse(text) as { token: string }).token };
-  };
+  const prepare = withPullToken(registry, HISTORY_REPOSITORY, rpc);
   const expected = historyBody();
   const isHistory = (json: JsonObject) => {
     const text = JSON.stringify(json);
@@ -250,6 +264,85 @@ function historyFigures({ child: server, ready }: Started<PlatformReady>, plain:
     figure: { ...common, serverName: "registry", server, port: registry.port, label: `Tag History (${HISTORY_ANSWERED} of ${HISTORY_RECORDS} records)` },
     baseline: { ...common, serverName: "node:http", server: plain.child, port: plain.ready.h1Port!, label: `${HISTORY_ANSWERED} records` },
   };
+}
+
+/**
+ * A `prepare` giving `rpc` a fresh registry token to pull `repository`: `GET /token` on the
+ * registry host with the owner's platform token for the registry audience.
+ */
+function withPullToken(registry: PlatformReady["registry"], repository: string, rpc: RpcCase): () => Promise<RpcCase> {
+  return async () => {
+    const scope = encodeURIComponent(`repository:${repository}:pull`);
+    const res = await fetch(`http://127.0.0.1:${registry.port}/token?scope=${scope}`, { headers: { authorization: `Bearer ${registry.platformToken}` } });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET /token: HTTP ${res.status}: ${text.slice(0, 200)}`);
+    return { ...rpc, token: (JSON.parse(text) as { token: string }).token };
+  };
+}
+
+/** What is wrong with a counted, hashed answer, against the digest, size and headers expected; or undefined. */
+function checkBody(json: JsonObject, digest: string, headers: Record<string, string>): string | undefined {
+  const got = json as unknown as VerifiedBody;
+  const size = Number(headers["content-length"]);
+  if (got.status !== 200 || got.bytes !== size || got.digest !== digest) {
+    return `expected HTTP 200 with ${size} bytes hashing to ${digest}; got HTTP ${got.status}, ${got.bytes} bytes hashing to ${got.digest}`;
+  }
+  const wrong = Object.entries(headers).filter(([name, value]) => got.headers[name] !== value);
+  if (wrong.length > 0) return `headers differ: ${wrong.map(([name, value]) => `${name}: expected ${value}, got ${got.headers[name]}`).join("; ")}`;
+  return undefined;
+}
+
+/**
+ * The pull figures, on the registry host and on the node:http baseline, each with a fresh
+ * registry token to pull PULL_REPOSITORY (as Tag History): the image's 50 MB layer blob
+ * (BENCH_BLOB_CONCURRENCY pulls in flight, each body streamed and counted, not kept), and
+ * its manifest by tag. Each is verified first by the body's digest, size and headers.
+ */
+function pullFigures({ child: server, ready }: Started<PlatformReady>, plain: Started<BaselineReady>): Row[] {
+  const { registry } = ready;
+  const { layer, manifest } = registry.image;
+  const blobRpc: RpcCase = { request: {}, restPath: blobPath(layer.digest), body: "count" };
+  const blob = {
+    protocol: "http" as const,
+    rpc: blobRpc,
+    prepare: withPullToken(registry, PULL_REPOSITORY, blobRpc),
+    check: (json: JsonObject) => checkBody(json, layer.digest, blobHeaders(layer.digest, layer.size)),
+    concurrency: blobConcurrency,
+    bytesPerCall: layer.size,
+  };
+  const manifestRpc: RpcCase = { request: {}, restPath: MANIFEST_PATH, body: "count" };
+  const image = {
+    protocol: "http" as const,
+    rpc: manifestRpc,
+    prepare: withPullToken(registry, PULL_REPOSITORY, manifestRpc),
+    check: (json: JsonObject) => checkBody(json, manifest.digest, manifestHeaders(manifest)),
+  };
+  const megabytes = `${LAYER_FILE_BYTES / 1e6} MB`;
+  const onRegistry = { serverName: "registry", server, port: registry.port };
+  const onPlain = { serverName: "node:http", server: plain.child, port: plain.ready.h1Port! };
+  return [
+    {
+      figure: { ...blob, ...onRegistry, label: `Blob pull (${megabytes}, ${blobConcurrency} in flight)` },
+      baseline: { ...blob, ...onPlain, label: "same file streamed" },
+    },
+    {
+      figure: { ...image, ...onRegistry, label: `Manifest by tag (${Buffer.byteLength(manifest.text)} B)` },
+      baseline: { ...image, ...onPlain, label: "same manifest bytes" },
+    },
+  ];
+}
+
+/**
+ * Context for the blob figures: `fs.createReadStream` of the layer's file in this process,
+ * BENCH_BLOB_CONCURRENCY reads at a time, each streamed to its end and discarded.
+ */
+async function readBlobFile(file: string, size: number): Promise<LoadResult> {
+  const read = async () => {
+    let bytes = 0;
+    for await (const chunk of createReadStream(file)) bytes += (chunk as Buffer).length;
+    if (bytes !== size) throw new Error(`read ${bytes} bytes of ${size}`);
+  };
+  return runLoad(read, { concurrency: blobConcurrency, warmupMs: load.warmupMs, durationMs: load.durationMs / 2 });
 }
 
 /** Of two rounds of a figure: one that failed if any did, else the faster. */
@@ -270,8 +363,8 @@ type Results = Map<Figure, Measured>;
 
 /** A Markdown table: each figure, its baseline, and figure / baseline ("x"). */
 function table(rows: Row[], results: Results): string {
-  const header = ["RPC", "protocol", "req/s", "p50 ms", "p99 ms", "CPU us", "baseline", "req/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "errors"];
-  const textColumns = new Set([0, 1, 6]);
+  const header = ["RPC", "protocol", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "baseline", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "errors"];
+  const textColumns = new Set([0, 1, 7]);
   const lines = rows.map((row) => {
     const figure = results.get(row.figure) ?? {};
     const baseline = results.get(row.baseline) ?? {};
@@ -281,11 +374,13 @@ function table(rows: Row[], results: Results): string {
       row.figure.label,
       row.figure.protocol,
       fixed(f?.rps, 0),
+      fixed(mbps(f, row.figure.bytesPerCall), 0),
       fixed(f?.p50, 2),
       fixed(f?.p99, 2),
       fixed(figure.serverCpuUs, 0),
       `${row.baseline.label} on ${row.baseline.serverName}`,
       fixed(b?.rps, 0),
+      fixed(mbps(b, row.baseline.bytesPerCall), 0),
       fixed(b?.p50, 2),
       fixed(b?.p99, 2),
       fixed(baseline.serverCpuUs, 0),
@@ -308,18 +403,20 @@ async function main() {
     `bench: ${availableParallelism()} cores, Node ${process.version}, ${load.concurrency} calls in flight, ` +
       `${load.warmupMs / 1000}s warm-up + ${load.durationMs / 1000}s recorded per figure, best of ${rounds} rounds; load average ${loadavg()[0].toFixed(2)}\n`,
   );
-  const [platform, connect, grpcJs, plain] = await Promise.all([
+  const [platform, connect, grpcJs] = await Promise.all([
     startServer<PlatformReady>("platform.ts"),
     startServer<BaselineReady>("baselines.ts", ["connect"]),
     startServer<BaselineReady>("baselines.ts", ["grpc"]),
-    startServer<BaselineReady>("baselines.ts", ["http"]),
   ]);
+  // The plain node:http baseline serves the image the platform server seeded: its manifest and its layer's file.
+  const plain = await startServer<BaselineReady>("baselines.ts", ["http", JSON.stringify(platform.ready.registry.image)]);
   const servers = [platform, connect, grpcJs, plain];
   try {
     const { registry } = platform.ready;
     process.stderr.write(
       `  seeded in ${Math.round(platform.ready.seedMs)} ms, of which ${Math.round(registry.seedMs)} ms the registry ` +
-        `(${registry.tagCount} tags, a tag with ${HISTORY_RECORDS} history records)\n`,
+        `(${registry.tagCount} tags, a tag with ${HISTORY_RECORDS} history records; ${Math.round(registry.imageSeedMs)} ms ` +
+        `the image ${PULL_REPOSITORY}:${PULL_TAG} with a ${registry.image.layer.size}-byte layer)\n`,
     );
     const baselines: Record<ApiProtocol, Figure> = {
       grpc: { serverName: "grpc-js", server: grpcJs.child, port: grpcJs.ready.h2Port!, label: "Ping", protocol: "grpc", rpc: PING, check: isPong },
@@ -333,6 +430,7 @@ async function main() {
       ...platformFigures(platform).map((figure) => ({ figure, baseline: baselines[figure.protocol] })),
       { figure: bare, baseline: baselines.grpc },
       historyFigures(platform, plain),
+      ...pullFigures(platform, plain),
     ];
     // Each protocol's baseline just before its figures; every figure once.
     const order = [...new Set(rows.flatMap((row) => [row.baseline, row.figure]))];
@@ -345,6 +443,12 @@ async function main() {
       process.stderr.write(`  round ${round} of ${rounds}\n`);
       for (const figure of order) results.set(figure, better(results.get(figure), await measure(figure)));
     }
+    const { layer } = registry.image;
+    const diskRead = await readBlobFile(layer.file, layer.size);
+    const diskLine =
+      `Reading the layer's file with fs.createReadStream in the bench process, ${blobConcurrency} at a time: ` +
+      `${fixed(mbps(diskRead, layer.size), 0)} MB/s (${fixed(diskRead.rps, 1)} reads/s, p50 ${fixed(diskRead.p50, 2)} ms)` +
+      `${diskRead.errors ? `, ${diskRead.errors} ERRORS: ${diskRead.errorSamples.join(" | ")}` : ""}.`;
 
     if (process.argv.includes("--json")) {
       const json = rows.map(({ figure, baseline }) => {
@@ -354,7 +458,8 @@ async function main() {
           rpc: figure.label,
           protocol: figure.protocol,
           ...f,
-          baseline: { server: baseline.serverName, rpc: baseline.label, ...b },
+          mbps: mbps(f.result, figure.bytesPerCall),
+          baseline: { server: baseline.serverName, rpc: baseline.label, ...b, mbps: mbps(b.result, baseline.bytesPerCall) },
           ratio: {
             rps: ratio(f.result?.rps, b.result?.rps),
             p50: ratio(f.result?.p50, b.result?.p50),
@@ -363,21 +468,24 @@ async function main() {
           },
         };
       });
-      process.stdout.write(`${JSON.stringify({ cores: availableParallelism(), node: process.version, load, prewarmMs, rounds, rows: json }, null, 2)}\n`);
+      const blobFile = { ...diskRead, mbps: mbps(diskRead, layer.size), concurrency: blobConcurrency };
+      process.stdout.write(`${JSON.stringify({ cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: json, blobFile }, null, 2)}\n`);
     } else {
       process.stdout.write(`${table(rows, results)}\n`);
       process.stdout.write(
-        `CPU us = server CPU time per call. x = figure / baseline. ${load.concurrency} calls in flight; ` +
-          `best of ${rounds} rounds of ${load.durationMs / 1000}s per figure.\n`,
+        `CPU us = server CPU time per call. MB/s = 10^6 bytes/s of response bodies. x = figure / baseline. ` +
+          `${load.concurrency} calls in flight (${blobConcurrency} for blob pulls); best of ${rounds} rounds of ${load.durationMs / 1000}s per figure.\n`,
       );
+      process.stdout.write(`${diskLine}\n`);
     }
     const failed = order.filter((figure) => results.get(figure)?.problem || results.get(figure)?.result?.errors);
+    if (diskRead.errors) process.stderr.write(`FLAGGED reading the layer's file: ${diskRead.errorSamples.join(" | ")}\n`);
     for (const figure of failed) {
       const { problem, result } = results.get(figure)!;
       process.stderr.write(`FLAGGED ${figure.label} over ${figure.protocol} on ${figure.serverName}: ${problem ?? result?.errorSamples.join(" | ")}\n`);
     }
     process.stderr.write(`bench: done in ${((performance.now() - started) / 1000).toFixed(1)} s; load average ${loadavg()[0].toFixed(2)}\n`);
-    process.exitCode = failed.length > 0 ? 1 : 0;
+    process.exitCode = failed.length > 0 || diskRead.errors > 0 ? 1 : 0;
   } finally {
     const exited = servers.map(({ child }) => new Promise((resolve) => child.once("exit", resolve)));
     for (const { child } of servers) child.disconnect();

@@ -1,3 +1,5 @@
+import type { SeededImage } from "./oci-image.js";
+
 /**
  * What a bench server child sends its parent over IPC once it listens on
  * 127.0.0.1. Afterwards it answers each `"cpu"` message with a CpuReport, and
@@ -21,15 +23,16 @@ export interface PlatformReady {
   /**
    * The registry: its host's port, an owner's platform token for the registry
    * audience (for `GET /token`), a repo with `tagCount` tags, and the seeding
-   * time of the registry data, ms (part of `seedMs`). The Tag History data is
-   * in `tag-history.ts`.
+   * time of the registry data, ms (part of `seedMs`), of which `imageSeedMs`
+   * the pull figures' image (`image`, see `oci-image.ts`). The Tag History data
+   * is in `tag-history.ts`.
    */
-  registry: { port: number; platformToken: string; repoUid: string; tagCount: number; seedMs: number };
+  registry: { port: number; platformToken: string; repoUid: string; tagCount: number; seedMs: number; image: SeededImage; imageSeedMs: number };
   /** Wall time spent seeding the store, ms. */
   seedMs: number;
 }
 
-/** From `baselines.ts`: a minimal server answering Ping (and, for `http`, the Tag History body). */
+/** From `baselines.ts`: a minimal server answering Ping (and, for `http`, the Tag History body, the pull image's manifest and its layer blob). */
 export interface BaselineReady {
   kind: "baseline";
   /** HTTP/1.1 port (Connect handler or plain JSON route). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,8 +7,11 @@ import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { createFileContentStore } from "../../src/registry/content-store.js";
+import { MEDIA_TYPE } from "../../src/registry/manifest.js";
+import { pushManifest } from "../../src/registry/push.js";
 import { createServer } from "../../src/server.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { linkBlob, recordBlob } from "../../src/store/repositories/blobs.js";
 import { insertGroup, type GroupRow } from "../../src/store/repositories/groups.js";
 import type { IdentityRow } from "../../src/store/repositories/identities.js";
 import { insertRepo } from "../../src/store/repositories/repos.js";
@@ -17,13 +20,15 @@ import type { TagHistoryRow } from "../../src/store/repositories/tag-history.js"
 import { upsertTag, type TagRow } from "../../src/store/repositories/tags.js";
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
+import { buildPullImage, PULL_IMAGE, PULL_TAG, type SeededImage } from "./oci-image.js";
 import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORGANIZATION_NAME } from "./tag-history.js";
 
 /**
  * The platform server as `serve` runs it (SQLite file in WAL mode, silent
  * logger), over a store holding one organization, its owner, a folder and
  * CHILD_COUNT groups directly below the folder, plus the IAM tree of
- * `seedIamTree` and the registry data of `seedRegistry`. Announces a PlatformReady.
+ * `seedIamTree` and the registry data of `seedRegistry` and `seedPullImage`.
+ * Announces a PlatformReady.
  */
 
 const CHILD_COUNT = 10_000;
@@ -43,8 +48,12 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
 const seedStart = performance.now();
 const store = await openStore(join(dir, "bench.db"));
+// Blob bytes (the pull figures' image); removed with `dir`.
+const contentRoot = join(dir, "content");
+const content = createFileContentStore(contentRoot);
 const now = Date.now();
 const { organization, identity } = await bootstrapOrganization(store, ORGANIZATION_NAME, now);
+const repoRow = (name: string) => ({ uid: newChildUid(organization.uid), group_uid: organization.uid, name, description: "", readme: "", create_time: now, update_time: now });
 const folder = await insertGroup(store.db, {
   uid: newChildUid(organization.uid),
   parent_uid: organization.uid,
@@ -69,6 +78,9 @@ await store.db.transaction().execute(async (trx) => {
 const iam = await seedIamTree();
 const registryStart = performance.now();
 const registry = await seedRegistry();
+const imageStart = performance.now();
+const image = await seedPullImage();
+const imageSeedMs = performance.now() - imageStart;
 const registrySeedMs = performance.now() - registryStart;
 const seedMs = performance.now() - seedStart;
 
@@ -121,7 +133,6 @@ async function seedIamTree() {
  * minute, through `upsertTag` (the write path of CreateTag). One transaction.
  */
 async function seedRegistry() {
-  const repoRow = (name: string) => ({ uid: newChildUid(organization.uid), group_uid: organization.uid, name, description: "", readme: "", create_time: now, update_time: now });
   return store.db.transaction().execute(async (trx) => {
     const tagged = await insertRepo(trx, repoRow("many-tags"));
     const tags: TagRow[] = Array.from({ length: TAG_COUNT }, (_, i) => ({
@@ -152,12 +163,37 @@ async function seedRegistry() {
   });
 }
 
+/**
+ * The repo PULL_IMAGE with the image of `buildPullImage` (a 50 MB random layer), tagged
+ * PULL_TAG, stored as a finished push leaves it: the blobs written by the server's
+ * content store and recorded and linked to the repo, then the manifest through
+ * `pushManifest` (the write path of a manifest PUT: checks the blobs, reads the
+ * config, moves the tag). Checks that the layer's file is where the announcement says.
+ */
+async function seedPullImage(): Promise<SeededImage> {
+  const built = buildPullImage();
+  const layerDigest = await content.put(built.layer);
+  const configDigest = await content.put(built.config);
+  const repo = await insertRepo(store.db, repoRow(PULL_IMAGE));
+  await store.db.transaction().execute(async (trx) => {
+    for (const [digest, size] of [[layerDigest, built.layer.length], [configDigest, built.config.length]] as const) {
+      await recordBlob(trx, digest, size, now);
+      await linkBlob(trx, repo.uid, digest);
+    }
+  });
+  const mediaType = MEDIA_TYPE.ociManifest;
+  const { digest } = await pushManifest(store.db, content, repo, { reference: PULL_TAG, bytes: built.manifest, contentType: mediaType, now });
+  const hex = layerDigest.slice("sha256:".length);
+  const file = join(contentRoot, "blobs", "sha256", hex.slice(0, 2), hex);
+  if (statSync(file).size !== built.layer.length) throw new Error(`${file} does not hold the ${built.layer.length} bytes of the layer`);
+  return { layer: { digest: layerDigest, size: built.layer.length, file }, manifest: { digest, mediaType, text: built.manifest.toString("utf8") } };
+}
+
 const server = await createServer(
   store,
   { apiUrl: API_URL, registryUrl: REGISTRY_URL, logLevel: "silent", limits: defaultLimits },
   createLogger("silent"),
-  // Blob bytes (none: the figures read tags and their history); removed with `dir`.
-  createFileContentStore(join(dir, "content")),
+  content,
 );
 const port = await new Promise<number>((resolve) =>
   server.api.server.listen(0, "127.0.0.1", () => resolve((server.api.server.address() as AddressInfo).port)),
@@ -178,6 +214,6 @@ announce({
   childCount: CHILD_COUNT,
   groupUid: children[CHILD_COUNT / 2].uid,
   deep: { token: deepToken, identityUid: iam.identityUid, visibleBindings: iam.visibleBindings, groupCount: iam.groupCount, bindingCount: iam.bindingCount },
-  registry: { port: registryPort, platformToken: registryPlatformToken, repoUid: registry.repoUid, tagCount: registry.tagCount, seedMs: registrySeedMs },
+  registry: { port: registryPort, platformToken: registryPlatformToken, repoUid: registry.repoUid, tagCount: registry.tagCount, seedMs: registrySeedMs, image, imageSeedMs },
   seedMs,
 });
