@@ -1,43 +1,18 @@
-import type http from "node:http";
-import type http2 from "node:http2";
 import { pipeline } from "node:stream/promises";
 import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../store/repositories/blobs.js";
 import { findRepoByPath, type RepoRow } from "../store/repositories/repos.js";
+import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { UploadTooLarge } from "./content-store.js";
 import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
-import type { RegistryContext } from "./token-endpoint.js";
 
 /**
  * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:
  * `POST /v2/<name>/blobs/uploads/` (start; monolithic with `?digest=`; `?mount=&from=`),
  * `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>` (status, chunk, finish, cancel).
  */
-
-export type RegistryRequest = http.IncomingMessage | http2.Http2ServerRequest;
-export type RegistryResponse = http.ServerResponse | http2.Http2ServerResponse;
-
-export interface RegistryEndpointContext extends RegistryContext {
-  /** Largest blob, bytes. */
-  maxBlobBytes: number;
-  now: () => number;
-}
-
-/** Writes a bodiless answer with the registry's headers. */
-export function writeEmpty(res: RegistryResponse, status: number, headers: Record<string, string> = {}): void {
-  if (res.destroyed) return;
-  res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
-  res.end();
-}
-
-/** The repo `name` names, or 404 NAME_UNKNOWN. */
-export async function existingRepo(ctx: RegistryContext, name: RepositoryName): Promise<RepoRow> {
-  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
-  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  return repo;
-}
 
 const uploadLocation = (name: RepositoryName, id: string) => `/v2/${name.full}/blobs/uploads/${id}`;
 const blobLocation = (name: RepositoryName, digest: string) => `/v2/${name.full}/blobs/${digest}`;
@@ -61,7 +36,7 @@ function byteRange(header: string | undefined, size: number): { start: number; e
 }
 
 /** `HEAD|GET /v2/<name>/blobs/<digest>`, with a single byte range on GET. */
-export async function handleBlob(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string): Promise<void> {
+export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PULL);
   const digest = checkDigest(digestText);
@@ -91,13 +66,13 @@ export async function handleBlob(ctx: RegistryEndpointContext, req: RegistryRequ
   await pipeline(ctx.content.read(digest, range), res as NodeJS.WritableStream);
 }
 
-async function startUpload(ctx: RegistryEndpointContext, repo: RepoRow): Promise<string> {
+async function startUpload(ctx: RegistryContext, repo: RepoRow): Promise<string> {
   const id = await ctx.content.createUpload();
   await insertUpload(ctx.db, { id, repo_uid: repo.uid, create_time: ctx.now() });
   return id;
 }
 
-async function appendBody(ctx: RegistryEndpointContext, req: RegistryRequest, id: string): Promise<number> {
+async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string): Promise<number> {
   try {
     return await ctx.content.append(id, req, ctx.maxBlobBytes);
   } catch (error) {
@@ -107,7 +82,7 @@ async function appendBody(ctx: RegistryEndpointContext, req: RegistryRequest, id
 }
 
 /** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
-export async function handleUploadStart(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
+export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PUSH);
   const mount = query.get("mount");
@@ -153,14 +128,14 @@ export async function handleUploadStart(ctx: RegistryEndpointContext, req: Regis
   writeEmpty(res, 202, uploadHeaders(name, id, 0));
 }
 
-async function discard(ctx: RegistryEndpointContext, id: string): Promise<void> {
+async function discard(ctx: RegistryContext, id: string): Promise<void> {
   await deleteUpload(ctx.db, id);
   await ctx.content.removeUpload(id);
 }
 
 /** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`. */
 export async function handleUpload(
-  ctx: RegistryEndpointContext,
+  ctx: RegistryContext,
   req: RegistryRequest,
   res: RegistryResponse,
   nameText: string,

@@ -1,7 +1,7 @@
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
 import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../store/repositories/manifests.js";
 import { deleteTagByName, findTagByName, listTagNames } from "../store/repositories/tags.js";
-import { existingRepo, writeEmpty, type RegistryEndpointContext, type RegistryRequest, type RegistryResponse } from "./blob-endpoints.js";
+import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "./manifest.js";
 import { checkDigest, pushManifest, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
@@ -26,7 +26,7 @@ function checkTag(tag: string): string {
 }
 
 /** Refuses a digest a tag-limited (free tier) token may not read. */
-async function checkReachable(ctx: RegistryEndpointContext, entry: AccessEntry, repoUid: string, digest: string, name: RepositoryName): Promise<void> {
+async function checkReachable(ctx: RegistryContext, entry: AccessEntry, repoUid: string, digest: string, name: RepositoryName): Promise<void> {
   if (entry.tags === undefined) return;
   if (!(await reachableFromTags(ctx.db, repoUid, digest, entry.tags))) {
     fail(403, "DENIED", `this token only reads the images of the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, digest });
@@ -34,7 +34,7 @@ async function checkReachable(ctx: RegistryEndpointContext, entry: AccessEntry, 
 }
 
 /** `HEAD|GET /v2/<name>/manifests/<reference>`: the stored bytes, with their media type and digest. */
-export async function handleManifestGet(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
+export async function handleManifestGet(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   const entry = await authorizeRepository(ctx, req, name, PULL);
   const byDigest = isDigestReference(reference);
@@ -66,7 +66,7 @@ export async function handleManifestGet(ctx: RegistryEndpointContext, req: Regis
 }
 
 /** `PUT /v2/<name>/manifests/<reference>`: stores the manifest and, for a tag, moves it. */
-export async function handleManifestPut(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
+export async function handleManifestPut(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PUSH);
   let bytes: Buffer;
@@ -85,7 +85,7 @@ export async function handleManifestPut(ctx: RegistryEndpointContext, req: Regis
 }
 
 /** `DELETE /v2/<name>/manifests/<reference>`: a digest deletes the manifest and its tags; a tag deletes the tag. History stays. */
-export async function handleManifestDelete(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
+export async function handleManifestDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, DELETE);
   const repo = await existingRepo(ctx, name);
@@ -99,7 +99,7 @@ export async function handleManifestDelete(ctx: RegistryEndpointContext, req: Re
 }
 
 /** `GET /v2/<name>/tags/list?n=&last=`: tag names in byte order, a page at a time with a `Link` to the next. */
-export async function handleTagsList(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
+export async function handleTagsList(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
   const entry = await authorizeRepository(ctx, req, name, PULL);
   const nText = query.get("n");
@@ -121,7 +121,7 @@ export async function handleTagsList(ctx: RegistryEndpointContext, req: Registry
 }
 
 /** `GET /v2/<name>/referrers/<digest>[?artifactType=]`: an image index of the manifests whose subject is the digest. */
-export async function handleReferrers(ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string, query: URLSearchParams): Promise<void> {
+export async function handleReferrers(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
   const entry = await authorizeRepository(ctx, req, name, PULL);
   const digest = checkDigest(digestText);

@@ -1,3 +1,4 @@
+import type { Kysely } from "kysely";
 import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
 import { REPO_NAME } from "../services/registry/registry-validation.js";
@@ -8,7 +9,6 @@ import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/
 import { findTagByName, upsertTag } from "../store/repositories/tags.js";
 import { inTransaction } from "../store/store.js";
 import type { Database, Db } from "../store/tables.js";
-import type { Kysely } from "kysely";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { recordManifest } from "./images.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";

@@ -2,7 +2,8 @@ import { decodeJwt } from "jose";
 import type { NodeRequest } from "../rest/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
-import type { AccessEntry, RegistryContext } from "./token-endpoint.js";
+import type { RegistryContext } from "./context.js";
+import type { AccessEntry } from "./token-endpoint.js";
 
 function sameUrl(a: string, b: string): boolean {
   try {

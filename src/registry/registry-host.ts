@@ -1,11 +1,12 @@
+import type { Kysely } from "kysely";
 import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import { writeJson } from "../rest/status-json.js";
 import { deleteStaleUploads } from "../store/repositories/blobs.js";
 import type { Database } from "../store/tables.js";
-import type { Kysely } from "kysely";
-import { handleBlob, handleUpload, handleUploadStart, type RegistryEndpointContext, type RegistryRequest, type RegistryResponse } from "./blob-endpoints.js";
+import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
+import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import type { ContentStore } from "./content-store.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
 import { authorizePing } from "./registry-auth.js";
@@ -26,7 +27,7 @@ export interface RegistryHostOptions {
 export const UPLOAD_LIFETIME_MS = 24 * 3600 * 1000;
 const CLEANUP_INTERVAL_MS = 3600 * 1000;
 
-type Route = (ctx: RegistryEndpointContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
+type Route = (ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
 
 /** `/v2/<name>/...` routes by method. The name may hold `/`, so each pattern anchors on what follows it. */
 const ROUTES: Array<{ pattern: RegExp; methods: Record<string, Route> }> = [
@@ -60,7 +61,7 @@ const ROUTES: Array<{ pattern: RegExp; methods: Record<string, Route> }> = [
  */
 export function createRegistryHost(options: RegistryHostOptions) {
   const { logger, config } = options;
-  const ctx: RegistryEndpointContext = {
+  const ctx: RegistryContext = {
     config,
     db: options.db,
     tokens: options.tokens,

@@ -5,7 +5,7 @@ import { readTagHistory } from "../store/repositories/tag-history.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { isTag, parseRepositoryName, PULL } from "./scope.js";
-import type { RegistryContext } from "./token-endpoint.js";
+import type { RegistryContext } from "./context.js";
 
 /** Most history records one request returns (spec 8). */
 export const HISTORY_LIMIT = 1000;

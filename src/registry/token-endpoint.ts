@@ -1,13 +1,10 @@
 import { grantsFrom, type Grants } from "../auth/principal.js";
-import type { TokenService } from "../auth/tokens.js";
-import type { ServerConfig } from "../config.js";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
 import { findOrganizationByName } from "../store/repositories/groups.js";
 import { findRepoByPath } from "../store/repositories/repos.js";
 import { grantsOf } from "../store/repositories/role-bindings.js";
-import type { Db } from "../store/tables.js";
-import type { ContentStore } from "./content-store.js";
+import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { DELETE, parseScope, PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
 
@@ -38,13 +35,6 @@ export interface AccessEntry {
   actions: Action[];
   /** When present, the only tags the token may read (the free tier). */
   tags?: string[];
-}
-
-export interface RegistryContext {
-  config: ServerConfig;
-  db: Db;
-  tokens: TokenService;
-  content: ContentStore;
 }
 
 /** Who asks for a token: anonymous, or an identity and what it holds. */
