@@ -108,3 +108,9 @@ export function applyPage<O>(query: AnyQuery<O>, page: Page, table: string): Any
   for (const key of page.order) q = q.orderBy(`${table}.${key.column}`, key.desc ? "desc" : "asc");
   return q.offset(page.skip).limit(page.limit + 1);
 }
+
+/** How many rows `query` matches: one `count(*)`, a number on both backends. */
+export async function countRows(query: AnyQuery<any>): Promise<number> {
+  const row = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirstOrThrow();
+  return Number((row as { total: number | string }).total);
+}

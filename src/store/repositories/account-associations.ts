@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { AccountAssociationTable, Db } from "../tables.js";
 import { getGroup } from "./groups.js";
 
@@ -42,10 +42,8 @@ function filtered(db: Db, filter: AccountAssociationFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listAccountAssociations(db: Db, filter: AccountAssociationFilter, page: Page): Promise<{ rows: AccountAssociationRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "account_associations").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 /** Inserts a group's association; NOT_FOUND without the group, ALREADY_EXISTS when it has one. */

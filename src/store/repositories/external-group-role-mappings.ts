@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, ExternalGroupRoleMappingTable } from "../tables.js";
 import { getIdentityProvider } from "./identity-providers.js";
 
@@ -53,10 +53,8 @@ export async function listExternalGroupRoleMappings(
   page: Page,
 ): Promise<{ rows: ExternalGroupRoleMappingRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "external_group_role_mappings").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 function duplicate(row: { identity_provider_uid: string; external_group: string }) {

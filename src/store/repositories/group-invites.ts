@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 
@@ -43,10 +43,8 @@ function filtered(db: Db, filter: GroupInviteFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listGroupInvites(db: Db, filter: GroupInviteFilter, page: Page): Promise<{ rows: GroupInviteRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "group_invites").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 /** Inserts an invite; NOT_FOUND when its group does not exist. */

@@ -3,7 +3,7 @@ import { alreadyExists, notFound, resourceNotEmpty } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { descendantRange } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, GroupTable } from "../tables.js";
 
 export type GroupRow = Selectable<GroupTable>;
@@ -44,10 +44,8 @@ function filtered(db: Db, filter: GroupFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listGroups(db: Db, filter: GroupFilter, page: Page): Promise<{ rows: GroupRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "groups").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 /**

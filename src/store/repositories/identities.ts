@@ -2,7 +2,7 @@ import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, IdentityTable } from "../tables.js";
 
 export type IdentityRow = Selectable<IdentityTable>;
@@ -78,10 +78,8 @@ function filteredIdentities(db: Db, filter: IdentityFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listIdentities(db: Db, filter: IdentityFilter, page: Page): Promise<{ rows: IdentityRow[]; total: number }> {
   const rows = await applyPage(filteredIdentities(db, filter).selectAll(), page, "identities").execute();
-  const { total } = await filteredIdentities(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filteredIdentities(db, filter));
+  return { rows, total };
 }
 
 /** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */

@@ -3,7 +3,7 @@ import { alreadyExists, notFound, resourceNotEmpty } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { parentOf } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, IdentityProviderTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 
@@ -42,10 +42,8 @@ function filtered(db: Db, filter: IdentityProviderFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listIdentityProviders(db: Db, filter: IdentityProviderFilter, page: Page): Promise<{ rows: IdentityProviderRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "identity_providers").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 function nameTaken(row: { group_uid: string; name: string }) {

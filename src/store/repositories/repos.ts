@@ -3,7 +3,7 @@ import { alreadyExists, notFound, resourceNotEmpty } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { rootOf } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, RepoTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 
@@ -42,10 +42,8 @@ function filtered(db: Db, filter: RepoFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listRepos(db: Db, filter: RepoFilter, page: Page): Promise<{ rows: RepoRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "repos").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 function taken(name: string): never {

@@ -3,7 +3,7 @@ import { alreadyExists, notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { newChildUid } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, RoleBindingTable } from "../tables.js";
 
 export type RoleBindingRow = Selectable<RoleBindingTable>;
@@ -102,10 +102,8 @@ function filteredBindings(db: Db, filter: RoleBindingFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`), hydrated, and the count of all matches. */
 export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: Page): Promise<{ rows: HydratedRoleBindingRow[]; total: number }> {
   const keys = await applyPage(filteredBindings(db, filter).select("role_bindings.uid"), page, "role_bindings").execute();
-  const { total } = await filteredBindings(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  if (keys.length === 0) return { rows: [], total: Number(total) };
+  const total = await countRows(filteredBindings(db, filter));
+  if (keys.length === 0) return { rows: [], total };
   const found = await hydrated(db)
     .select(HYDRATED_COLUMNS)
     .where(
@@ -116,7 +114,7 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
     .execute();
   const byUid = new Map(found.map((row) => [row.uid, row]));
   const rows = keys.map((k) => byUid.get(k.uid)).filter((row): row is HydratedRoleBindingRow => row !== undefined);
-  return { rows, total: Number(total) };
+  return { rows, total };
 }
 
 /** Inserts a binding; throws ALREADY_EXISTS when the identity already has the role on the group. */

@@ -3,7 +3,7 @@ import { alreadyExists, failedPrecondition, notFound } from "../../api/errors.js
 import type { Page } from "../../api/pagination.js";
 import { selfAndAncestors } from "../../api/uidp.js";
 import { isUniqueViolation } from "../dialect.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, RoleTable } from "../tables.js";
 
 export interface BuiltInRole {
@@ -107,10 +107,8 @@ function filteredRoles(db: Db, filter: RoleFilter) {
  */
 export async function listRoles(db: Db, filter: RoleFilter, page: Page): Promise<{ rows: RoleWithCapabilities[]; total: number }> {
   const rows = await applyPage(filteredRoles(db, filter).selectAll(), page, "roles").execute();
-  const { total } = await filteredRoles(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows: await withCapabilities(db, rows), total: Number(total) };
+  const total = await countRows(filteredRoles(db, filter));
+  return { rows: await withCapabilities(db, rows), total };
 }
 
 function nameTaken(error: unknown, name: string): unknown {

@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import { notFound } from "../../api/errors.js";
 import type { Page } from "../../api/pagination.js";
 import { newChildUid } from "../../api/uidp.js";
-import { applyPage, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../list-query.js";
 import type { Db, TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
@@ -51,10 +51,8 @@ function filtered(db: Db, filter: TagFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listTags(db: Db, filter: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "tags").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
 
 /**

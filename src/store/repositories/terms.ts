@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../api/pagination.js";
 import { newChildUid, selfAndAncestors } from "../../api/uidp.js";
-import { applyPage } from "../list-query.js";
+import { applyPage, countRows } from "../list-query.js";
 import type { Db, TermsAcceptanceTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 
@@ -55,8 +55,6 @@ function filtered(db: Db, filter: TermsFilter) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listTermsAcceptances(db: Db, filter: TermsFilter, page: Page): Promise<{ rows: TermsAcceptanceRow[]; total: number }> {
   const rows = await applyPage(filtered(db, filter).selectAll(), page, "terms_acceptances").execute();
-  const { total } = await filtered(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as("total"))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
 }
