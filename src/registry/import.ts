@@ -13,7 +13,7 @@ import type { ContentStore } from "./content-store.js";
 import { recordManifest } from "./images.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor } from "./manifest.js";
 import { RegistryFailure } from "./registry-errors.js";
-import { isTag, parseRepositoryName, type RepositoryName } from "./scope.js";
+import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
 
 /**
  * `platform-api registry import`: loads manifests into a repo from OCI image layout
@@ -160,7 +160,7 @@ export async function importImages(store: Store, options: ImportOptions): Promis
   }
   const tops = sources.flatMap((s) => s.tops);
   if (options.tag !== undefined) {
-    if (!isTag(options.tag)) throw invalidField("tag", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -");
+    if (!isTag(options.tag)) throw invalidField("tag", TAG_RULE);
     if (tops.length !== 1) throw invalidField("tag", `--tag needs exactly one top-level manifest; the inputs hold ${tops.length}`);
   }
 

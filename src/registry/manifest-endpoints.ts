@@ -6,7 +6,7 @@ import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "./manifest.js";
 import { checkDigest, pushManifest, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { DELETE, isTag, parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import { checkTag, DELETE, parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
 import type { AccessEntry } from "./token-endpoint.js";
 
 /**
@@ -19,11 +19,6 @@ import type { AccessEntry } from "./token-endpoint.js";
 export const MAX_TAGS_PER_PAGE = 1000;
 
 const isDigestReference = (reference: string) => reference.startsWith("sha256:");
-
-function checkTag(tag: string): string {
-  if (!isTag(tag)) fail(400, "TAG_INVALID", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -", { tag: tag.slice(0, 140) });
-  return tag;
-}
 
 /** Refuses a digest a tag-limited (free tier) token may not read. */
 async function checkReachable(ctx: RegistryContext, entry: AccessEntry, repoUid: string, digest: string, name: RepositoryName): Promise<void> {

@@ -1,7 +1,6 @@
 import type { Kysely } from "kysely";
 import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
-import { REPO_NAME } from "../services/registry/registry-validation.js";
 import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, unlinkedBlobs } from "../store/repositories/blobs.js";
 import { findOrganizationByName } from "../store/repositories/groups.js";
 import { existingManifests, putManifestRefs } from "../store/repositories/manifests.js";
@@ -13,7 +12,7 @@ import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { recordManifest } from "./images.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
 import { fail } from "./registry-errors.js";
-import { isTag, type RepositoryName } from "./scope.js";
+import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
 
 /**
  * What a push changes, independent of HTTP: the repo a push creates, finished uploads
@@ -102,7 +101,7 @@ export async function pushManifest(
   const { reference, bytes } = options;
   const byDigest = reference.startsWith("sha256:");
   if (byDigest) checkDigest(reference);
-  else if (!isTag(reference)) fail(400, "TAG_INVALID", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -", { tag: reference.slice(0, 140) });
+  else checkTag(reference);
 
   let manifest: Manifest;
   try {

@@ -14,7 +14,11 @@ const ORGANIZATION = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
 /** One path component of an image name (Distribution spec, case-insensitive). */
 const IMAGE_COMPONENT = /^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$/i;
 /** A tag (Distribution spec): at most 128 characters. */
-const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+export const TAG_NAME = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
+/** The tag rule, as error messages state it. */
+export const TAG_RULE = "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -";
+/** A repo name: a registry path below the organization, lowercase (`<organization>/<repo name>`). */
+export const REPO_NAME = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
 export interface RepositoryName {
   /** `<organization>/<image>`. */
@@ -69,5 +73,11 @@ export function repositoryScope(name: string, actions: readonly Action[] = [PULL
 
 /** True for a valid tag (at most 128 characters). */
 export function isTag(tag: string): boolean {
-  return TAG.test(tag);
+  return TAG_NAME.test(tag);
+}
+
+/** Returns a valid tag; throws 400 TAG_INVALID otherwise. */
+export function checkTag(tag: string): string {
+  if (!isTag(tag)) fail(400, "TAG_INVALID", TAG_RULE, { tag: tag.slice(0, 140) });
+  return tag;
 }

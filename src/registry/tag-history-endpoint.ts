@@ -4,7 +4,7 @@ import { findRepoByPath } from "../store/repositories/repos.js";
 import { readTagHistory } from "../store/repositories/tag-history.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { isTag, parseRepositoryName, PULL } from "./scope.js";
+import { checkTag, parseRepositoryName, PULL } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 
 /** Most history records one request returns (spec 8). */
@@ -55,7 +55,7 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
   const entry = await authorizeRepository(ctx, req, name, PULL);
 
   const { tag } = path;
-  if (!isTag(tag)) fail(400, "TAG_INVALID", "a tag is 1 to 128 characters of letters, digits, _ . and -, not starting with . or -", { tag: tag.slice(0, 140) });
+  checkTag(tag);
   if (Array.isArray(entry.tags) && !entry.tags.includes(tag)) {
     fail(403, "DENIED", `this token only grants the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, tag });
   }

@@ -1,10 +1,9 @@
 import type { Violations } from "../../api/validation.js";
 
-/** A repo name is a registry path below the organization: `<organization>/<repo name>`. */
-export const REPO_NAME = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
-/** The OCI distribution tag rule (at most 128 characters). */
-export const TAG_NAME = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
-export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+import { DIGEST } from "../../registry/manifest.js";
+import { REPO_NAME, TAG_NAME } from "../../registry/scope.js";
+
+export { DIGEST, REPO_NAME, TAG_NAME };
 /** An OCI platform architecture, e.g. amd64, arm64, ppc64le. */
 export const ARCHITECTURE = /^[a-z0-9_]+$/;
 /** Readme limit in UTF-8 bytes. */
