@@ -1,7 +1,8 @@
 import { notFound } from "../api/errors.js";
-import { findManifest, putManifest, type ManifestRow } from "../store/repositories/manifests.js";
+import { unlinkedBlobs } from "../store/repositories/blobs.js";
+import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "../store/repositories/manifests.js";
 import type { Db } from "../store/tables.js";
-import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, sha256Digest, type Manifest } from "./manifest.js";
+import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
 
 /**
  * The images of a repo, over its stored manifests: recording a manifest, and the
@@ -11,6 +12,13 @@ import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest
 /** When an index names no architecture, the one measured (api-surface 3). */
 export const DEFAULT_ARCHITECTURE = "amd64";
 
+/** A manifest names manifests (or, where required, blobs) the repo does not hold. */
+export class MissingReferences extends Error {
+  constructor(readonly missing: string[]) {
+    super(`the manifest names what the repository does not hold: ${missing.join(", ")}`);
+  }
+}
+
 export interface RecordedManifest {
   digest: string;
   manifest: Manifest;
@@ -19,17 +27,23 @@ export interface RecordedManifest {
 }
 
 /**
- * Stores `bytes` as a manifest of the repo. `platform` is the image's architecture and OS
- * when its config blob is at hand. Throws InvalidManifest.
+ * Stores `bytes` (parsed as `manifest`) as a manifest of the repo, with the manifests an
+ * index names. Everything an index names must be in the repo, and with `requireBlobs` an
+ * image's config and layers too; otherwise throws MissingReferences and writes nothing.
+ * `platform` is the image's architecture and OS when its config blob is at hand.
  */
 export async function recordManifest(
   db: Db,
   repoUid: string,
   bytes: Buffer,
-  options: { contentType?: string; platform?: { architecture: string; os: string }; now: number },
+  manifest: Manifest,
+  options: { platform?: { architecture: string; os: string }; requireBlobs: boolean; now: number },
 ): Promise<RecordedManifest> {
-  const manifest = parseManifest(bytes, options.contentType);
   const digest = sha256Digest(bytes);
+  const needed = referencedDigests(manifest);
+  const present = await existingManifests(db, repoUid, needed.manifests);
+  const missing = [...(options.requireBlobs ? await unlinkedBlobs(db, repoUid, needed.blobs) : []), ...needed.manifests.filter((d) => !present.has(d))];
+  if (missing.length > 0) throw new MissingReferences(missing);
   const row: ManifestRow = {
     repo_uid: repoUid,
     digest,
@@ -45,6 +59,7 @@ export async function recordManifest(
     create_time: options.now,
   };
   const written = await putManifest(db, row);
+  if (manifest.kind === "index") await putManifestRefs(db, repoUid, digest, needed.manifests);
   return { digest, manifest, written };
 }
 

@@ -4,14 +4,13 @@ import { ApiError, invalidField, notFound } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
 import { findOrganizationByName, getGroup } from "../store/repositories/groups.js";
 import { linkBlob, recordBlob } from "../store/repositories/blobs.js";
-import { existingManifests, putManifestRefs } from "../store/repositories/manifests.js";
 import { findRepoByPath, insertRepo } from "../store/repositories/repos.js";
 import { upsertTag } from "../store/repositories/tags.js";
 import { inTransaction, type Store } from "../store/store.js";
 import type { Db } from "../store/tables.js";
 import type { ContentStore } from "./content-store.js";
-import { recordManifest } from "./images.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor } from "./manifest.js";
+import { MissingReferences, recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "./manifest.js";
 import { RegistryFailure } from "./registry-errors.js";
 import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
 
@@ -50,7 +49,7 @@ export interface ImportResult {
 
 interface Loaded {
   bytes: Buffer;
-  mediaType?: string;
+  manifest: Manifest;
   platform?: { architecture: string; os: string };
 }
 
@@ -104,14 +103,14 @@ async function readLayout(layout: string): Promise<Source> {
     if (manifest.kind === "index") {
       for (const child of manifest.manifests) await visit(child, false);
     } else {
-      const config = await readBlob(layout, manifest.config.digest, manifest.config.size);
-      if (config !== undefined) platform = platformOfConfig(config);
       for (const blob of [manifest.config, ...manifest.layers]) {
-        const bytes = await readBlob(layout, blob.digest, blob.size);
-        if (bytes !== undefined) source.blobs.push(bytes);
+        const blobBytes = await readBlob(layout, blob.digest, blob.size);
+        if (blobBytes === undefined) continue;
+        source.blobs.push(blobBytes);
+        if (blob === manifest.config) platform = platformOfConfig(blobBytes);
       }
     }
-    source.manifests.push({ bytes, mediaType: manifest.mediaType, platform });
+    source.manifests.push({ bytes, manifest, platform });
   };
 
   for (const d of top.manifests) {
@@ -126,8 +125,7 @@ async function readSource(path: string): Promise<Source> {
   if (info === undefined) throw importError(`${path}: no such file or directory`);
   if (info.isDirectory()) return readLayout(path);
   const bytes = await readFile(path);
-  parseManifest(bytes);
-  return { manifests: [{ bytes }], blobs: [], tops: [{ digest: sha256Digest(bytes) }] };
+  return { manifests: [{ bytes, manifest: parseManifest(bytes) }], blobs: [], tops: [{ digest: sha256Digest(bytes) }] };
 }
 
 async function repoFor(db: Db, repository: string, group: string | undefined, now: number) {
@@ -176,13 +174,13 @@ export async function importImages(store: Store, options: ImportOptions): Promis
       await linkBlob(trx, repo.uid, digest);
     }
     for (const loaded of sources.flatMap((s) => s.manifests)) {
-      const recorded = await recordManifest(trx, repo.uid, loaded.bytes, { contentType: loaded.mediaType, platform: loaded.platform, now: options.now });
-      if (recorded.manifest.kind === "index") {
-        const children = recorded.manifest.manifests.map((d) => d.digest);
-        const present = await existingManifests(trx, repo.uid, children);
-        const missing = children.filter((d) => !present.has(d));
-        if (missing.length > 0) throw importError(`index ${recorded.digest} names manifests that are neither imported nor stored: ${missing.join(", ")}`);
-        await putManifestRefs(trx, repo.uid, recorded.digest, children);
+      let recorded;
+      try {
+        // Blobs are optional: a manifest file comes without them.
+        recorded = await recordManifest(trx, repo.uid, loaded.bytes, loaded.manifest, { platform: loaded.platform, requireBlobs: false, now: options.now });
+      } catch (error) {
+        if (error instanceof MissingReferences) throw importError(`an index names manifests that are neither imported nor stored: ${error.missing.join(", ")}`);
+        throw error;
       }
       result.manifests.push({ digest: recorded.digest, mediaType: recorded.manifest.mediaType, kind: recorded.manifest.kind, written: recorded.written });
     }

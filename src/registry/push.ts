@@ -1,16 +1,15 @@
 import type { Kysely } from "kysely";
 import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
-import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, unlinkedBlobs } from "../store/repositories/blobs.js";
+import { deleteUpload, linkBlob, linkedBlobSize, recordBlob } from "../store/repositories/blobs.js";
 import { findOrganizationByName } from "../store/repositories/groups.js";
-import { existingManifests, putManifestRefs } from "../store/repositories/manifests.js";
 import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/repos.js";
 import { findTagByName, upsertTag } from "../store/repositories/tags.js";
 import { inTransaction } from "../store/store.js";
 import type { Database, Db } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
-import { recordManifest } from "./images.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
+import { MissingReferences, recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "./manifest.js";
 import { fail } from "./registry-errors.js";
 import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
 
@@ -119,13 +118,12 @@ export async function pushManifest(
   }
 
   await inTransaction(db, undefined, async (trx) => {
-    const needed = referencedDigests(manifest);
-    const missingBlobs = await unlinkedBlobs(trx, repo.uid, needed.blobs);
-    const present = await existingManifests(trx, repo.uid, needed.manifests);
-    const missing = [...missingBlobs, ...needed.manifests.filter((d) => !present.has(d))];
-    if (missing.length > 0) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing });
-    await recordManifest(trx, repo.uid, bytes, { contentType: manifest.mediaType, platform, now: options.now });
-    if (manifest.kind === "index") await putManifestRefs(trx, repo.uid, digest, needed.manifests);
+    try {
+      await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
+    } catch (error) {
+      if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
+      throw error;
+    }
     if (!byDigest) {
       const current = await findTagByName(trx, repo.uid, reference);
       await upsertTag(trx, repo.uid, { name: reference, digest, deprecated: Number(current?.deprecated ?? 0) === 1 }, options.now);
