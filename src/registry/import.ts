@@ -186,7 +186,7 @@ export async function importImages(store: Store, options: ImportOptions): Promis
     }
     const tagged = options.tag !== undefined ? [{ digest: tops[0].digest, ref: options.tag }] : tops.filter((t) => t.ref !== undefined && isTag(t.ref));
     for (const { digest, ref } of tagged) {
-      const tag = await upsertTag(trx, repo.uid, { name: ref!, digest, deprecated: false }, options.now);
+      const tag = await upsertTag(trx, repo.uid, { name: ref!, digest }, options.now);
       result.tags.push({ name: tag.name, digest: tag.digest });
     }
     return result;

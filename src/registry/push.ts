@@ -4,7 +4,7 @@ import { newChildUid } from "../api/uidp.js";
 import { deleteUpload, linkBlob, linkedBlobSize, recordBlob } from "../store/repositories/blobs.js";
 import { findOrganizationByName } from "../store/repositories/groups.js";
 import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/repos.js";
-import { findTagByName, upsertTag } from "../store/repositories/tags.js";
+import { upsertTag } from "../store/repositories/tags.js";
 import { inTransaction } from "../store/store.js";
 import type { Database, Db } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
@@ -124,10 +124,7 @@ export async function pushManifest(
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       throw error;
     }
-    if (!byDigest) {
-      const current = await findTagByName(trx, repo.uid, reference);
-      await upsertTag(trx, repo.uid, { name: reference, digest, deprecated: Number(current?.deprecated ?? 0) === 1 }, options.now);
-    }
+    if (!byDigest) await upsertTag(trx, repo.uid, { name: reference, digest }, options.now);
   });
   return { digest, manifest };
 }

@@ -233,6 +233,13 @@ describe("OCI Distribution API", () => {
     assert.equal(size.size, String(arm.imageSize));
     const history = await call("GET", "/v2/acme/moving/_service/history/latest", { token: await pullToken("acme/moving") });
     assert.deepEqual((history.json().history as Array<{ digest: string }>).map((h) => h.digest), [index.digest, next.manifest.digest]);
+
+    // A tag the API marked deprecated stays deprecated when a push moves it.
+    await fetch(`${server.apiUrl}/registry/v2/tags/${repo.uid}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "latest", digest: next.manifest.digest, deprecated: true }) });
+    await pushImage("acme/moving", "latest", amd, t);
+    const moved = (await (await fetch(`${server.apiUrl}/registry/v2/tags?uidp.children_of=${repo.uid}`, { headers: auth })).json()) as { tags: Array<{ digest: string; deprecated?: boolean }> };
+    assert.deepEqual(moved.tags.map((x) => [x.digest, x.deprecated]), [[amd.manifest.digest, true]]);
+
   });
 
   test("tags/list: byte order, n and last, a Link to the next page", async () => {

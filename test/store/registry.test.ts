@@ -105,6 +105,13 @@ for (const database of await testDatabases()) {
       assert.deepEqual([last.seq, last.digest], [4, digest(4)]);
       assert.ok(last.update_time >= 300);
 
+      // Without a deprecated value the tag keeps its flag (false for a new tag).
+      await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "kept", digest: digest(4), deprecated: true }, 61));
+      assert.equal(Number((await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "kept", digest: digest(5) }, 62))).deprecated), 1);
+      assert.equal(Number((await inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "fresh", digest: digest(5) }, 62))).deprecated), 0);
+      await deleteTagByName(store.db, repo.uid, "kept");
+      await deleteTagByName(store.db, repo.uid, "fresh");
+
       const page = pager.parse({ pageSize: 10, pageToken: "", orderBy: "", skip: 0 }, tagOrderable, "f");
       const listed = await listTags(store.db, { uidp: { childrenOf: repo.uid }, digest: digest(4), updatedSince: 300, visible: undefined }, page);
       assert.equal(listed.total, 1);

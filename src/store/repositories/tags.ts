@@ -57,14 +57,16 @@ export async function listTags(db: Db, filter: TagFilter, page: Page): Promise<{
 
 /**
  * Creates the tag `name` of a repo, or moves the existing one (same uid) to
- * `digest`, and records a digest change in the tag history. Must run in a
+ * `digest`, and records a digest change in the tag history. `deprecated`
+ * undefined keeps the tag's flag (false for a new tag): a push moves a tag
+ * without touching it. Must run in a
  * transaction so that the tag and its history never disagree. Throws NOT_FOUND
  * when the repo does not exist.
  */
 export async function upsertTag(
   db: Db,
   repoUid: string,
-  tag: { name: string; digest: string; deprecated: boolean },
+  tag: { name: string; digest: string; deprecated?: boolean },
   now: number,
 ): Promise<TagRow> {
   await getRepo(db, repoUid);
@@ -91,10 +93,11 @@ export async function upsertTag(
       .where("name", "=", tag.name)
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (current.digest === tag.digest && Number(current.deprecated) === deprecated) return current;
+    const flag = tag.deprecated === undefined ? Number(current.deprecated) : deprecated;
+    if (current.digest === tag.digest && Number(current.deprecated) === flag) return current;
     row = await db
       .updateTable("tags")
-      .set({ digest: tag.digest, deprecated, update_time: Math.max(time, Number(current.update_time)) })
+      .set({ digest: tag.digest, deprecated: flag, update_time: Math.max(time, Number(current.update_time)) })
       .where("uid", "=", current.uid)
       .returningAll()
       .executeTakeFirstOrThrow();
