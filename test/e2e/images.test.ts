@@ -72,11 +72,13 @@ test("import: bad input stores nothing", async () => {
     ["--tag with several top-level manifests", { repository: "acme/other", paths: [multi.dir, single.dir], tag: "x", now: 1 }],
     ["a bad tag", { repository: "acme/other", paths: [single.dir], tag: "-x", now: 1 }],
     ["a bad repository name", { repository: "acme/Bad Name", paths: [single.dir], now: 1 }],
+    ["a --group outside the organization", { repository: "acme/other", paths: [single.dir], group: newChildUid("f".repeat(40)), now: 1 }],
   ];
   for (const [name, options] of cases) {
     await assert.rejects(importImages(server.store, options), (e: { kind?: string }) => e.kind === "INVALID_ARGUMENT", name);
   }
   await assert.rejects(importImages(server.store, { repository: "nobody/app", paths: [single.dir], now: 1 }), (e: { kind?: string }) => e.kind === "NOT_FOUND");
+  await assert.rejects(importImages(server.store, { repository: "acme/other", paths: [single.dir], group: newChildUid(server.org.uid), now: 1 }), (e: { kind?: string }) => e.kind === "NOT_FOUND", "no such group");
   assert.equal(await findRepoByPath(server.store.db, "acme", "other"), undefined, "the failed imports created no repo");
 });
 
