@@ -17,6 +17,7 @@ import { file_platform_ping_v2_ping, PingService } from "../gen/platform/ping/v2
 import { file_platform_registry_v2_images_service, ImagesService } from "../gen/platform/registry/v2/images_service_pb.js";
 import { file_platform_registry_v2_repos_service, ReposService } from "../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
+import { errorDomainOf } from "./api/errors.js";
 import { createPager } from "./api/pagination.js";
 import { createTokenService, type TokenService } from "./auth/tokens.js";
 import { prepareStore } from "./bootstrap.js";
@@ -82,7 +83,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
   const now = Date.now;
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
-  const pageSecret = await serverSecret(store.db, "page-token-hmac", () => randomBytes(32).toString("base64url"), now());
+  const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
   const deps: ServiceDeps = { db: store.db, pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }), tokens, now };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();
@@ -96,7 +97,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     interceptors: [
       streams.interceptor,
       loggingInterceptor(logger),
-      errorInterceptor(logger),
+      errorInterceptor(logger, errorDomainOf(config)),
       deadlineInterceptor(config.limits.requestTimeoutMs),
       authenticationInterceptor(tokens, store.db, config.apiUrl),
       authorizationInterceptor(),

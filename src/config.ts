@@ -4,6 +4,8 @@ import type { LogLevel } from "./logger.js";
 export interface ServerConfig {
   /** Public URL of the API host: token issuer and API audience. */
   apiUrl: string;
+  /** ErrorInfo.domain of every error (spec 7). Default: the host name of `apiUrl`. */
+  errorDomain?: string;
   /** Public URL of the registry host: registry audience. */
   registryUrl: string;
   /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry. Default "public". */

@@ -2,6 +2,7 @@ import { createRegistry } from "@bufbuild/protobuf";
 import { createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
+import { errorDomainOf } from "./api/errors.js";
 import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "./auth/discovery.js";
 import { createStsRoute } from "./auth/sts-route.js";
@@ -60,6 +61,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     handlers: router.handlers,
     registry: createRegistry(...host.files, file_google_rpc_error_details),
     maxBodyBytes: config.limits.maxBodyBytes,
+    errorDomain: errorDomainOf(config),
     onError: (error) => logger.error("REST transcoding failed", { error: String(error) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
@@ -69,7 +71,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await discovery(req, res)) return;
     if (await sts(req, res)) return;
     if (await rest(req, res)) return;
-    sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` });
+    sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomainOf(config));
   }
 
   const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);

@@ -5,8 +5,18 @@
  * Nothing here knows a wire format.
  */
 
-/** ErrorInfo.domain of every error this server returns. */
-export const ERROR_DOMAIN = "platform-api";
+/**
+ * ErrorInfo.domain of every error this server returns (spec 7: a domain name of the service):
+ * `--error-domain`, else the host name of the public API URL.
+ */
+export function errorDomainOf(config: { apiUrl: string; errorDomain?: string }): string {
+  if (config.errorDomain) return config.errorDomain;
+  try {
+    return new URL(config.apiUrl).hostname;
+  } catch {
+    return config.apiUrl;
+  }
+}
 
 export interface FieldViolation {
   /** Field path as the caller wrote it (proto name, dotted). */

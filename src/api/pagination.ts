@@ -1,8 +1,8 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { invalidField } from "./errors.js";
 
 /**
- * The list machinery of spec 4.1, in one place: page size, signed page tokens
+ * The list machinery of spec 4.1, in one place: page size, encrypted page tokens
  * bound to the request, `order_by` against an allow-list, `skip`.
  */
 
@@ -79,19 +79,44 @@ export function parseOrderBy(orderBy: string, orderable: Orderable): OrderKey[] 
   return keys;
 }
 
+const TOKEN_VERSION = 1;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const MAX_TOKEN_LENGTH = 4096;
+
+/**
+ * Page tokens are AES-256-GCM sealed (AIP-158: opaque, revealing nothing of the position or the
+ * filter): base64url(version 1 | 12-byte nonce | ciphertext | 16-byte tag) of the JSON payload,
+ * under a key derived from `secret`. A token that does not open is INVALID_ARGUMENT.
+ */
 export function createPager(options: { secret: Uint8Array; now?: () => number }): Pager {
   const now = options.now ?? Date.now;
-  const sign = (body: string) =>
-    createHmac("sha256", options.secret).update(body).digest().subarray(0, 18).toString("base64url");
+  const key = Buffer.from(hkdfSync("sha256", options.secret, Buffer.alloc(0), "platform-api page tokens v1", 32));
+
+  function seal(payload: TokenPayload): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", key, iv);
+    const sealed = Buffer.concat([cipher.update(JSON.stringify(payload), "utf8"), cipher.final()]);
+    return Buffer.concat([Buffer.of(TOKEN_VERSION), iv, sealed, cipher.getAuthTag()]).toString("base64url");
+  }
+
+  function open(token: string): TokenPayload {
+    const bad = () => invalidField("page_token", "is not a page token issued by this server");
+    if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) throw bad();
+    const bytes = Buffer.from(token, "base64url");
+    if (bytes.length < 1 + IV_BYTES + TAG_BYTES + 2 || bytes[0] !== TOKEN_VERSION) throw bad();
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES));
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      const plain = Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]);
+      return JSON.parse(plain.toString("utf8")) as TokenPayload;
+    } catch {
+      throw bad();
+    }
+  }
 
   function decode(token: string, fingerprint: string): TokenPayload | undefined {
-    const [body, mac, extra] = token.split(".");
-    const bad = () => invalidField("page_token", "is not a page token issued by this server");
-    if (!body || !mac || extra !== undefined || token.length > 4096) throw bad();
-    const expected = Buffer.from(sign(body));
-    const given = Buffer.from(mac);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw bad();
-    const payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as TokenPayload;
+    const payload = open(token);
     if (payload.f !== fingerprint) {
       throw invalidField("page_token", "belongs to a request with other filters or order; start again without it");
     }
@@ -115,9 +140,7 @@ export function createPager(options: { secret: Uint8Array; now?: () => number })
     nextToken(page, rows, keyOf, fingerprint) {
       if (rows.length <= page.limit) return "";
       const last = rows[page.limit - 1];
-      const payload: TokenPayload = { f: fingerprint, t: now(), k: page.order.map((o) => keyOf(last, o.column)) };
-      const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-      return `${body}.${sign(body)}`;
+      return seal({ f: fingerprint, t: now(), k: page.order.map((o) => keyOf(last, o.column)) });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
-import { ApiError } from "../api/errors.js";
+import { ApiError, errorDomainOf } from "../api/errors.js";
 import { isRoot, isUidp } from "../api/uidp.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
@@ -53,10 +53,11 @@ function sameUrl(a: string, b: string): boolean {
 export function createStsRoute(options: StsRouteOptions) {
   const { config, tokens, db, logger, upstream } = options;
   const now = options.now ?? Date.now;
+  const target = { registry, domain: errorDomainOf(config) };
 
   const unauthenticated = (res: NodeResponse, message: string) =>
-    sendStatus(res, 401, { code: Code.Unauthenticated, message }, { ...noStore, "www-authenticate": 'Bearer error="invalid_token"' });
-  const invalid = (res: NodeResponse, violations: FieldViolation[]) => writeStatus(res, 400, invalidArgumentError(violations), registry, noStore);
+    sendStatus(res, 401, { code: Code.Unauthenticated, message }, target.domain, { ...noStore, "www-authenticate": 'Bearer error="invalid_token"' });
+  const invalid = (res: NodeResponse, violations: FieldViolation[]) => writeStatus(res, 400, invalidArgumentError(violations), target, noStore);
 
   return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
     const [path, query = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
@@ -66,14 +67,14 @@ export function createStsRoute(options: StsRouteOptions) {
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Canceled) return true; // the client went away mid-body
       logger.error("sts exchange failed", { error: String(error) });
-      if (!res.headersSent) sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, noStore);
+      if (!res.headersSent) sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, target.domain, noStore);
     }
     return true;
   };
 
   async function handle(req: NodeRequest, res: NodeResponse, path: string, query: string): Promise<void> {
     if (req.method !== "POST") {
-      sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, { allow: "POST" });
+      sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, target.domain, { allow: "POST" });
       return;
     }
 
@@ -83,7 +84,7 @@ export function createStsRoute(options: StsRouteOptions) {
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
-        writeStatus(res, 413, error.status, registry, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+        writeStatus(res, 413, error.status, target, req.httpVersionMajor === 1 ? { connection: "close" } : {});
         return;
       }
       throw error;

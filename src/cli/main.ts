@@ -17,6 +17,7 @@ const serveOptions: Record<string, OptionSpec> = {
   host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
   ...storeOptions,
   "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port>" },
+  "error-domain": { type: "string", env: "ERROR_DOMAIN", help: "ErrorInfo.domain of every error; default the host name of --api-url" },
   "public-org": { type: "string", env: "PUBLIC_ORG", default: "public", help: "organization whose images' latest and latest-dev tags are readable anonymously" },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
 };
@@ -71,6 +72,7 @@ async function serve(args: string[]): Promise<void> {
     {
       apiUrl: (o["api-url"] as string | undefined) ?? `http://localhost:${port}`,
       registryUrl: (o["registry-url"] as string | undefined) ?? `http://localhost:${registryPort}`,
+      errorDomain: o["error-domain"] as string | undefined,
       publicOrganization: o["public-org"] as string,
       logLevel,
       limits: defaultLimits,

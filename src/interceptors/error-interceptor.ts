@@ -6,11 +6,11 @@ import {
   PreconditionFailureSchema,
   ResourceInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
-import { ApiError, ERROR_DOMAIN, type ErrorKind } from "../api/errors.js";
+import { ApiError, type ErrorKind } from "../api/errors.js";
 
-type OutgoingDetail = { desc: DescMessage; value: MessageInitShape<DescMessage> };
 import type { Logger } from "../logger.js";
 
+type OutgoingDetail = { desc: DescMessage; value: MessageInitShape<DescMessage> };
 
 const CODES: Record<ErrorKind, Code> = {
   INVALID_ARGUMENT: Code.InvalidArgument,
@@ -30,14 +30,14 @@ export function codeReason(code: Code): string {
 }
 
 /**
- * Turns any error into a ConnectError carrying exactly one ErrorInfo plus the
- * detail its kind calls for (spec 7). Unknown errors become INTERNAL with a
+ * Turns any error into a ConnectError carrying exactly one ErrorInfo (of `domain`) plus
+ * the detail its kind calls for (spec 7). Unknown errors become INTERNAL with a
  * generic message; their cause is logged, never sent.
  */
-export function toConnectError(error: unknown, logger: Logger): ConnectError {
+export function toConnectError(error: unknown, logger: Logger, domain: string): ConnectError {
   if (error instanceof ApiError) {
     const details: OutgoingDetail[] = [
-      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: error.reason, domain: ERROR_DOMAIN, metadata: error.metadata }) },
+      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: error.reason, domain, metadata: error.metadata }) },
     ];
     if (error.fieldViolations.length > 0) {
       details.push({ desc: BadRequestSchema, value: create(BadRequestSchema, { fieldViolations: error.fieldViolations }) });
@@ -58,26 +58,26 @@ export function toConnectError(error: unknown, logger: Logger): ConnectError {
     return new ConnectError(error.message, CODES[error.kind], undefined, details, error);
   }
   if (error instanceof ConnectError) {
-    if (error.code === Code.Internal || error.code === Code.Unknown) return internal(error, logger);
+    if (error.code === Code.Internal || error.code === Code.Unknown) return internal(error, logger, domain);
     if (error.findDetails(ErrorInfoSchema).length > 0) return error;
-    const info = create(ErrorInfoSchema, { reason: codeReason(error.code), domain: ERROR_DOMAIN });
+    const info = create(ErrorInfoSchema, { reason: codeReason(error.code), domain });
     return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);
   }
-  return internal(error, logger);
+  return internal(error, logger, domain);
 }
 
-function internal(cause: unknown, logger: Logger): ConnectError {
+function internal(cause: unknown, logger: Logger, domain: string): ConnectError {
   logger.error("internal error", { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
-  const info = create(ErrorInfoSchema, { reason: "INTERNAL", domain: ERROR_DOMAIN });
+  const info = create(ErrorInfoSchema, { reason: "INTERNAL", domain });
   return new ConnectError("Internal error", Code.Internal, undefined, [{ desc: ErrorInfoSchema, value: info }]);
 }
 
-export function errorInterceptor(logger: Logger): Interceptor {
+export function errorInterceptor(logger: Logger, domain: string): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(error, logger);
+      throw toConnectError(error, logger, domain);
     }
   };
 }

@@ -30,6 +30,13 @@ export class FieldValueError extends Error {
   }
 }
 
+/** A path segment that names no field: REST callers' unknown parameters are ignored, not refused. */
+export class UnknownFieldError extends FieldValueError {
+  constructor(field: string) {
+    super(field, "unknown field");
+  }
+}
+
 const fieldsByName = new WeakMap<DescMessage, Map<string, DescField>>();
 
 /** The field named `name` (proto or JSON name) of `desc`, or undefined. */
@@ -56,7 +63,7 @@ export function resolveFieldPath(desc: DescMessage, path: readonly string[], dis
   for (const name of path) {
     if (current === undefined) throw new FieldValueError(display, "not a message field, cannot select a sub-field");
     const field = findField(current, name);
-    if (!field) throw new FieldValueError(display, "unknown field");
+    if (!field) throw new UnknownFieldError(display);
     chain.push(field);
     current = field.fieldKind === "message" ? field.message : undefined;
   }
@@ -100,6 +107,26 @@ export function setFieldFromString(message: Message, desc: DescMessage, chain: r
     case "map":
       throw new FieldValueError(display, "map field cannot be set from a string");
   }
+}
+
+/** The value at a chain of singular fields when every field on it is set, else undefined. */
+export function valueAt(message: Message, desc: DescMessage, chain: readonly DescField[]): unknown {
+  let target: ReflectMessage = reflect(desc, message);
+  for (const field of chain.slice(0, -1)) {
+    if (field.fieldKind !== "message" || !target.isSet(field)) return undefined;
+    target = target.get(field);
+  }
+  const field = chain[chain.length - 1];
+  if (field.fieldKind !== "scalar" && field.fieldKind !== "enum") return undefined;
+  return target.isSet(field) ? target.get(field) : undefined;
+}
+
+/** The message type of a message field, or of the values of a list or map of messages. */
+export function messageOf(field: DescField): DescMessage | undefined {
+  if (field.fieldKind === "message") return field.message;
+  if (field.fieldKind === "list" && field.listKind === "message") return field.message;
+  if (field.fieldKind === "map" && field.mapKind === "message") return field.message;
+  return undefined;
 }
 
 /** Whether the last field of a chain accepts several values (a repeated field). */

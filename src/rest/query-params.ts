@@ -1,5 +1,5 @@
 import type { DescMessage, Message } from "@bufbuild/protobuf";
-import { FieldValueError, isRepeated, protoPath, resolveFieldPath, setFieldFromString } from "./field-path.js";
+import { FieldValueError, UnknownFieldError, isRepeated, protoPath, resolveFieldPath, setFieldFromString } from "./field-path.js";
 import { invalidArgumentError } from "./status-json.js";
 import type { FieldViolation } from "./status-json.js";
 
@@ -19,9 +19,11 @@ export interface BoundFields {
  *   `uidp.childrenOf`); values convert per field type (see field-path.ts).
  * - A repeated field takes every occurrence of its parameter; a singular field given more
  *   than once (under any spelling) is an error.
- * - An unknown parameter, a bad value, or a parameter naming a field bound by the path or
- *   the body throws INVALID_ARGUMENT (ConnectError) whose BadRequest lists every offending
- *   parameter by the name the client used.
+ * - A parameter naming no field is ignored (a newer client's, or a cache buster), as
+ *   gateways in front of gRPC services do.
+ * - A bad value, or a parameter naming a field bound by the path or the body, throws
+ *   INVALID_ARGUMENT (ConnectError) whose BadRequest lists every offending parameter by the
+ *   name the client used.
  * Returns the proto paths that were set.
  */
 export function applyQueryParams(desc: DescMessage, message: Message, params: URLSearchParams, bound: BoundFields): Set<string> {
@@ -37,6 +39,7 @@ export function applyQueryParams(desc: DescMessage, message: Message, params: UR
       setFieldFromString(message, desc, chain, value, name);
       set.add(path);
     } catch (e) {
+      if (e instanceof UnknownFieldError) continue;
       if (!(e instanceof FieldValueError)) throw e;
       if (!violations.some((v) => v.field === e.field)) violations.push({ field: e.field, description: e.description });
     }

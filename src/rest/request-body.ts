@@ -7,6 +7,7 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
 import { findField } from "./field-path.js";
+import { duplicateKey, withoutUnknownKeys } from "./json-body.js";
 import type { RestRoute } from "./http-rules.js";
 import { invalidArgumentError, transcoderError } from "./status-json.js";
 import type { FieldViolation } from "./status-json.js";
@@ -79,30 +80,53 @@ export function readBody(source: BodySource, maxBytes: number): Promise<Uint8Arr
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** A body whose Content-Type is not JSON: answered HTTP 415 with `status` (INVALID_ARGUMENT). */
+export class UnsupportedMediaTypeError extends Error {
+  readonly status: ConnectError;
+  constructor(contentType: string | undefined) {
+    super(`Content-Type ${contentType === undefined ? "(none)" : `"${contentType}"`} is not supported: send application/json`);
+    this.name = "UnsupportedMediaTypeError";
+    this.status = transcoderError(Code.InvalidArgument, "UNSUPPORTED_MEDIA_TYPE", `Invalid argument: ${this.message}`);
+  }
+}
+
+/** Refuses a non-empty body that is not declared JSON (`application/json` or a `+json` type; charset may follow). */
+export function checkJsonContentType(headers: BodySource["headers"], bytes: Uint8Array): void {
+  if (bytes.byteLength === 0) return;
+  const header = headers["content-type"];
+  const type = typeof header === "string" ? header.split(";", 1)[0].trim().toLowerCase() : undefined;
+  if (type === "application/json" || type?.endsWith("+json")) return;
+  throw new UnsupportedMediaTypeError(typeof header === "string" ? header : undefined);
+}
+
 /**
  * Builds the request message from the JSON body of a route with a `body`.
  *
  * Contracts:
  * - An empty (or blank) body is an empty message.
  * - `body: "*"`: the JSON is the request message. `body: "<field>"`: the JSON is that field.
- * - Unknown keys are refused. Malformed JSON or a body that does not fit the schema throws
- *   INVALID_ARGUMENT whose BadRequest names the offending top-level key as a request field
- *   path (`group.name`), or the body itself (`group`, or `body` for `*`).
+ * - Keys naming no field are ignored, at every depth (docs/decisions.md, "REST mapping details").
+ * - Malformed JSON, a key given twice in one object, or a known field whose value does not
+ *   fit the schema throws INVALID_ARGUMENT whose BadRequest names the offending top-level key
+ *   as a request field path (`group.name`), or the body itself (`group`, or `body` for `*`).
  * Returns the message and the proto names of the top-level keys the body object carried.
  */
 export function messageFromBody(route: RestRoute, bytes: Uint8Array): { message: Message; keys: string[] } {
   const input = route.method.input;
   const bodyName = route.bodyField?.name ?? "body";
-  let json: JsonValue = {};
+  let raw: JsonValue = {};
   try {
     const text = utf8.decode(bytes);
-    if (text.trim() !== "") json = JSON.parse(text) as JsonValue;
+    if (text.trim() !== "") raw = JSON.parse(text) as JsonValue;
+    const twice = duplicateKey(text);
+    if (twice !== undefined) throw new Error(`the key "${twice}" appears more than once`);
   } catch (e) {
     throw invalidArgumentError([{ field: bodyName, description: `malformed JSON: ${(e as Error).message}` }]);
   }
 
   const field = route.bodyField;
   const target: DescMessage | undefined = field === undefined ? input : field.fieldKind === "message" ? field.message : undefined;
+  const json = target === undefined ? raw : withoutUnknownKeys(target, raw);
   const prefix = field === undefined ? "" : `${field.name}.`;
   const message = create(input);
   try {
@@ -166,10 +190,7 @@ function diagnose(desc: DescMessage | undefined, json: JsonValue, prefix: string
   const violations: FieldViolation[] = [];
   for (const [key, value] of Object.entries(json)) {
     const f = findField(desc, key);
-    if (!f) {
-      violations.push({ field: prefix + key, description: "unknown field" });
-      continue;
-    }
+    if (!f) continue;
     try {
       fromJson(desc, { [key]: value }, { ignoreUnknownFields: false });
     } catch (e) {

@@ -1,4 +1,4 @@
-import { create, createRegistry, fromBinary, toJson } from "@bufbuild/protobuf";
+import { create, createRegistry, fromBinary, isMessage, toJson } from "@bufbuild/protobuf";
 import type { Registry } from "@bufbuild/protobuf";
 import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import type { Any } from "@bufbuild/protobuf/wkt";
@@ -6,7 +6,6 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Code as RpcCode } from "../../gen/google/rpc/code_pb.js";
 import { BadRequestSchema, ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
-import { ERROR_DOMAIN } from "../api/errors.js";
 import type { NodeResponse, ResponseHeaders } from "./node-types.js";
 
 /**
@@ -42,22 +41,37 @@ export function httpStatusFromCode(code: number): number {
   return HTTP_STATUS[code] ?? 500;
 }
 
+/** Where a Status is written: the types its details may have, and the ErrorInfo domain of errors raised here. */
+export interface StatusTarget {
+  registry: Registry;
+  /** Filled into an ErrorInfo whose domain is empty (errors raised outside the RPC interceptors). */
+  domain: string;
+}
+
 /**
  * The google.rpc.Status JSON text of an error. Details are written as Any with `@type`;
- * a detail whose type is not in `registry`, or whose bytes do not decode, is skipped.
+ * a detail whose type is not in the target's registry, or whose bytes do not decode, is
+ * skipped. An ErrorInfo without a domain gets the target's.
  */
-export function statusJson(error: ConnectError, registry: Registry): string {
+export function statusJson(error: ConnectError, { registry, domain }: StatusTarget): string {
   const details: Any[] = [];
   for (const detail of error.details) {
     try {
       if ("desc" in detail) {
         if (registry.getMessage(detail.desc.typeName) === undefined) continue;
-        details.push(anyPack(detail.desc, create(detail.desc, detail.value)));
+        const value = create(detail.desc, detail.value);
+        if (isMessage(value, ErrorInfoSchema) && value.domain === "") value.domain = domain;
+        details.push(anyPack(detail.desc, value));
       } else {
         const desc = registry.getMessage(detail.type);
         if (desc === undefined) continue;
-        fromBinary(desc, detail.value);
-        details.push(create(AnySchema, { typeUrl: TYPE_URL_PREFIX + detail.type, value: detail.value }));
+        const value = fromBinary(desc, detail.value);
+        if (isMessage(value, ErrorInfoSchema) && value.domain === "") {
+          value.domain = domain;
+          details.push(anyPack(ErrorInfoSchema, value));
+        } else {
+          details.push(create(AnySchema, { typeUrl: TYPE_URL_PREFIX + detail.type, value: detail.value }));
+        }
       }
     } catch {
       // A detail that cannot be written is dropped; the status itself must still go out.
@@ -75,11 +89,14 @@ export interface FieldViolation {
   description: string;
 }
 
-/** INVALID_ARGUMENT with ErrorInfo (reason INVALID_ARGUMENT) and a BadRequest of the violations. */
+/**
+ * INVALID_ARGUMENT with ErrorInfo (reason INVALID_ARGUMENT) and a BadRequest of the violations.
+ * Errors made here leave ErrorInfo.domain empty: `statusJson` fills it in when they are written.
+ */
 export function invalidArgumentError(violations: readonly FieldViolation[]): ConnectError {
   const message = "Invalid argument: " + violations.map((v) => `${v.field}: ${v.description}`).join("; ");
   return new ConnectError(message, Code.InvalidArgument, undefined, [
-    { desc: ErrorInfoSchema, value: { reason: "INVALID_ARGUMENT", domain: ERROR_DOMAIN } },
+    { desc: ErrorInfoSchema, value: { reason: "INVALID_ARGUMENT" } },
     { desc: BadRequestSchema, value: { fieldViolations: [...violations] } },
   ]);
 }
@@ -87,13 +104,13 @@ export function invalidArgumentError(violations: readonly FieldViolation[]): Con
 /** An error with a single ErrorInfo detail (`reason` in UPPER_SNAKE). */
 export function transcoderError(code: Code, reason: string, message: string, metadata?: HeadersInit): ConnectError {
   return new ConnectError(message, code, metadata, [
-    { desc: ErrorInfoSchema, value: { reason, domain: ERROR_DOMAIN } },
+    { desc: ErrorInfoSchema, value: { reason } },
   ]);
 }
 
 /** Writes a Status JSON answer (content-type application/json); nothing if the response is gone. */
-export function writeStatus(res: NodeResponse, httpStatus: number, error: ConnectError, registry: Registry, headers: ResponseHeaders = {}): void {
-  writeJson(res, httpStatus, statusJson(error, registry), headers);
+export function writeStatus(res: NodeResponse, httpStatus: number, error: ConnectError, target: StatusTarget, headers: ResponseHeaders = {}): void {
+  writeJson(res, httpStatus, statusJson(error, target), headers);
 }
 
 /** Writes a JSON answer with its content-length; nothing if the response is gone. */
@@ -108,15 +125,16 @@ const errorDetailsRegistry = createRegistry(file_google_rpc_error_details);
 
 /**
  * Answers a plain HTTP route (not an RPC) with a google.rpc.Status body carrying one
- * ErrorInfo: `reason` defaults to the code's name (`NOT_FOUND`), domain ERROR_DOMAIN.
- * E.g. `sendStatus(res, 404, { code: 5, message: "Not found: ..." })`.
+ * ErrorInfo: `reason` defaults to the code's name (`NOT_FOUND`).
+ * E.g. `sendStatus(res, 404, { code: 5, message: "Not found: ..." }, domain)`.
  */
 export function sendStatus(
   res: NodeResponse,
   httpStatus: number,
   status: { code: number; message: string; reason?: string },
+  domain: string,
   headers: ResponseHeaders = {},
 ): void {
   const reason = status.reason ?? RpcCode[status.code] ?? "UNKNOWN";
-  writeStatus(res, httpStatus, transcoderError(status.code as Code, reason, status.message), errorDetailsRegistry, headers);
+  writeStatus(res, httpStatus, transcoderError(status.code as Code, reason, status.message), { registry: errorDetailsRegistry, domain }, headers);
 }

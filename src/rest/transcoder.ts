@@ -30,7 +30,7 @@
  * `otherRoutes` answers what REST does not (OIDC discovery, health pages, ...) or 404.
  * CORS preflight (OPTIONS) must be answered before the transcoder, which would say 405.
  */
-import { create, createRegistry, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
+import { create, createRegistry, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
@@ -41,16 +41,17 @@ import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/conn
 import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../interceptors/request-context.js";
-import { FieldValueError, setFieldFromString } from "./field-path.js";
+import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
 import { routesFromServices } from "./http-rules.js";
 import type { RestRoute } from "./http-rules.js";
 import type { PathBindings } from "./path-template.js";
 import { applyQueryParams } from "./query-params.js";
-import { BodyTooLargeError, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
+import { BodyTooLargeError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody, UnsupportedMediaTypeError } from "./request-body.js";
 import type { BodySource } from "./request-body.js";
+import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "./node-types.js";
-import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus } from "./status-json.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "./status-json.js";
 
 export type { NodeRequest, NodeResponse } from "./node-types.js";
 
@@ -61,6 +62,8 @@ export interface RestTranscoderOptions {
   handlers: UniversalHandler[];
   /** Resolves error details and Any fields when writing JSON (`@type`). */
   registry: Registry;
+  /** ErrorInfo.domain of the errors the transcoder raises itself. */
+  errorDomain: string;
   /** A larger request body is answered 413 RESOURCE_EXHAUSTED; the handler is not called. */
   maxBodyBytes: number;
   /** Per-request context values; the transcoder sets protocolKey to "rest" on them. */
@@ -80,9 +83,9 @@ export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boole
  * Throws at start-up for an invalid rule or a service method missing from `handlers`.
  *
  * Answers:
- * - success: 200 with the output message as JSON (proto3 JSON defaults: lowerCamel names,
- *   int64 as strings, set `optional` fields always written), or only the `response_body`
- *   field; a google.protobuf.Empty output is 200 with an empty body.
+ * - success: 200 with the output message as JSON (lowerCamel names, int64 as strings, zero
+ *   values written, timestamps with milliseconds: see response-json.ts), or only the
+ *   `response_body` field; a google.protobuf.Empty output is 200 with an empty body.
  * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping.
  * - a path matching a template only for other HTTP methods: 405 with an `Allow` header and
  *   Status code 12 (UNIMPLEMENTED, reason METHOD_NOT_ALLOWED). Chosen over 404/NOT_FOUND
@@ -90,6 +93,7 @@ export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boole
  */
 export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
   const registry = createRegistry(file_google_rpc_error_details, opts.registry);
+  const target = { registry, domain: opts.errorDomain };
   const byPath = new Map(opts.handlers.map((h) => [h.requestPath, h]));
   const routes = routesFromServices(opts.services);
   const handlerOf = new Map<RestRoute, UniversalHandler>();
@@ -110,7 +114,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
     try {
       if (found.kind === "methodNotAllowed") {
         const error = transcoderError(Code.Unimplemented, "METHOD_NOT_ALLOWED", `Method ${req.method} is not allowed on ${path}`);
-        writeStatus(res, 405, error, registry, { allow: found.allowed.join(", ") });
+        writeStatus(res, 405, error, target, { allow: found.allowed.join(", ") });
         return true;
       }
       const { route, bindings } = found;
@@ -122,11 +126,15 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       } catch (e) {
         if (e instanceof BodyTooLargeError) {
           // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
-          writeStatus(res, 413, e.status, registry, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          writeStatus(res, 413, e.status, target, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          return true;
+        }
+        if (e instanceof UnsupportedMediaTypeError) {
+          writeStatus(res, 415, e.status, target);
           return true;
         }
         if (!(e instanceof ConnectError)) throw e;
-        writeStatus(res, httpStatusFromCode(e.code), e, registry);
+        writeStatus(res, httpStatusFromCode(e.code), e, target);
         return true;
       }
       const contextValues = opts.contextValues?.(req) ?? createContextValues();
@@ -141,11 +149,11 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         signal: ac.signal,
         contextValues,
       });
-      await writeResponse(res, route, uRes, registry);
+      await writeResponse(res, route, uRes, target);
     } catch (e) {
       opts.onError?.(e, req);
       const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-      if (!res.headersSent) writeStatus(res, 500, error, registry);
+      if (!res.headersSent) writeStatus(res, 500, error, target);
       else res.end();
     }
     return true;
@@ -157,7 +165,9 @@ async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodyS
   let message: Message = create(desc);
   let bodyKeys: string[] = [];
   if (route.body !== "") {
-    const parsed = messageFromBody(route, await readBody(req, maxBodyBytes));
+    const bytes = await readBody(req, maxBodyBytes);
+    checkJsonContentType(req.headers, bytes);
+    const parsed = messageFromBody(route, bytes);
     message = parsed.message;
     bodyKeys = parsed.keys;
   }
@@ -165,7 +175,11 @@ async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodyS
   for (const [key, value] of bindings) {
     const chain = route.pathFields.get(key)!;
     try {
+      const fromBody = valueAt(message, desc, chain);
       setFieldFromString(message, desc, chain, value, key);
+      if (fromBody !== undefined && fromBody !== valueAt(message, desc, chain)) {
+        throw new FieldValueError(protoPath(chain), `the body says "${String(fromBody)}" but the URL says "${value}"`);
+      }
     } catch (e) {
       if (e instanceof FieldValueError) throw invalidArgumentError([{ field: e.field, description: e.description }]);
       throw e;
@@ -218,14 +232,15 @@ function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
   return out;
 }
 
-async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, registry: Registry): Promise<void> {
+async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, target: StatusTarget): Promise<void> {
+  const { registry } = target;
   const bytes = await readAll(uRes.body);
   if (res.destroyed) return;
   const headers = forwardResponseHeaders(uRes.header);
   if (uRes.status !== 200) {
     const fallback = new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status));
     const error = errorFromJsonBytes(bytes, undefined, fallback);
-    writeStatus(res, httpStatusFromCode(error.code), error, registry, headers);
+    writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
     return;
   }
   const output = route.method.output;
@@ -234,12 +249,8 @@ async function writeResponse(res: NodeResponse, route: RestRoute, uRes: Universa
     res.end();
     return;
   }
-  const message = fromBinary(output, bytes);
-  let json: JsonValue = toJson(output, message, { registry });
-  if (route.responseField) {
-    const full = toJson(output, message, { registry, alwaysEmitImplicit: true }) as Record<string, JsonValue>;
-    json = full[route.responseField.jsonName] ?? null;
-  }
+  let json = responseJson(output, fromBinary(output, bytes), registry);
+  if (route.responseField) json = (json as Record<string, JsonValue>)[route.responseField.jsonName] ?? null;
   writeJson(res, 200, JSON.stringify(json), headers);
 }
 

@@ -224,7 +224,7 @@ describe("OCI Distribution API", () => {
     const repo = await findRepoByPath(server.store.db, "acme", "moving");
     assert.ok(repo);
     assert.deepEqual((await readTagHistory(server.store.db, repo.uid, "latest", { limit: 10 })).map((h) => h.digest), [index.digest, next.manifest.digest]);
-    const auth = { authorization: `Bearer ${server.ownerToken}` };
+    const auth = { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" };
     const tags = (await (await fetch(`${server.apiUrl}/registry/v2/tags?uidp.children_of=${repo.uid}`, { headers: auth })).json()) as { tags: Array<{ name: string; digest: string }> };
     assert.deepEqual(tags.tags.map((x) => [x.name, x.digest]), [["latest", next.manifest.digest]]);
     const archs = (await (await fetch(`${server.apiUrl}/registry/v2/repos/${repo.uid}/digests/${index.digest}/architectures`, { headers: auth })).json()) as { architectures: string[] };
@@ -322,7 +322,7 @@ describe("OCI Distribution API", () => {
     });
     assertError(answer, 403, "DENIED");
     // In a repo of its folder, it may push.
-    const auth = { authorization: `Bearer ${server.ownerToken}` };
+    const auth = { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" };
     await fetch(`${server.apiUrl}/registry/v2/repos/${folder}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "team-app" }) });
     const editor = await pushToken("acme/team-app", editorUid);
     await pushImage("acme/team-app", "v1", buildImage({ architecture: "amd64" }), editor);

@@ -26,7 +26,7 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 test("create a repo, move a tag, read and narrow its history, pin the newest digest", async () => {
   const api = server.apiUrl;
-  const auth = { authorization: `Bearer ${server.ownerToken}` };
+  const auth = { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" };
   const [d1, d2] = [sha("one"), sha("two")];
   assert.equal(d1, "sha256:7692c3ad3540bb803c020b3aee66cd8887123234ea0c6e7143c0add73ff431ed", "the README's printf one | sha256sum");
 
@@ -64,7 +64,7 @@ test("create a repo, move a tag, read and narrow its history, pin the newest dig
 test("a public image's latest needs no credential", async () => {
   const { organization, identity } = await bootstrapOrganization(server.store, "public", Date.now());
   const { token } = await server.server.tokens.issue({ subject: identity.uid, audience: "http://api.test" });
-  const auth = { authorization: `Bearer ${token}` };
+  const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
   const repo = await json(`${server.apiUrl}/registry/v2/repos/${organization.uid}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "base" }) });
   await json(`${server.apiUrl}/registry/v2/tags/${repo.body.uid as string}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "latest", digest: sha("base") }) });
   const reg = await json(`${server.registryUrl}/token?scope=repository:public/base:pull`);

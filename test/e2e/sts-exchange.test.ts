@@ -67,7 +67,7 @@ function assertNoMatch(answer: Answer) {
   assert.equal(answer.body.code, 16);
   assert.equal(answer.body.message, "Unauthenticated: the token does not match the identity");
   assert.equal(answer.body.details?.[0].reason, "UNAUTHENTICATED");
-  assert.equal(answer.body.details?.[0].domain, "platform-api");
+  assert.equal(answer.body.details?.[0].domain, "api.test");
 }
 
 function assertInvalid(answer: Answer, field: string) {

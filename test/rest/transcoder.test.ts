@@ -121,6 +121,7 @@ function buildNodeHandler(): ReturnType<typeof connectNodeAdapter> {
     handlers: routerHandlers,
     registry: createRegistry(file_google_rpc_error_details),
     maxBodyBytes: MAX_BODY,
+    errorDomain: "platform-api",
     contextValues: () => createContextValues(),
   });
   return nodeHandler;
@@ -179,9 +180,9 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
     assert.equal((r.json?.groups as unknown[]).length, 1);
   });
 
-  it("List with zero results still writes totalCount", async () => {
+  it("List with zero results writes the whole envelope, zero values included", async () => {
     const r = await call("GET", `/iam/v2/groups?uidp.ids=none`);
-    assert.deepEqual(r.json, { totalCount: "0" });
+    assert.deepEqual(r.json, { groups: [], nextPageToken: "", totalCount: "0", skipped: 0 });
   });
 
   it("POST with body group, without and with a parent", async () => {
@@ -209,14 +210,21 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
     assert.equal(r.status, 200);
     assert.deepEqual(lastUpdate?.updateMask?.paths, ["description"]);
     assert.equal(lastUpdate?.group?.uid, FOLDER);
-    assert.deepEqual(r.json, { uid: FOLDER, name: "team", createTime: "2024-01-02T03:04:05.006Z" });
+    assert.deepEqual(r.json, { uid: FOLDER, name: "team", description: "", createTime: "2024-01-02T03:04:05.006Z" });
   });
 
-  it("PATCH infers only writable fields, and the path uid wins over the body", async () => {
-    const r = await call("PATCH", `/iam/v2/groups/${FOLDER}`, { uid: "ignored", name: "renamed", createTime: "2020-01-01T00:00:00Z" });
+  it("PATCH infers only writable fields; a body uid must agree with the path's", async () => {
+    const r = await call("PATCH", `/iam/v2/groups/${FOLDER}`, { uid: FOLDER, name: "renamed", createTime: "2020-01-01T00:00:00Z" });
     assert.equal(r.status, 200);
     assert.deepEqual(lastUpdate?.updateMask?.paths, ["name"]);
     assert.equal(lastUpdate?.group?.uid, FOLDER);
+    assert.equal(r.json?.name, "renamed");
+
+    const other = await call("PATCH", `/iam/v2/groups/${FOLDER}`, { uid: ORG, name: "renamed again" });
+    assert.equal(other.status, 400);
+    const violations = (other.json?.details as { fieldViolations?: { field: string; description: string }[] }[])[1].fieldViolations;
+    assert.equal(violations?.[0].field, "group.uid");
+    assert.match(violations?.[0].description ?? "", /the body says .* but the URL says/);
     assert.equal(r.json?.name, "renamed");
   });
 
@@ -308,7 +316,7 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
   });
 
   it("a bad query parameter is 400 with BadRequest and ErrorInfo", async () => {
-    const r = await call("GET", "/iam/v2/groups?page_size=ten&colour=red");
+    const r = await call("GET", "/iam/v2/groups?page_size=ten&colour=red&order_by.x=1");
     assert.equal(r.status, 400);
     assert.equal(r.json?.code, 3);
     assert.deepEqual(r.json?.details, [
@@ -317,24 +325,47 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
         "@type": "type.googleapis.com/google.rpc.BadRequest",
         fieldViolations: [
           { field: "page_size", description: 'invalid int32: "ten"' },
-          { field: "colour", description: "unknown field" },
+          { field: "order_by.x", description: "not a message field, cannot select a sub-field" },
         ],
       },
     ]);
     assert.equal(calls.length, 0);
   });
 
-  it("malformed JSON and unknown body keys are 400 naming the body field", async () => {
+  it("malformed JSON, a duplicate key or a mistyped known field is 400 naming the body field; unknown keys are ignored", async () => {
+    const fieldsOf = (r: { json?: Record<string, unknown> }) =>
+      (r.json?.details as { fieldViolations?: { field: string; description: string }[] }[])[1].fieldViolations ?? [];
     const malformed = await call("POST", "/iam/v2/groups", "{not json");
     assert.equal(malformed.status, 400);
-    const violations = (malformed.json?.details as { fieldViolations?: { field: string }[] }[])[1].fieldViolations;
-    assert.equal(violations?.[0].field, "group");
+    assert.equal(fieldsOf(malformed)[0].field, "group");
 
-    const unknown = await call("POST", "/iam/v2/groups", { name: "x", colour: "red", description: 5 });
-    assert.equal(unknown.status, 400);
-    const fields = (unknown.json?.details as { fieldViolations?: { field: string }[] }[])[1].fieldViolations?.map((v) => v.field);
-    assert.deepEqual(fields, ["group.colour", "group.description"]);
+    const twice = await call("POST", "/iam/v2/groups", '{"name": "x", "description": "a", "description": "b"}');
+    assert.equal(twice.status, 400);
+    assert.match(fieldsOf(twice)[0].description, /"description" appears more than once/);
+
+    const mistyped = await call("POST", "/iam/v2/groups", { name: "x", colour: "red", description: 5 });
+    assert.equal(mistyped.status, 400);
+    assert.deepEqual(fieldsOf(mistyped).map((v) => v.field), ["group.description"]);
     assert.equal(calls.length, 0);
+
+    const unknown = await call("POST", "/iam/v2/groups", { name: "x", colour: "red", owner: { team: "a" } });
+    assert.equal(unknown.status, 200, unknown.text);
+    assert.deepEqual(lastCreate, { parent: "", group: create(GroupSchema, { name: "x" }) });
+  });
+
+  it("a body that is not declared JSON is 415; an empty one needs no type", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", undefined]) {
+      const res = await fetch(base + "/iam/v2/groups", { method: "POST", headers: { ...auth, ...(type ? { "content-type": type } : {}) }, body: new TextEncoder().encode('{"name": "x"}') });
+      assert.equal(res.status, 415, String(type));
+      const status = (await res.json()) as { code: number; details: { reason?: string }[] };
+      assert.equal(status.code, 3);
+      assert.equal(status.details[0].reason, "UNSUPPORTED_MEDIA_TYPE");
+    }
+    const charset = await call("POST", "/iam/v2/groups", '{"name": "y"}', { ...auth, "content-type": "application/json; charset=utf-8" });
+    assert.equal(charset.status, 200);
+    const empty = await fetch(base + "/iam/v2/groups", { method: "POST", headers: auth });
+    assert.equal(empty.status, 200);
+    assert.equal(calls.length, 2);
   });
 
   it("a known path with another method is 405 UNIMPLEMENTED with Allow", async () => {

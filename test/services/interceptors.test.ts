@@ -26,7 +26,7 @@ function slowPing(ms: number) {
           return { response: "late" };
         },
       }),
-    { router: { interceptors: [errorInterceptor(createLogger("silent")), deadlineInterceptor(50)] } },
+    { router: { interceptors: [errorInterceptor(createLogger("silent"), "platform-api"), deadlineInterceptor(50)] } },
   );
   return { client: createClient(PingService, transport), finished };
 }
@@ -55,7 +55,7 @@ test("unknown errors become INTERNAL with a generic message; the cause is only l
           throw new Error("secret detail at /etc/passwd");
         },
       }),
-    { router: { interceptors: [errorInterceptor(createLogger("debug", (l) => logs.push(l)))] } },
+    { router: { interceptors: [errorInterceptor(createLogger("debug", (l) => logs.push(l)), "platform-api")] } },
   );
   await assert.rejects(createClient(PingService, transport).ping({}), (e) => {
     const err = ConnectError.from(e);

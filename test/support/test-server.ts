@@ -31,7 +31,7 @@ export interface TestServer {
  * SQLite), with one bootstrapped organization.
  */
 export async function startTestServer(
-  options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel; registryUrl?: string; registryPort?: number } = {},
+  options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel; registryUrl?: string; registryPort?: number; errorDomain?: string } = {},
 ): Promise<TestServer> {
   const store = await openStore(options.dbUrl ?? ":memory:");
   const logs: string[] = [];
@@ -41,7 +41,7 @@ export async function startTestServer(
   const content = createFileContentStore(contentDir);
   const server = await createServer(
     store,
-    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", logLevel: "info", limits: { ...defaultLimits, ...options.limits } },
+    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", errorDomain: options.errorDomain, logLevel: "info", limits: { ...defaultLimits, ...options.limits } },
     logger,
     content,
   );

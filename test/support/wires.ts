@@ -1,9 +1,11 @@
+import assert from "node:assert/strict";
 import { createRegistry, fromBinary, fromJson, toBinary, toJson, type DescMethod, type DescService, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { responseJson } from "../../src/rest/response-json.js";
 import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
@@ -132,7 +134,7 @@ export function grpcWebWire(port: number): Wire {
 export function restWire(port: number): Wire {
   return {
     name: "rest",
-    async call(_method, _request, rest, token) {
+    async call(method, _request, rest, token) {
       const headers: Record<string, string> = {};
       if (token) headers.authorization = `Bearer ${token}`;
       if (rest.body !== undefined) headers["content-type"] = "application/json";
@@ -143,7 +145,7 @@ export function restWire(port: number): Wire {
       });
       const text = await res.text();
       const json = text === "" ? {} : (JSON.parse(text) as JsonObject);
-      if (res.ok) return { code: 0, body: json, details: [], httpStatus: res.status };
+      if (res.ok) return { code: 0, body: canonicalRestBody(method, json), details: [], httpStatus: res.status };
       return {
         code: json.code as number,
         message: json.message as string,
@@ -153,6 +155,18 @@ export function restWire(port: number): Wire {
     },
     close: () => {},
   };
+}
+
+/**
+ * A successful REST body, checked against the REST conventions (every implicit field written,
+ * timestamps with milliseconds: src/rest/response-json.ts), then in canonical proto JSON so that
+ * outcomes compare equal across wires.
+ */
+function canonicalRestBody(method: DescMethod, json: JsonObject): JsonObject {
+  if (method.output.typeName === "google.protobuf.Empty") return json;
+  const message = fromJson(method.output, json, { registry: detailRegistry });
+  assert.deepEqual(json, responseJson(method.output, message, detailRegistry), `REST conventions of ${method.output.typeName}`);
+  return toJson(method.output, message, { registry: detailRegistry }) as JsonObject;
 }
 
 export function allWires(port: number): Wire[] {

@@ -56,11 +56,18 @@ test("page tokens carry the position and are bound to the request", () => {
   assert.deepEqual(next.after, ["b", "u2"]);
 
   assert.equal(violationOf(() => pager.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "other")), "page_token");
-  const tampered = token.replace(/^./, (c) => (c === "e" ? "f" : "e"));
-  assert.equal(violationOf(() => pager.parse({ ...base, pageToken: tampered, orderBy: "name" }, orderable, "fp")), "page_token");
+  for (const at of [0, 20, token.length - 2]) {
+    const tampered = token.slice(0, at) + (token[at] === "A" ? "B" : "A") + token.slice(at + 1);
+    assert.equal(violationOf(() => pager.parse({ ...base, pageToken: tampered, orderBy: "name" }, orderable, "fp")), "page_token", `changed at ${at}`);
+  }
   assert.equal(violationOf(() => pager.parse({ ...base, pageToken: "garbage", orderBy: "name" }, orderable, "fp")), "page_token");
   const otherSecret = createPager({ secret: Buffer.from("another"), now: () => now });
   assert.equal(violationOf(() => otherSecret.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "fp")), "page_token");
+
+  // AIP-158: opaque. The token shows nothing of the position or the request, and never repeats.
+  const opened = Buffer.from(token, "base64url").toString("latin1");
+  for (const secret of ["u2", '"b"', "fp", '"k"']) assert.equal(opened.includes(secret), false, secret);
+  assert.notEqual(pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp"), token);
 
   now += PAGE_TOKEN_LIFETIME_MS + 1;
   const restarted = pager.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "fp");

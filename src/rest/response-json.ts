@@ -1,0 +1,61 @@
+import { toJson } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, JsonObject, JsonValue, Message, Registry } from "@bufbuild/protobuf";
+import { messageOf } from "./field-path.js";
+
+/**
+ * The JSON of a REST answer (docs/decisions.md, "REST responses"):
+ * - every implicit-presence field is written, zero values included (`false`, `0`, `""`, `[]`),
+ *   as gateways in front of gRPC services emit them; unset `optional` and message fields stay absent;
+ * - every google.protobuf.Timestamp carries exactly three fraction digits (`...T10:00:00.000Z`).
+ */
+export function responseJson(desc: DescMessage, message: Message, registry: Registry): JsonValue {
+  const json = toJson(desc, message, { registry, alwaysEmitImplicit: true });
+  return withMillisecondTimes(desc, json);
+}
+
+const TIMESTAMP = "google.protobuf.Timestamp";
+const RFC3339 = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/;
+
+/** `2026-11-23T10:00:00Z` -> `2026-11-23T10:00:00.000Z`; finer fractions are cut to milliseconds. */
+export function millisecondTime(text: string): string {
+  const m = RFC3339.exec(text);
+  if (!m) return text;
+  return `${m[1]}.${(m[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
+}
+
+/** Per message type: its fields that are, or lead to, a Timestamp. Empty for most types. */
+const timeFields = new Map<string, DescField[]>();
+
+function fieldsLeadingToTimes(desc: DescMessage, visiting = new Set<string>()): DescField[] {
+  const known = timeFields.get(desc.typeName);
+  if (known) return known;
+  if (visiting.has(desc.typeName)) return [];
+  visiting.add(desc.typeName);
+  const found: DescField[] = [];
+  for (const field of desc.fields) {
+    const target = messageOf(field);
+    if (target === undefined || (target.typeName.startsWith("google.protobuf.") && target.typeName !== TIMESTAMP)) continue;
+    if (target.typeName === TIMESTAMP || fieldsLeadingToTimes(target, visiting).length > 0) found.push(field);
+  }
+  visiting.delete(desc.typeName);
+  // A type inside a cycle may look time-free while its cycle is open: cache only from the outermost call.
+  if (visiting.size === 0) timeFields.set(desc.typeName, found);
+  return found;
+}
+
+function withMillisecondTimes(desc: DescMessage, json: JsonValue): JsonValue {
+  if (desc.typeName === TIMESTAMP) return typeof json === "string" ? millisecondTime(json) : json;
+  const fields = fieldsLeadingToTimes(desc);
+  if (fields.length === 0 || json === null || typeof json !== "object" || Array.isArray(json)) return json;
+  const object = json as JsonObject;
+  for (const field of fields) {
+    const value = object[field.jsonName];
+    if (value === undefined || value === null) continue;
+    const target = messageOf(field)!;
+    if (Array.isArray(value)) object[field.jsonName] = value.map((v) => withMillisecondTimes(target, v));
+    else if (field.fieldKind === "map" && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) (value as JsonObject)[k] = withMillisecondTimes(target, v);
+    } else object[field.jsonName] = withMillisecondTimes(target, value);
+  }
+  return object;
+}
