@@ -370,6 +370,47 @@ describe("OCI Distribution API", () => {
     assertError(await call("POST", "/v2/public/base/blobs/uploads/", { token: anonymous }), 403, "DENIED");
   });
 
+  test("a platform token for the registry audience works on every endpoint without /token, judged by role bindings", async () => {
+    const platform = async (subject: string, audience = "http://registry.test") => (await server.server.tokens.issue({ subject, audience })).token;
+    const owner = await platform(server.ownerUid);
+    // Push with it too (the owner may create the repo), then read every kind of thing back.
+    const image = buildImage({ architecture: "amd64", label: "direct" });
+    await pushImage("acme/direct", "v1", image, owner);
+    const layer = image.layers[0].digest;
+    const reads = [
+      ["GET", `/v2/acme/direct/manifests/v1`],
+      ["HEAD", `/v2/acme/direct/manifests/${image.manifest.digest}`],
+      ["GET", `/v2/acme/direct/blobs/${layer}`],
+      ["HEAD", `/v2/acme/direct/blobs/${layer}`],
+      ["GET", "/v2/acme/direct/tags/list"],
+      ["GET", `/v2/acme/direct/referrers/${image.manifest.digest}`],
+      ["GET", "/v2/acme/direct/_service/history/v1"],
+    ] as const;
+    const stranger = newChildUid(server.org.uid);
+    await insertIdentity(server.store.db, { uid: stranger, group_uid: server.org.uid, name: "stranger", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
+    for (const [method, path] of reads) {
+      for (const subject of [server.ownerUid, pullerUid]) {
+        const answer = await call(method, path, { token: await platform(subject) });
+        assert.equal(answer.status, 200, `${method} ${path}: ${answer.bytes.toString()}`);
+      }
+      const denied = await call(method, path, { token: await platform(stranger) });
+      assert.equal(denied.status, 403, `${method} ${path}`);
+      if (method === "GET") assertError(denied, 403, "DENIED");
+      assert.equal((await call(method, path, { token: await platform(server.ownerUid, "http://api.test") })).status, 403, `${method} ${path}`);
+      const bare = await call(method, path);
+      assert.equal(bare.status, 401, `${method} ${path}`);
+      assert.equal(bare.headers.get("www-authenticate"), 'Bearer realm="http://registry.test/token",service="registry.test",scope="repository:acme/direct:pull"');
+    }
+    assert.deepEqual((await call("GET", `/v2/acme/direct/blobs/${layer}`, { token: await platform(pullerUid) })).bytes, image.layers[0].bytes);
+    // The organization's puller learns that a repo is missing; a stranger does not.
+    assertError(await call("GET", "/v2/acme/nothing-here/tags/list", { token: await platform(pullerUid) }), 404, "NAME_UNKNOWN");
+    assertError(await call("GET", "/v2/acme/nothing-here/tags/list", { token: await platform(stranger) }), 403, "DENIED");
+    // Writes are judged the same way: pull-only callers may not push or delete.
+    assertError(await call("POST", "/v2/acme/direct/blobs/uploads/", { token: await platform(pullerUid) }), 403, "DENIED");
+    assertError(await call("DELETE", "/v2/acme/direct/manifests/v1", { token: await platform(pullerUid) }), 403, "DENIED");
+    assert.equal((await call("DELETE", "/v2/acme/direct/manifests/v1", { token: owner })).status, 202);
+  });
+
   test("unknown routes and methods answer in the registry error format", async () => {
     const t = await pullToken("acme/app");
     assertError(await call("POST", "/v2/acme/app/manifests/v1", { token: t }), 405, "UNSUPPORTED");
