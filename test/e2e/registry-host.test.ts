@@ -277,6 +277,13 @@ describe("registry host", () => {
     assert.deepEqual(await digests("?start=2026-01-01T00:01:59.999999Z&end=2026-01-01T00:02:00.000001Z"), [digestOf(3)]);
     assert.deepEqual(await digests("?start=2026-01-01T00:02:00.000001Z"), [4, 5].map(digestOf));
     assert.deepEqual(await digests("?start=2027-01-01T00:00:00Z"), []);
+    // ISO 8601 forms: a date (its midnight UTC), no seconds, no fraction, a fraction, offsets.
+    assert.deepEqual(await digests("?end=2026-01-01"), [digestOf(1)]);
+    assert.deepEqual(await digests("?start=2026-01-01&end=2026-01-01T00:02Z"), [1, 2, 3].map(digestOf));
+    assert.deepEqual(await digests("?start=2026-01-02"), []);
+    assert.deepEqual(await digests("?start=2026-01-01T00:03:00.5Z"), [digestOf(5)]);
+    assert.deepEqual(await digests("?start=2026-01-01T02:03:00%2B02:00&end=2026-01-01T02:03:00%2B0200"), [digestOf(4)]);
+    assert.deepEqual(await digests("?end=2025-12-31T19:01:00-05:00"), [1, 2].map(digestOf));
   });
 
   test("at most 1000 records, oldest first; narrowing with start reaches the newest", async () => {
@@ -296,8 +303,12 @@ describe("registry host", () => {
 
   test("bad timestamps, start after end, bad tags and unknown repos", async () => {
     const token = await registryToken("acme/secret", `Bearer ${await platformToken(pullerUid)}`);
-    for (const query of ["?start=yesterday", "?end=2026-01-01", "?start=2026-02-30T00:00:00Z", "?end=2026-01-01T24:00:00Z", "?start=2026-01-01T00:00:00Z&start=2026-01-02T00:00:00Z"]) {
-      assertError(await history("acme/secret", "v1", token, query), 400, "INVALID_ARGUMENT");
+    for (const query of ["?start=yesterday", "?end=2026-01-01T00:00:00", "?start=2026-02-30", "?end=2026-01-01T24:00:00Z", "?start=2026-01-01T00:00:00Z&start=2026-01-02T00:00:00Z"]) {
+      const answer = await history("acme/secret", "v1", token, query);
+      assertError(answer, 400, "INVALID_ARGUMENT");
+      const bound = query.slice(1, query.indexOf("="));
+      assert.match(answer.body.errors![0].message, new RegExp(`^${bound} `), "the message names the parameter");
+      assert.deepEqual(Object.keys(answer.body.errors![0].detail as object), [bound]);
     }
     assertError(await history("acme/secret", "v1", token, "?start=2026-01-02T00:00:00Z&end=2026-01-01T00:00:00Z"), 400, "INVALID_ARGUMENT");
     assertError(await history("acme/secret", "x".repeat(129), token), 400, "TAG_INVALID");
