@@ -123,7 +123,12 @@ export async function pushManifest(
 
   let platform: { architecture: string; os: string } | undefined;
   if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
-    platform = platformOfConfig(await readAll(content, manifest.config.digest));
+    // A collection may have removed it since (then the transaction below finds it missing).
+    const config = await readAll(content, manifest.config.digest).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (config !== undefined) platform = platformOfConfig(config);
   }
 
   await inTransaction(db, undefined, async (trx) => {
