@@ -5,6 +5,7 @@ import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
 import { defaultLimits } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
 import { createFileContentStore } from "../registry/content-store.js";
+import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
 import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
 import { getIdentity } from "../store/repositories/identities.js";
@@ -41,6 +42,11 @@ const importOptions: Record<string, OptionSpec> = {
   ...storeOptions,
 };
 
+const gcOptions: Record<string, OptionSpec> = {
+  grace: { type: "string", default: "24h", help: "keep blobs a push used within this long, e.g. 90m (protects pushes in progress)" },
+  ...storeOptions,
+};
+
 const HELP = `Usage: platform-api <command> [options]
 
 Commands:
@@ -48,6 +54,7 @@ Commands:
   bootstrap         create an organization with an owner identity and print a token for it
   token             print an access token for an existing identity
   registry import   load image manifests into a repo from OCI image layouts or manifest files
+  registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -142,7 +149,8 @@ async function token(args: string[]): Promise<void> {
 
 async function registry(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== "import") throw new UsageError(sub === undefined ? "registry needs a subcommand: import" : `unknown registry subcommand "${sub}"`);
+  if (sub === "gc") return registryGc(rest);
+  if (sub !== "import") throw new UsageError(sub === undefined ? "registry needs a subcommand: import or gc" : `unknown registry subcommand "${sub}"`);
   const paths: string[] = [];
   const o = parse(rest, importOptions, paths);
   const summary =
@@ -161,6 +169,28 @@ async function registry(args: string[]): Promise<void> {
       now: Date.now(),
       content: createFileContentStore(o["registry-dir"] as string),
     });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function registryGc(args: string[]): Promise<void> {
+  const o = parse(args, gcOptions);
+  const summary =
+    `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
+    "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +
+    "database and --registry-dir. Prints {uploads, blobs, bytes, recent} as JSON (recent: unnamed blobs kept for their grace).";
+  if (o.help) return void process.stdout.write(usage("registry gc", summary, gcOptions));
+  let graceSeconds: number;
+  try {
+    graceSeconds = parseDuration(o.grace as string);
+  } catch (error) {
+    throw new UsageError(`--grace: ${(error as Error).message}`);
+  }
+  const store = await openStore(o.db as string);
+  try {
+    const result = await collectGarbage(store.db, createFileContentStore(o["registry-dir"] as string), { now: Date.now(), graceMs: graceSeconds * 1000 });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await store.close();

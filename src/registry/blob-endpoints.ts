@@ -2,7 +2,7 @@ import { pipeline } from "node:stream/promises";
 import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../store/repositories/blobs.js";
 import { findRepoByPath, type RepoRow } from "../store/repositories/repos.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { UploadTooLarge } from "./content-store.js";
+import { ChunkLengthMismatch, UploadTooLarge } from "./content-store.js";
 import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
@@ -72,56 +72,77 @@ async function startUpload(ctx: RegistryContext, repo: RepoRow): Promise<string>
   return id;
 }
 
-async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string): Promise<number> {
+/** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416, the upload as it was). */
+async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
   try {
-    return await ctx.content.append(id, req, ctx.maxBlobBytes);
+    return await ctx.content.append(id, req, ctx.maxBlobBytes, chunk?.length);
   } catch (error) {
     if (error instanceof UploadTooLarge) fail(413, "SIZE_INVALID", error.message, { limit: ctx.maxBlobBytes });
+    if (error instanceof ChunkLengthMismatch) fail(416, "BLOB_UPLOAD_INVALID", error.message, { expected: error.expected }, chunk?.headers);
     throw error;
   }
+}
+
+/**
+ * The byte count a PATCH's `Content-Range: <start>-<end>` announces, or undefined without the
+ * header. Throws 416 when it does not start where the upload is (`size`), ends before it
+ * starts, or disagrees with the request's Content-Length.
+ */
+function chunkLength(req: RegistryRequest, size: number, headers: Record<string, string>): number | undefined {
+  const contentRange = req.headers["content-range"];
+  if (typeof contentRange !== "string") return undefined;
+  const match = /^(?:bytes[ =])?(\d{1,15})-(\d{1,15})$/.exec(contentRange.trim());
+  const refuse = (message: string): never => fail(416, "BLOB_UPLOAD_INVALID", message, { range: contentRange.slice(0, 64), size }, headers);
+  if (!match) refuse("Content-Range must be <start>-<end>, the chunk's first and last byte offsets");
+  const [start, end] = [Number(match![1]), Number(match![2])];
+  if (start !== size) refuse(`a chunk must start at ${size}, the bytes received so far`);
+  if (end < start) refuse("the chunk's Content-Range ends before it starts");
+  const length = end - start + 1;
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) !== length) refuse(`the body is ${declared} bytes, not the ${length} bytes its Content-Range names`);
+  return length;
 }
 
 /** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
 export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PUSH);
-  const mount = query.get("mount");
-  const digestParam = query.get("digest");
+  // Every parameter is checked before anything (a repo, an upload) is created.
+  const param = (key: string) => query.get(key) ?? undefined;
+  const mount = param("mount") === undefined ? undefined : checkDigest(param("mount")!);
+  const whole = param("digest") === undefined ? undefined : checkDigest(param("digest")!);
+  const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
   const repo = await repoForPush(ctx.db, name, ctx.now());
 
-  if (mount !== null) {
-    const digest = checkDigest(mount);
-    const from = query.get("from");
-    if (from !== null) {
-      const source = parseRepositoryName(from);
+  if (mount !== undefined) {
+    if (from !== undefined) {
       // Mounting needs pull on the source; otherwise the client uploads the blob as usual (202).
-      const canPull = await authorizeRepository(ctx, req, source, PULL).then(
+      const canPull = await authorizeRepository(ctx, req, from, PULL).then(
         () => true,
         () => false,
       );
-      const sourceRepo = canPull ? await findRepoByPath(ctx.db, source.organization, source.image) : undefined;
-      if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, digest))) {
-        writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+      const sourceRepo = canPull ? await findRepoByPath(ctx.db, from.organization, from.image) : undefined;
+      if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, mount, ctx.now()))) {
+        writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
         return;
       }
     }
-    if ((await linkedBlobSize(ctx.db, repo.uid, digest)) !== undefined) {
-      writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+    if (await mountBlob(ctx.db, repo.uid, repo.uid, mount, ctx.now())) {
+      writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
       return;
     }
   }
 
   const id = await startUpload(ctx, repo);
-  if (digestParam !== null && mount === null) {
-    const digest = checkDigest(digestParam);
+  if (whole !== undefined && mount === undefined) {
     try {
       await appendBody(ctx, req, id);
-      await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
+      await finishUpload(ctx.db, ctx.content, repo.uid, id, whole, ctx.now());
     } catch (error) {
       await discard(ctx, id);
       throw error;
     }
-    writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+    writeEmpty(res, 201, { location: blobLocation(name, whole), "docker-content-digest": whole });
     return;
   }
   req.resume(); // a body on a session start carries nothing
@@ -158,14 +179,9 @@ export async function handleUpload(
       writeEmpty(res, 204);
       return;
     case "PATCH": {
-      const contentRange = req.headers["content-range"];
-      if (typeof contentRange === "string") {
-        const match = /^(?:bytes[ =])?(\d+)-(\d+)$/.exec(contentRange.trim());
-        if (!match || Number(match[1]) !== size) {
-          fail(416, "BLOB_UPLOAD_INVALID", `a chunk must start at ${size}, the bytes received so far`, { range: contentRange }, uploadHeaders(name, id, size));
-        }
-      }
-      const total = await appendBody(ctx, req, id);
+      const headers = uploadHeaders(name, id, size);
+      const length = chunkLength(req, size, headers);
+      const total = await appendBody(ctx, req, id, length === undefined ? undefined : { length, headers });
       writeEmpty(res, 202, uploadHeaders(name, id, total));
       return;
     }

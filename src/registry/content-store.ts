@@ -23,10 +23,12 @@ export interface ContentStore {
   /** Bytes received so far, or undefined for an unknown upload. */
   uploadSize(id: string): Promise<number | undefined>;
   /**
-   * Appends `source` to upload `id`. Throws UploadTooLarge (nothing of the chunk kept past
-   * `maxTotal`) when the upload would exceed `maxTotal` bytes. Returns the new size.
+   * Appends `source` to upload `id`; returns the new size. Throws UploadTooLarge when the
+   * upload would exceed `maxTotal` bytes, and, when `length` is given, ChunkLengthMismatch
+   * when the chunk is not exactly `length` bytes; a chunk that fails (those, or its source
+   * failing) is cut off again, leaving the upload as it was.
    */
-  append(id: string, source: Readable, maxTotal: number): Promise<number>;
+  append(id: string, source: Readable, maxTotal: number, length?: number): Promise<number>;
   /**
    * Turns upload `id` into blob `digest` when its bytes hash to it; throws DigestMismatch
    * otherwise (the upload is kept, so the client may still correct it). Returns the size.
@@ -34,6 +36,8 @@ export interface ContentStore {
   commit(id: string, digest: string): Promise<number>;
   /** Forgets upload `id`; no-op when unknown. */
   removeUpload(id: string): Promise<void>;
+  /** Removes blob `digest` (garbage collection); no-op when it is not stored. */
+  remove(digest: string): Promise<void>;
   /** Stores `bytes` as a blob (for imports); returns its digest. */
   put(bytes: Buffer): Promise<string>;
   /** Removes uploads last written before `before` (epoch ms); returns how many. */
@@ -49,6 +53,12 @@ export class DigestMismatch extends Error {
 export class UploadTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`a blob is at most ${limit} bytes`);
+  }
+}
+
+export class ChunkLengthMismatch extends Error {
+  constructor(readonly expected: number, readonly received: number) {
+    super(`the chunk is ${received > expected ? "longer than" : `${received} bytes, not`} the ${expected} bytes its Content-Range names`);
   }
 }
 
@@ -104,7 +114,7 @@ export function createFileContentStore(root: string): ContentStore {
 
     uploadSize: (id) => (UPLOAD_ID.test(id) ? sizeOf(uploadPath(id)) : Promise.resolve(undefined)),
 
-    async append(id, source, maxTotal) {
+    async append(id, source, maxTotal, length) {
       const path = uploadPath(id);
       const start = await sizeOf(path);
       if (start === undefined) throw new Error(`no upload ${id}`);
@@ -115,12 +125,14 @@ export function createFileContentStore(root: string): ContentStore {
           async function* (chunks: AsyncIterable<Buffer>) {
             for await (const chunk of chunks) {
               total += chunk.length;
+              if (length !== undefined && total - start > length) throw new ChunkLengthMismatch(length, total - start);
               if (total > maxTotal) throw new UploadTooLarge(maxTotal);
               yield chunk;
             }
           },
           createWriteStream(path, { flags: "r+", start }),
         );
+        if (length !== undefined && total - start !== length) throw new ChunkLengthMismatch(length, total - start);
       } catch (error) {
         await truncate(path, start); // a failed chunk leaves the upload as it was
         throw error;
@@ -140,6 +152,10 @@ export function createFileContentStore(root: string): ContentStore {
       if (actual !== digest) throw new DigestMismatch(digest, actual);
       await publish(path, digest);
       return size;
+    },
+
+    async remove(digest) {
+      await rm(blobPath(digest), { force: true });
     },
 
     async removeUpload(id) {

@@ -1,5 +1,5 @@
 import { notFound } from "../api/errors.js";
-import { unlinkedBlobs } from "../store/repositories/blobs.js";
+import { touchBlobs, unlinkedBlobs } from "../store/repositories/blobs.js";
 import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "../store/repositories/manifests.js";
 import type { Db } from "../store/tables.js";
 import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
@@ -41,6 +41,8 @@ export async function recordManifest(
 ): Promise<RecordedManifest> {
   const digest = sha256Digest(bytes);
   const needed = referencedDigests(manifest);
+  // Marked used before they are checked: a collection deleting one either went first (then it is missing) or spares it.
+  await touchBlobs(db, needed.blobs, options.now);
   const present = await existingManifests(db, repoUid, needed.manifests);
   const missing = [...(options.requireBlobs ? await unlinkedBlobs(db, repoUid, needed.blobs) : []), ...needed.manifests.filter((d) => !present.has(d))];
   if (missing.length > 0) throw new MissingReferences(missing);

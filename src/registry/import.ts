@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ApiError, invalidField, notFound } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
 import { findOrganizationByName, getGroup } from "../store/repositories/groups.js";
-import { linkBlob, recordBlob } from "../store/repositories/blobs.js";
+import { linkBlob, recordBlob, touchBlobs } from "../store/repositories/blobs.js";
 import { findRepoByPath, insertRepo } from "../store/repositories/repos.js";
 import { upsertTag } from "../store/repositories/tags.js";
 import { inTransaction, type Store } from "../store/store.js";
@@ -163,6 +163,8 @@ export async function importImages(store: Store, options: ImportOptions): Promis
   }
 
   const blobs = options.content === undefined ? [] : sources.flatMap((s) => s.blobs);
+  // Marked used before their files are written, as an upload is (docs/decisions.md, "Registry host").
+  await touchBlobs(store.db, blobs.map(sha256Digest), options.now);
   for (const bytes of blobs) await options.content!.put(bytes);
 
   return inTransaction(store.db, undefined, async (trx) => {

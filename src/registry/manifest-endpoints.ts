@@ -7,7 +7,7 @@ import { checkDigest, pushManifest, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { checkTag, DELETE, parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
-import type { AccessEntry } from "./token-endpoint.js";
+import type { AccessEntry } from "./grant.js";
 
 /**
  * Manifests, tag listing and referrers of the OCI Distribution API:

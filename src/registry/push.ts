@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
 import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
-import { deleteUpload, linkBlob, linkedBlobSize, recordBlob } from "../store/repositories/blobs.js";
+import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../store/repositories/blobs.js";
 import { findOrganizationByName } from "../store/repositories/groups.js";
 import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/repos.js";
 import { upsertTag } from "../store/repositories/tags.js";
 import { inTransaction } from "../store/store.js";
-import type { Database, Db } from "../store/tables.js";
+import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { MissingReferences, recordManifest } from "./images.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "./manifest.js";
@@ -57,6 +57,9 @@ export function checkDigest(digest: string | null): string {
  * whole, recorded and linked in one transaction. Throws 400 DIGEST_INVALID on a mismatch.
  */
 export async function finishUpload(db: Kysely<Database>, content: ContentStore, repoUid: string, id: string, digest: string, now: number): Promise<number> {
+  // Marked used before its file is published, so that a collection cannot delete a blob of
+  // that digest after the file is in place (docs/decisions.md, "Registry host").
+  await touchBlobs(db, [digest], now);
   let size: number;
   try {
     size = await content.commit(id, digest);
@@ -72,11 +75,17 @@ export async function finishUpload(db: Kysely<Database>, content: ContentStore, 
   return size;
 }
 
-/** Links blob `digest` of repo `fromUid` into repo `toUid`; false when `fromUid` does not hold it. */
-export async function mountBlob(db: Db, fromUid: string, toUid: string, digest: string): Promise<boolean> {
-  if ((await linkedBlobSize(db, fromUid, digest)) === undefined) return false;
-  await linkBlob(db, toUid, digest);
-  return true;
+/**
+ * Links blob `digest` of repo `fromUid` into repo `toUid` (the same repo: confirms it holds
+ * it), marking it used; false when `fromUid` does not hold it.
+ */
+export async function mountBlob(db: Kysely<Database>, fromUid: string, toUid: string, digest: string, now: number): Promise<boolean> {
+  return inTransaction(db, undefined, async (trx) => {
+    if ((await touchBlobs(trx, [digest], now)) === 0) return false;
+    if ((await linkedBlobSize(trx, fromUid, digest)) === undefined) return false;
+    if (toUid !== fromUid) await linkBlob(trx, toUid, digest);
+    return true;
+  });
 }
 
 async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
@@ -114,7 +123,12 @@ export async function pushManifest(
 
   let platform: { architecture: string; os: string } | undefined;
   if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
-    platform = platformOfConfig(await readAll(content, manifest.config.digest));
+    // A collection may have removed it since (then the transaction below finds it missing).
+    const config = await readAll(content, manifest.config.digest).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (config !== undefined) platform = platformOfConfig(config);
   }
 
   await inTransaction(db, undefined, async (trx) => {

@@ -3,7 +3,7 @@ import type { NodeRequest } from "../rest/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
 import type { RegistryContext } from "./context.js";
-import type { AccessEntry } from "./token-endpoint.js";
+import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry } from "./grant.js";
 
 function sameUrl(a: string, b: string): boolean {
   try {
@@ -57,12 +57,19 @@ export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Pro
 }
 
 /**
- * The access entry of the request's registry token that grants `action` on `name`.
- * Throws 401 (no or invalid token, with the challenge for the scope to ask for) or 403
- * (a valid token that does not grant it: asking again would not help).
+ * What the request may do of `name`, for `action`. Two kinds of bearer token are accepted:
+ * a registry token from `/token`, whose `access` claim must grant `action` on `name`, and a
+ * platform token whose audience is the registry (no `access` claim, `sub` an identity),
+ * judged now by the identity's role bindings exactly as `/token` would judge it (`grant`).
+ * Throws 401 (no or invalid token, with the challenge for the scope to ask for), 403 (a
+ * valid token that does not grant it: asking again would not help) or, for a platform
+ * token, 404 NAME_UNKNOWN where `/token` answers it.
  */
 export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<AccessEntry> {
   const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
+  if (claims.access === undefined && claims.sub !== ANONYMOUS_SUBJECT) {
+    return grant(ctx, await identityCaller(ctx.db, claims.sub), { name, actions: [action] });
+  }
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
   if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });

@@ -3,11 +3,11 @@ import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import { writeJson } from "../rest/status-json.js";
-import { deleteStaleUploads } from "../store/repositories/blobs.js";
 import type { Database } from "../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import type { ContentStore } from "./content-store.js";
+import { expireUploads, UPLOAD_LIFETIME_MS } from "./gc.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
 import { authorizePing } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS, RegistryFailure, writeRegistryError } from "./registry-errors.js";
@@ -23,8 +23,7 @@ export interface RegistryHostOptions {
   now?: () => number;
 }
 
-/** Uploads not finished within a day are removed. */
-export const UPLOAD_LIFETIME_MS = 24 * 3600 * 1000;
+/** How often the host expires abandoned uploads (`UPLOAD_LIFETIME_MS`). */
 const CLEANUP_INTERVAL_MS = 3600 * 1000;
 
 type Route = (ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
@@ -71,10 +70,7 @@ export function createRegistryHost(options: RegistryHostOptions) {
   };
 
   async function cleanup(): Promise<void> {
-    const before = ctx.now() - UPLOAD_LIFETIME_MS;
-    const ids = await deleteStaleUploads(ctx.db, before);
-    for (const id of ids) await ctx.content.removeUpload(id);
-    await ctx.content.removeStaleUploads(before);
+    await expireUploads(ctx.db, ctx.content, ctx.now() - UPLOAD_LIFETIME_MS);
   }
   const timer = setInterval(() => void cleanup().catch((error: unknown) => logger.warn("upload cleanup failed", { error: String(error) })), CLEANUP_INTERVAL_MS);
   timer.unref();

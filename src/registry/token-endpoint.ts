@@ -1,44 +1,14 @@
-import { grantsFrom, type Grants } from "../auth/principal.js";
 import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
 import { writeJson } from "../rest/status-json.js";
-import { findOrganizationByName } from "../store/repositories/groups.js";
-import { findRepoByPath } from "../store/repositories/repos.js";
-import { grantsOf } from "../store/repositories/role-bindings.js";
 import type { RegistryContext } from "./context.js";
+import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
-import { DELETE, parseScope, PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
+import { DELETE, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
 /** Registry tokens live 5 minutes: long enough for a pull, short enough that a revoked binding stops working soon. */
 export const REGISTRY_TOKEN_TTL_SECONDS = 300;
-/** The only tags an anonymous (free tier) token grants (spec 5 rule 4). */
-export const FREE_TIER_TAGS = ["latest", "latest-dev"] as const;
-/** The `sub` of tokens issued to anonymous callers (never an identity uid: those are UIDPs). */
-export const ANONYMOUS_SUBJECT = "anonymous";
-export const DEFAULT_PUBLIC_ORGANIZATION = "public";
 /** Most scopes one token request may ask for. */
 export const MAX_SCOPES = 8;
-
-/** The capability each action needs on the repo's group (or, to create the repo by pushing, on the organization). */
-export const ACTION_CAPABILITIES: Record<Action, string[]> = {
-  pull: ["CAP_REGISTRY_PULL"],
-  push: ["CAP_REGISTRY_PUSH"],
-  delete: ["CAP_TAG_DELETE"],
-};
-/** What pushing to a repo that does not exist yet needs on the organization. */
-export const CREATE_BY_PUSH = ["CAP_REPO_CREATE", "CAP_REGISTRY_PUSH"];
-
-/** One entry of a registry token's `access` claim. */
-export interface AccessEntry {
-  type: "repository";
-  /** `<organization>/<image>`. */
-  name: string;
-  actions: Action[];
-  /** When present, the only tags the token may read (the free tier). */
-  tags?: string[];
-}
-
-/** Who asks for a token: anonymous, or an identity and what it holds. */
-type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 
 /** The platform token a request to `/token` carries, or undefined for an anonymous call. Throws 401 for a malformed header. */
 function credentialOf(req: NodeRequest, registryUrl: string): string | undefined {
@@ -72,50 +42,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
   if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
     fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
   }
-  return { subject: claims.sub, grants: grantsFrom(await grantsOf(db, claims.sub)) };
-}
-
-function notFound(name: RepositoryName): never {
-  fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-}
-
-/**
- * What `caller` may do of `scope` (docs/decisions.md, "Registry host"). Throws 401 (anonymous,
- * credentials needed), 403 DENIED or 404 NAME_UNKNOWN when it may do none of it.
- */
-async function grant(ctx: RegistryContext, caller: Caller, { name, actions }: RepositoryScope): Promise<AccessEntry> {
-  const { config, db } = ctx;
-  const repo = await findRepoByPath(db, name.organization, name.image);
-  const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
-  const freeTier = (): AccessEntry => {
-    if (repo === undefined) notFound(name); // the public organization's contents are public
-    return { type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] };
-  };
-
-  if (!("grants" in caller)) {
-    if (isPublic && actions.includes(PULL)) return freeTier();
-    fail(401, "UNAUTHORIZED", "authentication required: this needs a platform token", { name: name.full }, {
-      "www-authenticate": bearerChallenge(config.registryUrl, { scope: repositoryScope(name.full, actions) }),
-    });
-  }
-
-  const { grants } = caller;
-  let granted: Action[];
-  const organization = repo === undefined ? await findOrganizationByName(db, name.organization) : undefined;
-  if (repo !== undefined) {
-    granted = actions.filter((a) => grants.has(repo.group_uid, ACTION_CAPABILITIES[a]));
-  } else if (organization !== undefined && actions.includes(PUSH) && grants.has(organization.uid, CREATE_BY_PUSH)) {
-    // The first push creates the repo in the organization; pulling it then needs pull there.
-    granted = actions.filter((a) => a === PUSH || grants.has(organization.uid, ACTION_CAPABILITIES[a]));
-  } else {
-    granted = [];
-  }
-  if (granted.length > 0) return { type: "repository", name: name.full, actions: granted };
-
-  if (isPublic && actions.includes(PULL)) return freeTier();
-  // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
-  if (repo === undefined && organization !== undefined && grants.has(organization.uid, ACTION_CAPABILITIES.pull)) notFound(name);
-  fail(403, "DENIED", `the caller may not ${actions.join(" or ")} ${name.full}`, { name: name.full });
+  return identityCaller(db, claims.sub);
 }
 
 /** Joins entries naming the same repository. */

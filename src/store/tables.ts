@@ -217,6 +217,8 @@ export interface BlobTable {
   digest: string;
   size: number;
   create_time: number;
+  /** When a push last used it (uploaded, mounted, imported, or named by a manifest it stored); garbage collection spares recent ones. */
+  use_time: number;
 }
 
 /** A blob a repo may serve: uploaded to it, mounted into it, or imported. */

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
 import http from "node:http";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/api/uidp.js";
@@ -166,6 +168,64 @@ describe("OCI Distribution API", () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.equal((await call("GET", upload, { token: t })).headers.get("range"), "0-99");
     assert.equal((await call("PUT", `${upload}?digest=${sha(bytes)}`, { token: t, body: bytes.subarray(100) })).status, 201);
+  });
+
+  test("a POST with an invalid digest, mount or from creates nothing: no repo, no upload row, no file", async () => {
+    const uploadsDir = join(server.contentDir, "uploads");
+    const files = () => (existsSync(uploadsDir) ? readdirSync(uploadsDir).length : 0);
+    const rows = async () => (await server.store.db.selectFrom("uploads").select("id").execute()).length;
+    const [filesBefore, rowsBefore] = [files(), await rows()];
+    const t = await pushToken("acme/never-made");
+    for (const query of ["digest=sha256:XYZ", "digest=md5:abc", "mount=sha256:short", `mount=${sha(Buffer.from("x"))}&from=Not/Valid`]) {
+      const answer = await call("POST", `/v2/acme/never-made/blobs/uploads/?${query}`, { token: t, body: randomBytes(64) });
+      assert.equal(answer.status, 400, `${query}: ${answer.bytes.toString()}`);
+    }
+    assertError(await call("POST", "/v2/acme/never-made/blobs/uploads/?digest=sha256:XYZ", { token: t, body: "x" }), 400, "DIGEST_INVALID");
+    assert.equal(files(), filesBefore);
+    assert.equal(await rows(), rowsBefore);
+    assert.equal(await findRepoByPath(server.store.db, "acme", "never-made"), undefined);
+  });
+
+  test("PATCH: a Content-Range that does not match the body is 416 and leaves the upload as it was", async () => {
+    const t = await pushToken("acme/ranges");
+    const bytes = randomBytes(600);
+    const location = (await call("POST", "/v2/acme/ranges/blobs/uploads/", { token: t })).headers.get("location")!;
+    assert.equal((await call("PATCH", location, { token: t, body: bytes.subarray(0, 100), headers: { "content-range": "0-99" } })).status, 202);
+    // Declared by Content-Length: refused before any byte is read.
+    for (const range of ["100-299", "100-150", "100-99", "100-"]) {
+      const answer = await call("PATCH", location, { token: t, body: bytes.subarray(100, 200), headers: { "content-range": range } });
+      assertError(answer, 416, "BLOB_UPLOAD_INVALID");
+      assert.equal(answer.headers.get("range"), "0-99", range);
+      assert.equal(answer.headers.get("location"), location);
+    }
+    // Streamed without a length (chunked): the bytes read are cut off again, longer or shorter.
+    const chunked = (body: Buffer, range: string) =>
+      new Promise<{ status: number; range: string | undefined; body: string }>((resolve, reject) => {
+        const req = http.request(`${server.registryUrl}${location}`, {
+          method: "PATCH",
+          headers: { authorization: `Bearer ${t}`, "content-range": range, "transfer-encoding": "chunked" },
+        });
+        req.on("response", (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode!, range: res.headers.range, body: text }));
+        });
+        req.on("error", reject);
+        req.write(body.subarray(0, 50));
+        req.end(body.subarray(50));
+      });
+    for (const [body, range] of [[bytes.subarray(100, 300), "100-199"], [bytes.subarray(100, 150), "100-199"]] as const) {
+      const answer = await chunked(body, range);
+      assert.equal(answer.status, 416, answer.body);
+      assert.equal((JSON.parse(answer.body) as { errors: Array<{ code: string }> }).errors[0].code, "BLOB_UPLOAD_INVALID");
+      assert.equal((await call("GET", location, { token: t })).headers.get("range"), "0-99");
+    }
+    const fitting = await chunked(bytes.subarray(100, 300), "100-299");
+    assert.equal(fitting.status, 202, fitting.body);
+    assert.equal(fitting.range, "0-299");
+    assert.equal((await call("PATCH", location, { token: t, body: bytes.subarray(300), headers: { "content-range": "300-599" } })).headers.get("range"), "0-599");
+    assert.equal((await call("PUT", `${location}?digest=${sha(bytes)}`, { token: t })).status, 201);
+    assert.deepEqual((await call("GET", `/v2/acme/ranges/blobs/${sha(bytes)}`, { token: t })).bytes, bytes);
   });
 
   test("manifests: the images they name must be there; by tag and by digest; Docker media types; delete", async () => {
@@ -368,6 +428,47 @@ describe("OCI Distribution API", () => {
     const claims = JSON.parse(Buffer.from((asked.json().token as string).split(".")[1], "base64url").toString()) as { access: Array<{ actions: string[] }> };
     assert.deepEqual(claims.access[0].actions, ["pull"]);
     assertError(await call("POST", "/v2/public/base/blobs/uploads/", { token: anonymous }), 403, "DENIED");
+  });
+
+  test("a platform token for the registry audience works on every endpoint without /token, judged by role bindings", async () => {
+    const platform = async (subject: string, audience = "http://registry.test") => (await server.server.tokens.issue({ subject, audience })).token;
+    const owner = await platform(server.ownerUid);
+    // Push with it too (the owner may create the repo), then read every kind of thing back.
+    const image = buildImage({ architecture: "amd64", label: "direct" });
+    await pushImage("acme/direct", "v1", image, owner);
+    const layer = image.layers[0].digest;
+    const reads = [
+      ["GET", `/v2/acme/direct/manifests/v1`],
+      ["HEAD", `/v2/acme/direct/manifests/${image.manifest.digest}`],
+      ["GET", `/v2/acme/direct/blobs/${layer}`],
+      ["HEAD", `/v2/acme/direct/blobs/${layer}`],
+      ["GET", "/v2/acme/direct/tags/list"],
+      ["GET", `/v2/acme/direct/referrers/${image.manifest.digest}`],
+      ["GET", "/v2/acme/direct/_service/history/v1"],
+    ] as const;
+    const stranger = newChildUid(server.org.uid);
+    await insertIdentity(server.store.db, { uid: stranger, group_uid: server.org.uid, name: "stranger", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
+    for (const [method, path] of reads) {
+      for (const subject of [server.ownerUid, pullerUid]) {
+        const answer = await call(method, path, { token: await platform(subject) });
+        assert.equal(answer.status, 200, `${method} ${path}: ${answer.bytes.toString()}`);
+      }
+      const denied = await call(method, path, { token: await platform(stranger) });
+      assert.equal(denied.status, 403, `${method} ${path}`);
+      if (method === "GET") assertError(denied, 403, "DENIED");
+      assert.equal((await call(method, path, { token: await platform(server.ownerUid, "http://api.test") })).status, 403, `${method} ${path}`);
+      const bare = await call(method, path);
+      assert.equal(bare.status, 401, `${method} ${path}`);
+      assert.equal(bare.headers.get("www-authenticate"), 'Bearer realm="http://registry.test/token",service="registry.test",scope="repository:acme/direct:pull"');
+    }
+    assert.deepEqual((await call("GET", `/v2/acme/direct/blobs/${layer}`, { token: await platform(pullerUid) })).bytes, image.layers[0].bytes);
+    // The organization's puller learns that a repo is missing; a stranger does not.
+    assertError(await call("GET", "/v2/acme/nothing-here/tags/list", { token: await platform(pullerUid) }), 404, "NAME_UNKNOWN");
+    assertError(await call("GET", "/v2/acme/nothing-here/tags/list", { token: await platform(stranger) }), 403, "DENIED");
+    // Writes are judged the same way: pull-only callers may not push or delete.
+    assertError(await call("POST", "/v2/acme/direct/blobs/uploads/", { token: await platform(pullerUid) }), 403, "DENIED");
+    assertError(await call("DELETE", "/v2/acme/direct/manifests/v1", { token: await platform(pullerUid) }), 403, "DENIED");
+    assert.equal((await call("DELETE", "/v2/acme/direct/manifests/v1", { token: owner })).status, 202);
   });
 
   test("unknown routes and methods answer in the registry error format", async () => {

@@ -208,13 +208,41 @@ describe("registry host", () => {
     const apiToken = await platformToken(pullerUid, "http://api.test");
     assertError(await get("/token?scope=repository:acme/secret:pull", `Bearer ${apiToken}`), 401, "UNAUTHORIZED");
     assertError(await history("acme/secret", "v1", apiToken), 403, "DENIED");
-    // A registry-audience platform token without an access claim grants nothing either.
-    assertError(await history("acme/secret", "v1", await platformToken(pullerUid)), 403, "DENIED");
+    // An API-audience token is 403 whoever it names.
+    assertError(await history("acme/secret", "v1", await platformToken(server.ownerUid, "http://api.test")), 403, "DENIED");
     // A registry token cannot be exchanged for another.
     const registry = await registryToken("acme/secret", `Bearer ${await platformToken(pullerUid)}`);
     assertError(await get("/token?scope=repository:acme/other:pull", `Bearer ${registry}`), 401, "UNAUTHORIZED");
     // Garbage is 401.
     assertError(await history("acme/secret", "v1", "not-a-token"), 401, "UNAUTHORIZED");
+  });
+
+  test("a platform token for the registry audience reads Tag History directly, judged by the caller's role bindings", async () => {
+    const puller = await platformToken(pullerUid);
+    const answer = await history("acme/secret", "v1", puller);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body.history?.map((h) => h.digest), [1, 2, 3, 4, 5].map(digestOf));
+    assert.equal((await history("acme/secret", "v1", await platformToken(server.ownerUid), "?start=2026-01-01T00:04:00Z")).body.history?.length, 1);
+    // Without a binding: 403, existing or not; the organization's puller learns a repo is missing.
+    const stranger = await platformToken(strangerUid);
+    assertError(await history("acme/secret", "v1", stranger), 403, "DENIED");
+    assertError(await history("acme/missing", "v1", stranger), 403, "DENIED");
+    assertError(await history("acme/missing", "v1", await platformToken(server.ownerUid)), 404, "NAME_UNKNOWN");
+    // A public image without a binding: the free tier's tags only, as /token grants.
+    assert.equal((await history("public/app", "latest", stranger)).status, 200);
+    assertError(await history("public/app", "v1", stranger), 403, "DENIED");
+    // A binding removed is felt at once (no token of 5 minutes in between).
+    const late = await insertIdentityIn(server.org.uid, "late");
+    const binding = await bindRole(server.store.db, teamUid, late, builtInRole("registry.pull").uid, Date.now());
+    const lateToken = await platformToken(late);
+    assert.equal((await history("acme/secret", "v1", lateToken)).status, 200);
+    await server.store.db.deleteFrom("role_bindings").where("uid", "=", binding.uid).execute();
+    assertError(await history("acme/secret", "v1", lateToken), 403, "DENIED");
+    // Another audience: 403; none: 401 with the challenge.
+    assertError(await history("acme/secret", "v1", await platformToken(pullerUid, "http://api.test")), 403, "DENIED");
+    const bare = await history("acme/secret", "v1", undefined);
+    assertError(bare, 401, "UNAUTHORIZED");
+    assert.match(bare.headers.get("www-authenticate") ?? "", /^Bearer realm="http:\/\/registry\.test\/token"/);
   });
 
   test("a registry token for image A does not read image B", async () => {
@@ -249,6 +277,13 @@ describe("registry host", () => {
     assert.deepEqual(await digests("?start=2026-01-01T00:01:59.999999Z&end=2026-01-01T00:02:00.000001Z"), [digestOf(3)]);
     assert.deepEqual(await digests("?start=2026-01-01T00:02:00.000001Z"), [4, 5].map(digestOf));
     assert.deepEqual(await digests("?start=2027-01-01T00:00:00Z"), []);
+    // ISO 8601 forms: a date (its midnight UTC), no seconds, no fraction, a fraction, offsets.
+    assert.deepEqual(await digests("?end=2026-01-01"), [digestOf(1)]);
+    assert.deepEqual(await digests("?start=2026-01-01&end=2026-01-01T00:02Z"), [1, 2, 3].map(digestOf));
+    assert.deepEqual(await digests("?start=2026-01-02"), []);
+    assert.deepEqual(await digests("?start=2026-01-01T00:03:00.5Z"), [digestOf(5)]);
+    assert.deepEqual(await digests("?start=2026-01-01T02:03:00%2B02:00&end=2026-01-01T02:03:00%2B0200"), [digestOf(4)]);
+    assert.deepEqual(await digests("?end=2025-12-31T19:01:00-05:00"), [1, 2].map(digestOf));
   });
 
   test("at most 1000 records, oldest first; narrowing with start reaches the newest", async () => {
@@ -268,8 +303,12 @@ describe("registry host", () => {
 
   test("bad timestamps, start after end, bad tags and unknown repos", async () => {
     const token = await registryToken("acme/secret", `Bearer ${await platformToken(pullerUid)}`);
-    for (const query of ["?start=yesterday", "?end=2026-01-01", "?start=2026-02-30T00:00:00Z", "?end=2026-01-01T24:00:00Z", "?start=2026-01-01T00:00:00Z&start=2026-01-02T00:00:00Z"]) {
-      assertError(await history("acme/secret", "v1", token, query), 400, "INVALID_ARGUMENT");
+    for (const query of ["?start=yesterday", "?end=2026-01-01T00:00:00", "?start=2026-02-30", "?end=2026-01-01T24:00:00Z", "?start=2026-01-01T00:00:00Z&start=2026-01-02T00:00:00Z"]) {
+      const answer = await history("acme/secret", "v1", token, query);
+      assertError(answer, 400, "INVALID_ARGUMENT");
+      const bound = query.slice(1, query.indexOf("="));
+      assert.match(answer.body.errors![0].message, new RegExp(`^${bound} `), "the message names the parameter");
+      assert.deepEqual(Object.keys(answer.body.errors![0].detail as object), [bound]);
     }
     assertError(await history("acme/secret", "v1", token, "?start=2026-01-02T00:00:00Z&end=2026-01-01T00:00:00Z"), 400, "INVALID_ARGUMENT");
     assertError(await history("acme/secret", "x".repeat(129), token), 400, "TAG_INVALID");

@@ -5,12 +5,24 @@ import { createPager } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
 import { insertGroup } from "../../src/store/repositories/groups.js";
 import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/store/repositories/repos.js";
-import { deleteStaleUploads, findUpload, insertUpload, linkBlob, linkedBlobSize, recordBlob, unlinkedBlobs } from "../../src/store/repositories/blobs.js";
+import {
+  deleteStaleBlob,
+  deleteStaleUploads,
+  findUpload,
+  insertUpload,
+  linkBlob,
+  linkedBlobSize,
+  recordBlob,
+  staleBlobs,
+  touchBlobs,
+  unlinkedBlobs,
+} from "../../src/store/repositories/blobs.js";
 import {
   deleteManifest,
   existingManifests,
   findManifest,
   listReferrers,
+  manifestPage,
   putManifest,
   putManifestRefs,
   reachableFromTags,
@@ -150,6 +162,60 @@ for (const database of await testDatabases()) {
       assert.equal(await findManifest(store.db, repo.uid, digest(7)), undefined);
     });
 
+    test("blob use times: a push marking a blob used and a collection deleting it never both win", async () => {
+      const repo = await insertRepo(store.db, repoRow(folder, "gc"));
+      const [a, b, c] = [digest(50), digest(51), digest(52)];
+      for (const d of [a, b, c]) {
+        await recordBlob(store.db, d, 10, 100);
+        await linkBlob(store.db, repo.uid, d);
+      }
+      assert.equal(await touchBlobs(store.db, [c, c, digest(59)], 300), 1, "only recorded blobs, each once");
+      await recordBlob(store.db, b, 10, 250); // recording a known blob again marks it used
+      assert.deepEqual((await staleBlobs(store.db, 200, 10)).map((r) => r.digest), [a]);
+      assert.deepEqual(await staleBlobs(store.db, 400, 1, a), [{ digest: b, size: 10 }]);
+      assert.equal(await inTransaction(store.db, undefined, (trx) => deleteStaleBlob(trx, b, 200)), false, "used since");
+
+      // A push marks `a` used inside its transaction; a collection started meanwhile waits, then spares it.
+      const gate = (): [Promise<void>, () => void] => {
+        let open!: () => void;
+        return [new Promise<void>((resolve) => (open = resolve)), () => open()];
+      };
+      const [pushHolds, pushed] = gate();
+      const [released, release] = gate();
+      const push = inTransaction(store.db, undefined, async (trx) => {
+        const n = await touchBlobs(trx, [a], 300);
+        pushed();
+        await released;
+        return n;
+      });
+      await pushHolds;
+      const collection = inTransaction(store.db, undefined, (trx) => deleteStaleBlob(trx, a, 200));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      release();
+      assert.equal(await push, 1);
+      assert.equal(await collection, false);
+      assert.equal(await linkedBlobSize(store.db, repo.uid, a), 10);
+
+      // The other way round: the collection holds the blob; the push waits, then finds it gone.
+      await store.db.updateTable("blobs").set({ use_time: 100 }).where("digest", "=", a).execute();
+      const [gcHolds, claimed] = gate();
+      const [gcReleased, releaseGc] = gate();
+      const collecting = inTransaction(store.db, undefined, async (trx) => {
+        const deleted = await deleteStaleBlob(trx, a, 200);
+        claimed();
+        await gcReleased;
+        return deleted;
+      });
+      await gcHolds;
+      const late = touchBlobs(store.db, [a], 400);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      releaseGc();
+      assert.equal(await collecting, true);
+      assert.equal(await late, 0);
+      assert.equal(await linkedBlobSize(store.db, repo.uid, a), undefined);
+      assert.deepEqual(await unlinkedBlobs(store.db, repo.uid, [a, b]), [a]);
+    });
+
     test("blobs, uploads, index references, referrers, tag names, and what a tag-limited token reaches", async () => {
       const repo = await insertRepo(store.db, repoRow(folder, "pushed"));
       const other = await insertRepo(store.db, repoRow(folder, "other"));
@@ -198,6 +264,9 @@ for (const database of await testDatabases()) {
       assert.equal(await reachableFromTags(store.db, repo.uid, digest(32), []), false);
 
       assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10 }), ["latest", "v2"]);
+      const page = await manifestPage(store.db, 2, { repo_uid: repo.uid, digest: digest(31) });
+      assert.deepEqual(page.map((m) => m.digest), [digest(32), digest(40)]);
+      assert.deepEqual(page[0].content, Buffer.from(`{"n":32}`));
       assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10, last: "latest" }), ["v2"]);
       assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 1 }), ["latest"]);
       assert.deepEqual(await listTagNames(store.db, repo.uid, { limit: 10, only: ["v2", "nope"] }), ["v2"]);

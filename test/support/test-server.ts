@@ -16,6 +16,8 @@ export interface TestServer {
   registryUrl: string;
   store: Store;
   content: ContentStore;
+  /** The folder of `content` (blobs and uploads). */
+  contentDir: string;
   server: PlatformServer;
   /** The bootstrap organization and a token of its owner. */
   org: { uid: string; name: string };
@@ -58,6 +60,7 @@ export async function startTestServer(
     registryUrl: `http://127.0.0.1:${registryPort}`,
     store,
     content,
+    contentDir,
     server,
     org: { uid: organization.uid, name: organization.name },
     ownerUid: identity.uid,

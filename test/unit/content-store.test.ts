@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, test } from "node:test";
-import { createFileContentStore, DigestMismatch, UploadTooLarge } from "../../src/registry/content-store.js";
+import { ChunkLengthMismatch, createFileContentStore, DigestMismatch, UploadTooLarge } from "../../src/registry/content-store.js";
 
 const root = mkdtempSync(join(tmpdir(), "platform-api-content-test-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -68,4 +68,21 @@ test("put stores bytes by digest, once", async () => {
   assert.equal(await text(store.read(digest)), "imported");
   assert.equal(await store.uploadSize("../../etc/passwd"), undefined, "ids are checked");
   assert.throws(() => store.read("sha256:../x"), /not a sha256 digest/);
+});
+
+test("a chunk of an announced length must be exactly that long; otherwise the upload is as it was", async () => {
+  const id = await store.createUpload();
+  await store.append(id, Readable.from([Buffer.from("abc")]), 100, 3);
+  await assert.rejects(store.append(id, Readable.from([Buffer.from("de"), Buffer.from("fgh")]), 100, 4), ChunkLengthMismatch);
+  assert.equal(await store.uploadSize(id), 3, "a longer chunk is cut off");
+  await assert.rejects(store.append(id, Readable.from([Buffer.from("de")]), 100, 4), ChunkLengthMismatch);
+  assert.equal(await store.uploadSize(id), 3, "so is a shorter one");
+  assert.equal(await store.append(id, Readable.from([Buffer.from("de"), Buffer.from("fg")]), 100, 4), 7);
+});
+
+test("remove deletes a blob's file; removing a missing one is a no-op", async () => {
+  const digest = await store.put(Buffer.from("to be collected"));
+  await store.remove(digest);
+  assert.equal(await store.size(digest), undefined);
+  await store.remove(digest);
 });

@@ -3,9 +3,52 @@ import type { Db, UploadTable } from "../tables.js";
 
 export type UploadRow = Selectable<UploadTable>;
 
-/** Records that the content store holds blob `digest` whole. Idempotent. */
+/** Records that the content store holds blob `digest` whole, used `now`. Idempotent (a known blob is only marked used). */
 export async function recordBlob(db: Db, digest: string, size: number, now: number): Promise<void> {
-  await db.insertInto("blobs").values({ digest, size, create_time: now }).onConflict((oc) => oc.column("digest").doNothing()).execute();
+  await db
+    .insertInto("blobs")
+    .values({ digest, size, create_time: now, use_time: now })
+    .onConflict((oc) => oc.column("digest").doUpdateSet({ use_time: now }))
+    .execute();
+}
+
+/**
+ * Marks those of `digests` that are recorded as used `now`, so that garbage collection
+ * spares them; returns how many were. A push marks a blob before it relies on it: on
+ * PostgreSQL this waits for a collection deleting it, and then finds it gone.
+ */
+export async function touchBlobs(db: Db, digests: string[], now: number): Promise<number> {
+  const unique = [...new Set(digests)];
+  if (unique.length === 0) return 0;
+  const result = await db.updateTable("blobs").set({ use_time: now }).where("digest", "in", unique).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Up to `limit` digests of blobs last used before `before` (epoch ms), after `after` in digest order. */
+export async function staleBlobs(db: Db, before: number, limit: number, after = ""): Promise<Array<{ digest: string; size: number }>> {
+  const rows = await db
+    .selectFrom("blobs")
+    .select(["digest", "size"])
+    .where("use_time", "<", before)
+    .where("digest", ">", after)
+    .orderBy("digest")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ digest: r.digest, size: Number(r.size) }));
+}
+
+/**
+ * In a transaction: when blob `digest` was still last used before `before`, locks it, unlinks
+ * it from every repo and forgets it; returns whether it did. A push marking the blob used
+ * (touchBlobs, recordBlob) meanwhile either came first (the blob stays) or waits for this
+ * transaction and then finds the blob gone.
+ */
+export async function deleteStaleBlob(trx: Db, digest: string, before: number): Promise<boolean> {
+  const claimed = await trx.updateTable("blobs").set((eb) => ({ use_time: eb.ref("use_time") })).where("digest", "=", digest).where("use_time", "<", before).executeTakeFirst();
+  if (Number(claimed.numUpdatedRows) === 0) return false;
+  await trx.deleteFrom("repo_blobs").where("digest", "=", digest).execute();
+  await trx.deleteFrom("blobs").where("digest", "=", digest).execute();
+  return true;
 }
 
 /** Lets repo `repoUid` serve blob `digest` (which must be recorded). Idempotent. */

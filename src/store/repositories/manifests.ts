@@ -93,3 +93,17 @@ export async function reachableFromTags(db: Db, repoUid: string, digest: string,
     .executeTakeFirst();
   return viaIndex !== undefined;
 }
+
+/** Up to `limit` manifests of every repo, in (repo, digest) order after `after`: what garbage collection reads. */
+export async function manifestPage(
+  db: Db,
+  limit: number,
+  after?: { repo_uid: string; digest: string },
+): Promise<Array<Pick<ManifestRow, "repo_uid" | "digest" | "media_type" | "content">>> {
+  let query = db.selectFrom("manifests").select(["repo_uid", "digest", "media_type", "content"]);
+  if (after !== undefined) {
+    query = query.where((eb) => eb.or([eb("repo_uid", ">", after.repo_uid), eb.and([eb("repo_uid", "=", after.repo_uid), eb("digest", ">", after.digest)])]));
+  }
+  const rows = await query.orderBy("repo_uid").orderBy("digest").limit(limit).execute();
+  return rows.map((r) => ({ ...r, content: Buffer.from(r.content) }));
+}
