@@ -82,6 +82,7 @@ test("bootstrap, token, serve, and a clean SIGTERM that loses nothing acknowledg
   agent.destroy();
   assert.ok(results.every((r) => r.status === 200 || r.status === -1), JSON.stringify(results.filter((r) => r.status !== 200 && r.status !== -1)));
   const acknowledged = results.filter((r) => r.status === 200).map((r) => (JSON.parse(r.body) as JsonObject).name as string);
+  assert.ok(acknowledged.length > 0, "calls in flight when SIGTERM arrived are finished, not dropped");
 
   const again = await serve(apiUrl);
   const list = await fetch(`${again.api}/iam/v2/groups?uidp.children_of=${boot.organization.uid}&page_size=200`, {
