@@ -27,6 +27,8 @@ export interface Limits {
   maxBlobBytes: number;
   /** Longest one registry request (a blob upload or download) may take, ms. */
   registryRequestTimeoutMs: number;
+  /** SQLite: longest a write waits for the write lock another connection holds, ms (then UNAVAILABLE). */
+  lockTimeoutMs: number;
 }
 
 export const defaultLimits: Limits = {
@@ -36,4 +38,5 @@ export const defaultLimits: Limits = {
   requestTimeoutMs: 30_000,
   maxBlobBytes: 10 * 1024 ** 3,
   registryRequestTimeoutMs: 3600_000,
+  lockTimeoutMs: 5_000,
 };

@@ -110,3 +110,8 @@ export function resourceExhausted(reason: string, description: string): ApiError
 export function deadlineExceeded(description: string): ApiError {
   return new ApiError("DEADLINE_EXCEEDED", `Deadline exceeded: ${description}`);
 }
+
+/** The store is unreachable or locked by another connection; nothing was written and a retry may succeed. */
+export function unavailable(description: string): ApiError {
+  return new ApiError("UNAVAILABLE", `Unavailable: ${description}`);
+}

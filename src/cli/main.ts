@@ -73,7 +73,7 @@ async function serve(args: string[]): Promise<void> {
   const port = Number(o.port);
   const registryPort = Number(o["registry-port"]);
   const logger = createLogger(logLevel);
-  const store = await openStore(o.db as string);
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
   const server = await createServer(
     store,
     {
@@ -116,7 +116,7 @@ async function bootstrap(args: string[]): Promise<void> {
   const o = parse(args, bootstrapOptions);
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
-  const store = await openStore(o.db as string);
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
   try {
     const now = Date.now();
     const { organization, identity } = await bootstrapOrganization(store, o.org as string, now);
@@ -135,7 +135,7 @@ async function token(args: string[]): Promise<void> {
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const ttl = parseDuration(o.ttl as string);
   if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
-  const store = await openStore(o.db as string);
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
   try {
     await prepareStore(store, Date.now());
     await getIdentity(store.db, identity);
@@ -159,7 +159,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import [options] <path>...", summary, importOptions));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const store = await openStore(o.db as string);
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
   try {
     const result = await importImages(store, {
       repository: o.repo as string,

@@ -6,7 +6,8 @@ import {
   PreconditionFailureSchema,
   ResourceInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
-import { ApiError, type ErrorKind } from "../api/errors.js";
+import { ApiError, unavailable, type ErrorKind } from "../api/errors.js";
+import { isUnavailable } from "../store/dialect.js";
 
 import type { Logger } from "../logger.js";
 
@@ -31,7 +32,8 @@ export function codeReason(code: Code): string {
 
 /**
  * Turns any error into a ConnectError carrying exactly one ErrorInfo (of `domain`) plus
- * the detail its kind calls for (spec 7). Unknown errors become INTERNAL with a
+ * the detail its kind calls for (spec 7). A store that is unreachable or locked
+ * is UNAVAILABLE (retryable). Unknown errors become INTERNAL with a
  * generic message; their cause is logged, never sent.
  */
 export function toConnectError(error: unknown, logger: Logger, domain: string): ConnectError {
@@ -62,6 +64,10 @@ export function toConnectError(error: unknown, logger: Logger, domain: string): 
     if (error.findDetails(ErrorInfoSchema).length > 0) return error;
     const info = create(ErrorInfoSchema, { reason: codeReason(error.code), domain });
     return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);
+  }
+  if (isUnavailable(error)) {
+    logger.warn("store unavailable", { error: String(error) });
+    return toConnectError(unavailable("the database is busy or unreachable; retry"), logger, domain);
   }
   return internal(error, logger, domain);
 }

@@ -3,7 +3,8 @@ import { writeJson } from "../rest/status-json.js";
 
 /**
  * Error codes of the registry's JSON error format (OCI Distribution spec), plus
- * `INVALID_ARGUMENT` for query parameters the Distribution spec has no code for.
+ * `INVALID_ARGUMENT` for query parameters the Distribution spec has no code for and
+ * `UNAVAILABLE` (503, as Docker's registry) when the store is locked or unreachable.
  */
 export type RegistryErrorCode =
   | "BLOB_UNKNOWN"
@@ -22,6 +23,7 @@ export type RegistryErrorCode =
   | "TOOMANYREQUESTS"
   | "TAG_INVALID"
   | "INVALID_ARGUMENT"
+  | "UNAVAILABLE"
   | "UNKNOWN";
 
 /** Every registry answer carries the API version header (Distribution spec). */

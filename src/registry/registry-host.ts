@@ -3,6 +3,7 @@ import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import { writeJson } from "../rest/status-json.js";
+import { isUnavailable } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
@@ -84,6 +85,12 @@ export function createRegistryHost(options: RegistryHostOptions) {
       if (error instanceof RegistryFailure) {
         req.resume(); // an unread body must not stall the connection
         writeRegistryError(res, error.error);
+        return;
+      }
+      if (isUnavailable(error)) {
+        logger.warn("store unavailable", { error: String(error) });
+        if (!res.headersSent) writeRegistryError(res, { status: 503, code: "UNAVAILABLE", message: "the database is busy or unreachable; retry", headers: { "retry-after": "1" } });
+        else res.destroy();
         return;
       }
       logger.error("registry request failed", { error: String(error), stack: (error as Error).stack });

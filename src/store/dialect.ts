@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type RawBuilder } from "kysely";
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type RawBuilder } from "kysely";
 import pg from "pg";
+import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
 import type { Database } from "./tables.js";
 
 /** Every difference between SQLite and PostgreSQL lives in this file. */
@@ -19,11 +20,20 @@ export function dialectOf(url: string): DialectName {
   return /^postgres(ql)?:\/\//.test(url) ? "postgres" : "sqlite";
 }
 
+export interface DatabaseOptions {
+  /** PostgreSQL connections in the pool. Default 10. */
+  poolSize?: number;
+  /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY, ms. Default 5000. */
+  lockTimeoutMs?: number;
+}
+
 /**
  * Opens `url`: a `postgres://` URL selects PostgreSQL, anything else is a
- * SQLite file path (created with its folder) or `:memory:`.
+ * SQLite file path (created with its folder) or `:memory:`. SQLite write
+ * transactions start IMMEDIATE and wait for the lock without blocking the
+ * event loop (see `LockWaitingSqliteDialect`).
  */
-export function openDatabase(url: string, options: { poolSize?: number } = {}): OpenedDatabase {
+export function openDatabase(url: string, options: DatabaseOptions = {}): OpenedDatabase {
   if (dialectOf(url) === "postgres") {
     const pool = new pg.Pool({
       connectionString: url,
@@ -43,8 +53,10 @@ export function openDatabase(url: string, options: { poolSize?: number } = {}): 
   database.pragma("journal_mode = WAL");
   database.pragma("synchronous = NORMAL");
   database.pragma("foreign_keys = ON");
-  database.pragma("busy_timeout = 5000");
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: "sqlite", description: url };
+  // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
+  database.pragma("busy_timeout = 0");
+  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? 5000);
+  return { db: new Kysely<Database>({ dialect }), dialect: "sqlite", description: url };
 }
 
 /** Column type modifier giving byte-order comparison, which uidp prefix ranges need. */
@@ -58,15 +70,25 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
-/** True when the backend could not be reached or is shutting down. */
+/**
+ * PostgreSQL SQLSTATEs a retry may cure: connection exceptions (class 08), too many
+ * connections, shutdown or start-up in progress, lock not available, serialization
+ * failure and deadlock.
+ */
+const PG_RETRYABLE = /^(08...|53300|57P0[123]|55P03|40001|40P01)$/;
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/**
+ * True when the store failed for a reason outside the request: the backend could
+ * not be reached, is shutting down, or another connection held a lock for longer
+ * than the wait allows. Such a request did not write anything and may be retried.
+ */
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && (NETWORK_CODES.has(code) || PG_RETRYABLE.test(code) || isSqliteBusy(error))) return true;
   return (
-    code === "ECONNREFUSED" ||
-    code === "57P01" ||
-    code === "57P03" ||
-    code === "SQLITE_BUSY" ||
-    (error instanceof Error && /pool .*(ended|closed)|database connection is not open/i.test(error.message))
+    error instanceof Error &&
+    /pool .*(ended|closed)|database connection is not open|connection terminated|timeout exceeded when trying to connect/i.test(error.message)
   );
 }
 

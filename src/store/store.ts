@@ -1,6 +1,6 @@
 import { Migrator, sql, type Kysely, type Transaction } from "kysely";
 import { deadlineExceeded } from "../api/errors.js";
-import { dialectOfDb, openDatabase, type DialectName } from "./dialect.js";
+import { dialectOfDb, openDatabase, type DatabaseOptions, type DialectName } from "./dialect.js";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./tables.js";
 
@@ -13,7 +13,7 @@ export interface Store {
 }
 
 /** Opens the database at `url` and brings its schema up to date. */
-export async function openStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+export async function openStore(url: string, options: DatabaseOptions = {}): Promise<Store> {
   const { db, dialect, description } = openDatabase(url, options);
   try {
     await migrate(db);

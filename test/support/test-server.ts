@@ -35,7 +35,8 @@ export interface TestServer {
 export async function startTestServer(
   options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel; registryUrl?: string; registryPort?: number; errorDomain?: string } = {},
 ): Promise<TestServer> {
-  const store = await openStore(options.dbUrl ?? ":memory:");
+  const limits = { ...defaultLimits, ...options.limits };
+  const store = await openStore(options.dbUrl ?? ":memory:", { lockTimeoutMs: limits.lockTimeoutMs });
   const logs: string[] = [];
   const logger = createLogger(options.logLevel ?? "info", (line) => logs.push(line));
   // The URLs are the token issuer and audience, so they must be known before listening: take free ports first.
@@ -43,7 +44,7 @@ export async function startTestServer(
   const content = createFileContentStore(contentDir);
   const server = await createServer(
     store,
-    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", errorDomain: options.errorDomain, logLevel: "info", limits: { ...defaultLimits, ...options.limits } },
+    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", errorDomain: options.errorDomain, logLevel: "info", limits },
     logger,
     content,
   );

@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import SqliteDatabase from "better-sqlite3";
+import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+import { allWires, methodOf, reasonOf, type Wire } from "../support/wires.js";
+
+/**
+ * A second connection on the same SQLite file (the CLI next to a live server)
+ * holds the write lock. A write waits for it up to `lockTimeoutMs` without
+ * stalling the server, then fails UNAVAILABLE (retryable) having written nothing.
+ */
+const LOCK_TIMEOUT_MS = 1500;
+
+let dir: string;
+let server: TestServer;
+let wires: Wire[];
+let other: SqliteDatabase.Database;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), "platform-api-lock-"));
+  const file = join(dir, "platform.db");
+  server = await startTestServer({ dbUrl: file, limits: { lockTimeoutMs: LOCK_TIMEOUT_MS }, logLevel: "silent" });
+  wires = allWires(server.apiPort);
+  other = new SqliteDatabase(file);
+});
+
+after(async () => {
+  if (other.inTransaction) other.exec("rollback");
+  other.close();
+  for (const wire of wires) wire.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Takes the write lock on the other connection and releases it after `ms`. */
+function holdLock(ms: number): Promise<void> {
+  other.exec("begin immediate");
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      other.exec("commit");
+      resolve();
+    }, ms),
+  );
+}
+
+const createGroup = (wire: Wire, name: string) =>
+  wire.call(
+    methodOf(GroupsService, "CreateGroup"),
+    { parent: server.org.uid, group: { name } },
+    { method: "POST", path: `/iam/v2/groups/${server.org.uid}`, body: { name } },
+    server.ownerToken,
+  );
+
+const groupsNamed = async (name: string) => (await server.store.db.selectFrom("groups").select("uid").where("name", "=", name).execute()).length;
+
+for (const wireName of ["grpc", "connect", "rest"] as const) {
+  describe(`SQLite write lock held by another connection, over ${wireName}`, () => {
+    const wire = () => wires.find((w) => w.name === wireName)!;
+
+    test("a write waits for the lock and succeeds; the server keeps answering meanwhile", async () => {
+      const name = `waits ${wireName}`;
+      const released = holdLock(600);
+      const started = performance.now();
+      const write = createGroup(wire(), name);
+      const ping = await wire().call(methodOf(PingService, "Ping"), {}, { method: "GET", path: "/ping/v2/ping" });
+      assert.equal(ping.code, 0);
+      assert.ok(performance.now() - started < 400, "a call without the store is served while the write waits");
+      const out = await write;
+      await released;
+      assert.equal(out.code, 0, out.message);
+      assert.ok(performance.now() - started >= 550, "the write waited for the lock");
+      assert.equal(await groupsNamed(name), 1);
+    });
+
+    test("a write that cannot get the lock in time is UNAVAILABLE and writes nothing", async () => {
+      const name = `gives up ${wireName}`;
+      const released = holdLock(LOCK_TIMEOUT_MS + 700);
+      const started = performance.now();
+      const out = await createGroup(wire(), name);
+      const waited = performance.now() - started;
+      await released;
+      assert.equal(out.code, 14, out.message);
+      assert.equal(reasonOf(out), "UNAVAILABLE");
+      if (wireName === "rest") assert.equal(out.httpStatus, 503);
+      assert.ok(waited >= LOCK_TIMEOUT_MS - 100 && waited < LOCK_TIMEOUT_MS + 600, `gave up after ${Math.round(waited)} ms`);
+      assert.equal(await groupsNamed(name), 0);
+      // Once the lock is free, the same write succeeds.
+      assert.equal((await createGroup(wire(), name)).code, 0);
+    });
+  });
+}
+
+describe("SQLite write lock held by another connection, on the registry host", () => {
+  test("an upload that cannot get the lock in time is 503 UNAVAILABLE", async () => {
+    const name = "acme/locked";
+    const platform = await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" });
+    const tokenAnswer = await fetch(`${server.registryUrl}/token?scope=${encodeURIComponent(`repository:${name}:pull,push`)}`, {
+      headers: { authorization: `Bearer ${platform.token}` },
+    });
+    const token = ((await tokenAnswer.json()) as { token: string }).token;
+    const released = holdLock(LOCK_TIMEOUT_MS + 700);
+    const res = await fetch(`${server.registryUrl}/v2/${name}/blobs/uploads/`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    await released;
+    const body = (await res.json()) as { errors: Array<{ code: string }> };
+    assert.equal(res.status, 503);
+    assert.equal(body.errors[0].code, "UNAVAILABLE");
+    assert.equal(res.headers.get("retry-after"), "1");
+  });
+});
