@@ -21,11 +21,19 @@ export interface Limits {
   maxHeaderBytes: number;
   /** Concurrent streams per HTTP/2 connection. */
   maxConcurrentStreams: number;
-  /** Longest a unary call may run, ms. */
+  /** Longest a unary call may run, ms; on the API host also the longest time to receive a request (HTTP/1.1 408, HTTP/2 stream reset). */
   requestTimeoutMs: number;
+  /** Longest time from accepting a connection to its first complete request headers (and its first bytes), ms. Both hosts. */
+  headersTimeoutMs: number;
+  /** HTTP/1.1: longest a request may go with no byte moving either way, ms. Both hosts. */
+  idleTimeoutMs: number;
+  /** How long a connection with no request in progress stays open (HTTP/1.1 keep-alive; HTTP/2 session without streams, then GOAWAY), ms. Both hosts. */
+  keepAliveTimeoutMs: number;
+  /** Open connections per host at most; more are closed on accept. */
+  maxConnections: number;
   /** Largest blob the registry accepts, bytes. */
   maxBlobBytes: number;
-  /** Longest one registry request (a blob upload or download) may take, ms. */
+  /** Longest time to receive one registry request (a blob upload), ms; a download is bounded by `idleTimeoutMs` only. */
   registryRequestTimeoutMs: number;
   /** SQLite: longest a write waits for the write lock another connection holds, ms (then UNAVAILABLE). */
   lockTimeoutMs: number;
@@ -36,6 +44,10 @@ export const defaultLimits: Limits = {
   maxHeaderBytes: 16 * 1024,
   maxConcurrentStreams: 256,
   requestTimeoutMs: 30_000,
+  headersTimeoutMs: 30_000,
+  idleTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 4096,
   maxBlobBytes: 10 * 1024 ** 3,
   registryRequestTimeoutMs: 3600_000,
   lockTimeoutMs: 5_000,

@@ -9,8 +9,24 @@ export interface ListenerLimits {
   maxHeaderBytes: number;
   /** Concurrent streams per HTTP/2 connection (advertised in SETTINGS). */
   maxConcurrentStreams: number;
-  /** Time to receive a whole HTTP/1.1 request, ms (408 after). */
+  /**
+   * Time to receive a whole request, headers and body, ms. HTTP/1.1 answers 408 and
+   * closes; an HTTP/2 stream is reset (CANCEL). Not the time to send the answer.
+   */
   requestTimeoutMs: number;
+  /**
+   * Time from accepting a connection to its first complete request headers, ms (and on
+   * a kept-alive HTTP/1.1 connection, from the start of each request to its headers).
+   * Covers the first bytes that choose the protocol: a connection that sends nothing,
+   * or part of the HTTP/2 preface, is closed. HTTP/1.1 answers 408.
+   */
+  headersTimeoutMs: number;
+  /** HTTP/1.1: a request during which no byte moves either way for this long is closed, ms. */
+  idleTimeoutMs: number;
+  /** How long a connection with no request in progress stays open, ms: HTTP/1.1 keep-alive, an HTTP/2 session with no open stream (then GOAWAY). */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; more are closed as soon as they are accepted, those already open are unaffected. */
+  maxConnections: number;
 }
 
 export interface DualListener {
@@ -27,13 +43,26 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
  * One cleartext port for HTTP/1.1 and HTTP/2 (prior knowledge, as gRPC uses):
- * the first bytes of each connection decide which server gets it.
+ * the first bytes of each connection decide which server gets it. Every stage of a
+ * connection is bounded in time (see `ListenerLimits`), and so is their number.
  */
 export function createDualListener(handler: Handler, limits: ListenerLimits): DualListener {
+  const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   const h1 = http.createServer(
-    { maxHeaderSize: limits.maxHeaderBytes, requestTimeout: limits.requestTimeoutMs, headersTimeout: Math.min(limits.requestTimeoutMs, 60_000) },
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: headersTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, headersTimeoutMs / 4)),
+    },
     handler,
   );
+  h1.timeout = limits.idleTimeoutMs;
+  // Node checks the header and request timeouts only on a server that emitted
+  // 'listening'. This one never listens (it gets sockets from the port below),
+  // so it is told it does: that starts the connection tracking and its checks.
+  h1.emit("listening");
   const h2 = http2.createServer(
     {
       maxSessionMemory: 64,
@@ -45,7 +74,24 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
-    session.on("close", () => sessions.delete(session));
+    // No stream open: the first request's headers must come within the headers
+    // timeout, a later one within the keep-alive timeout (then GOAWAY).
+    let open = 0;
+    let idle = setTimeout(() => session.destroy(), headersTimeoutMs);
+    session.on("stream", (stream: http2.ServerHttp2Stream) => {
+      if (open++ === 0) clearTimeout(idle);
+      // The request (headers and body) must arrive within the request timeout; an answer may take longer.
+      const receipt = stream.endAfterHeaders ? undefined : setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), limits.requestTimeoutMs);
+      if (receipt) stream.once("end", () => clearTimeout(receipt));
+      stream.once("close", () => {
+        clearTimeout(receipt);
+        if (--open === 0 && !session.closed && !session.destroyed) idle = setTimeout(() => session.close(), limits.keepAliveTimeoutMs);
+      });
+    });
+    session.on("close", () => {
+      clearTimeout(idle);
+      sessions.delete(session);
+    });
   });
   /** Connections whose first bytes have not arrived yet. */
   const undecided = new Set<net.Socket>();
@@ -54,7 +100,10 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
   const server = net.createServer((socket) => {
     all.add(socket);
     undecided.add(socket);
+    // A connection that does not send its first bytes (all of the HTTP/2 preface) in time is closed.
+    const peekTimer = setTimeout(() => socket.destroy(), headersTimeoutMs);
     socket.on("close", () => {
+      clearTimeout(peekTimer);
       all.delete(socket);
       undecided.delete(socket);
     });
@@ -65,6 +114,7 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
       const n = Math.min(seen.length, PREFACE.length);
       const isH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isH2 && seen.length < PREFACE.length) return;
+      clearTimeout(peekTimer);
       socket.off("data", onData);
       undecided.delete(socket);
       socket.pause();
@@ -79,6 +129,8 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
     };
     socket.on("data", onData);
   });
+  // Beyond the limit, a new connection is closed as soon as it is accepted.
+  server.maxConnections = limits.maxConnections;
 
   return {
     server,
@@ -95,6 +147,8 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
         server.close(() => {
           clearInterval(sweep);
           clearTimeout(force);
+          // Stops the connection checks started above.
+          h1.close();
           resolve();
         });
         h1.closeIdleConnections();
