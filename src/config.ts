@@ -10,8 +10,27 @@ export interface ServerConfig {
   registryUrl: string;
   /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry. Default "public". */
   publicOrganization?: string;
+  /** Who may create an organization over the API (CreateGroup with an empty parent). Default "bootstrap". */
+  organizationCreation?: OrganizationCreation;
+  /** Which OIDC issuers the token exchange may fetch keys from. Default: https on public addresses only. */
+  upstreamIssuers?: UpstreamIssuerPolicy;
   logLevel: LogLevel;
   limits: Limits;
+}
+
+/**
+ * `bootstrap`: nobody over the API; organizations come from the operator's `platform-api bootstrap`.
+ * `anyone`: any verified caller, who becomes the new organization's owner.
+ */
+export type OrganizationCreation = "bootstrap" | "anyone";
+export const ORGANIZATION_CREATION_VALUES: readonly OrganizationCreation[] = ["bootstrap", "anyone"];
+
+/** Where the token exchange may fetch another issuer's discovery document and JWKS from. */
+export interface UpstreamIssuerPolicy {
+  /** Also plain `http://` URLs (default: https only). */
+  allowHttp?: boolean;
+  /** Also hosts that resolve to loopback, private, link-local or other non-public addresses (default: public only). */
+  allowPrivateAddresses?: boolean;
 }
 
 export interface Limits {
