@@ -46,6 +46,10 @@ export interface Limits {
   maxBlobBytes: number;
   /** Longest one registry request (a blob upload or download) may take, ms. */
   registryRequestTimeoutMs: number;
+  /** Longest one outbound fetch (another issuer's discovery document or JWKS) may take, connect to last byte, ms. */
+  upstreamFetchTimeoutMs: number;
+  /** Largest discovery document or JWKS fetched from another issuer, bytes. */
+  upstreamFetchMaxBytes: number;
 }
 
 export const defaultLimits: Limits = {
@@ -55,4 +59,6 @@ export const defaultLimits: Limits = {
   requestTimeoutMs: 30_000,
   maxBlobBytes: 10 * 1024 ** 3,
   registryRequestTimeoutMs: 3600_000,
+  upstreamFetchTimeoutMs: 5_000,
+  upstreamFetchMaxBytes: 256 * 1024,
 };

@@ -10,6 +10,10 @@ import { allWires, methodOf, reasonOf, restWire, type Wire } from "../support/wi
 
 /** Who may create an organization over the API: the operator's `--org-creation` (default: nobody; the CLI bootstrap does). */
 
+/** Servers close together at the end (a close waits for the clients' idle keep-alive connections). */
+const closing: Promise<void>[] = [];
+after(() => Promise.all(closing));
+
 const createOrg = (wire: Wire, name: string, token: string) =>
   wire.call(methodOf(GroupsService, "CreateGroup"), { parent: "", group: { name } }, { method: "POST", path: "/iam/v2/groups", body: { name } }, token);
 
@@ -44,9 +48,9 @@ describe("by default (--org-creation bootstrap)", () => {
     ({ server, folderOwnerToken } = await serverWithFolderOwner());
     wires = allWires(server.apiPort);
   });
-  after(async () => {
+  after(() => {
     for (const wire of wires) wire.close();
-    await server.close();
+    closing.push(server.close());
   });
 
   test("an identity confined to a folder cannot create an organization (PERMISSION_DENIED) on any wire", async () => {
@@ -86,7 +90,7 @@ describe("with --org-creation anyone", () => {
       const read = await rest.call(methodOf(GroupsService, "GetGroup"), { uid }, { method: "GET", path: `/iam/v2/groups/${uid}` }, folderOwnerToken);
       assert.equal(read.code, 0, read.message);
     } finally {
-      await server.close();
+      closing.push(server.close());
     }
   });
 });
