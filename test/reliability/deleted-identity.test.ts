@@ -58,8 +58,12 @@ test("every RPC refuses it, public and authenticated-only ones included", async 
   }
 });
 
-test("the registry's /token refuses it with 401", async () => {
+test("the registry refuses it with 401: at /token and as a platform token on a repository", async () => {
   const res = await fetch(`${server.registryUrl}/token?service=registry.test`, { headers: { authorization: `Bearer ${registryToken}` } });
   assert.equal(res.status, 401);
   assert.match(await res.text(), /no longer exists/);
+  const direct = await fetch(`${server.registryUrl}/v2/acme/app/tags/list`, { headers: { authorization: `Bearer ${registryToken}` } });
+  assert.equal(direct.status, 401);
+  assert.match(direct.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+  assert.match(await direct.text(), /no longer exists/);
 });
