@@ -73,12 +73,13 @@ Run "platform-api <command> --help" for a command's options.
 
 class UsageError extends Error {}
 
-/** A boolean option: a flag, or its environment variable as true/1 or false/0. */
-function flag(value: string | boolean | undefined): boolean {
+/** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
+function flag(name: string, options: Record<string, string | boolean | undefined>): boolean {
+  const value = options[name];
   if (typeof value === "boolean" || value === undefined) return value === true;
   if (/^(true|1)$/i.test(value)) return true;
   if (/^(false|0|)$/i.test(value)) return false;
-  throw new UsageError(`"${value}" is not true or false`);
+  throw new UsageError(`--${name}: "${value}" is not true or false`);
 }
 
 function apiUrlOf(options: Record<string, unknown>): string {
@@ -94,6 +95,7 @@ async function serve(args: string[]): Promise<void> {
   if (!ORGANIZATION_CREATION_VALUES.includes(organizationCreation as OrganizationCreation)) {
     throw new UsageError(`--org-creation must be ${ORGANIZATION_CREATION_VALUES.join(" or ")}`);
   }
+  const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
   const port = Number(o.port);
   const registryPort = Number(o["registry-port"]);
   const logger = createLogger(logLevel);
@@ -106,7 +108,7 @@ async function serve(args: string[]): Promise<void> {
       errorDomain: o["error-domain"] as string | undefined,
       publicOrganization: o["public-org"] as string,
       organizationCreation: organizationCreation as OrganizationCreation,
-      upstreamIssuers: { allowHttp: flag(o["allow-http-issuers"]), allowPrivateAddresses: flag(o["allow-private-issuers"]) },
+      upstreamIssuers,
       logLevel,
       limits: defaultLimits,
     },
