@@ -84,7 +84,13 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
   const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
-  const deps: ServiceDeps = { db: store.db, pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }), tokens, now };
+  const deps: ServiceDeps = {
+    db: store.db,
+    pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }),
+    tokens,
+    now,
+    organizationCreation: config.organizationCreation ?? "bootstrap",
+  };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();
   let serving = true;

@@ -10,8 +10,27 @@ export interface ServerConfig {
   registryUrl: string;
   /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry. Default "public". */
   publicOrganization?: string;
+  /** Who may create an organization over the API (CreateGroup with an empty parent). Default "bootstrap". */
+  organizationCreation?: OrganizationCreation;
+  /** Which OIDC issuers the token exchange may fetch keys from. Default: https on public addresses only. */
+  upstreamIssuers?: UpstreamIssuerPolicy;
   logLevel: LogLevel;
   limits: Limits;
+}
+
+/**
+ * `bootstrap`: nobody over the API; organizations come from the operator's `platform-api bootstrap`.
+ * `anyone`: any verified caller, who becomes the new organization's owner.
+ */
+export type OrganizationCreation = "bootstrap" | "anyone";
+export const ORGANIZATION_CREATION_VALUES: readonly OrganizationCreation[] = ["bootstrap", "anyone"];
+
+/** Where the token exchange may fetch another issuer's discovery document and JWKS from. */
+export interface UpstreamIssuerPolicy {
+  /** Also plain `http://` URLs (default: https only). */
+  allowHttp?: boolean;
+  /** Also hosts that resolve to loopback, private, link-local or other non-public addresses (default: public only). */
+  allowPrivateAddresses?: boolean;
 }
 
 export interface Limits {
@@ -37,6 +56,10 @@ export interface Limits {
   registryRequestTimeoutMs: number;
   /** SQLite: longest a write waits for the write lock another connection holds, ms (then UNAVAILABLE). */
   lockTimeoutMs: number;
+  /** Longest one outbound fetch (another issuer's discovery document or JWKS) may take, connect to last byte, ms. */
+  upstreamFetchTimeoutMs: number;
+  /** Largest discovery document or JWKS fetched from another issuer, bytes. */
+  upstreamFetchMaxBytes: number;
 }
 
 export const defaultLimits: Limits = {
@@ -51,4 +74,6 @@ export const defaultLimits: Limits = {
   maxBlobBytes: 10 * 1024 ** 3,
   registryRequestTimeoutMs: 3600_000,
   lockTimeoutMs: 5_000,
+  upstreamFetchTimeoutMs: 5_000,
+  upstreamFetchMaxBytes: 256 * 1024,
 };

@@ -68,7 +68,13 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     onError: (error) => logger.error("REST transcoding failed", { error: String(error) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
-  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream: createUpstreamKeys() });
+  const upstream = createUpstreamKeys({
+    allowHttp: config.upstreamIssuers?.allowHttp ?? false,
+    allowPrivateAddresses: config.upstreamIssuers?.allowPrivateAddresses ?? false,
+    timeoutMs: config.limits.upstreamFetchTimeoutMs,
+    maxBytes: config.limits.upstreamFetchMaxBytes,
+  });
+  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
 
   async function fallback(req: NodeRequest, res: NodeResponse) {
     if (await discovery(req, res)) return;

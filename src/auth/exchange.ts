@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { StoredClaimMatch, StoredStaticKeys } from "../store/repositories/identities.js";
+import { matchesWhole } from "./claim-pattern.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 
 /**
@@ -91,27 +92,8 @@ export function parseStaticKeys(json: string): StaticKeys | undefined {
   };
 }
 
-const compiled = new Map<string, RegExp | null>();
-
-/**
- * Whether `pattern` (a JavaScript regular expression) matches the WHOLE of `value`. An invalid
- * pattern matches nothing.
- */
-export function matchesWhole(pattern: string, value: string): boolean {
-  let re = compiled.get(pattern);
-  if (re === undefined) {
-    try {
-      // The pattern must compile on its own (balanced groups), so wrapping it cannot unanchor it.
-      new RegExp(pattern);
-      re = new RegExp(`^(?:${pattern})$`);
-    } catch {
-      re = null;
-    }
-    if (compiled.size >= 1000) compiled.delete(compiled.keys().next().value!);
-    compiled.set(pattern, re);
-  }
-  return re !== null && re.test(value);
-}
+/** Pattern matching is claim-pattern.ts's (RE2, linear time); re-exported for the matchers below and their tests. */
+export { matchesWhole };
 
 /** A claim's value as text for matching: strings as they are, numbers and booleans in JSON form; anything else has none. */
 function claimText(value: unknown): string | undefined {
@@ -131,7 +113,12 @@ export function isExchangeable(match: ClaimMatch): boolean {
   return (match.issuer !== undefined || match.issuerPattern !== undefined) && (match.subject !== undefined || match.subjectPattern !== undefined);
 }
 
-/** Whether an (unverified) `iss` is the identity's issuer: checked before anything is fetched from it. */
+/**
+ * Whether `iss` is the identity's issuer. On an unverified token this is the only check made before
+ * the signature is verified, and it decides whether anything is fetched: an exact issuer is compared
+ * as a string; an issuer pattern (the only way to name several issuers) runs on the linear-time
+ * engine, over at most MAX_MATCHED_VALUE_LENGTH characters.
+ */
 export function issuerMatches(match: ClaimMatch, iss: string): boolean {
   if (match.issuer !== undefined && match.issuer !== iss) return false;
   if (match.issuerPattern !== undefined && !matchesWhole(match.issuerPattern, iss)) return false;
@@ -198,9 +185,10 @@ async function verifySignature(token: string, keys: JWTVerifyGetKey, issuer: str
  * issuer's keys cannot be fetched.
  *
  * With static keys, the token is verified with them (no network), and `iss`/`sub` must equal
- * theirs. With claim_match, the unverified `iss` is first matched against the identity's issuer
- * (nothing is fetched for any other issuer), then the token is verified with that issuer's
- * published keys and its claims matched. An identity with both must satisfy both.
+ * theirs. With claim_match, the unverified `iss` is first compared with the identity's issuer, or
+ * matched against its issuer pattern (nothing is fetched for any other issuer), then the token is
+ * verified with that issuer's published keys, and only then are the other claims (subject,
+ * audience, claims and their patterns) matched. An identity with both must satisfy both.
  */
 export async function verifyForIdentity(token: string, identity: ExchangeIdentity, upstream: UpstreamKeys, now: number): Promise<JWTPayload> {
   let unverified: JWTPayload;

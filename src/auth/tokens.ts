@@ -10,7 +10,7 @@ import {
   type JWK,
   type JWTPayload,
 } from "jose";
-import { unauthenticated } from "../api/errors.js";
+import { ApiError, unauthenticated } from "../api/errors.js";
 import { insertSigningKey, listSigningKeys } from "../store/repositories/server-keys.js";
 import type { Db } from "../store/tables.js";
 
@@ -18,6 +18,8 @@ import type { Db } from "../store/tables.js";
 export const SIGNING_ALGORITHM = "ES256";
 /** Access tokens live at most this long (api-surface 5). */
 export const MAX_TOKEN_TTL_SECONDS = 3600;
+/** Seconds a token's `iat` may lie ahead of this server's clock (another replica's clock may run a little ahead). */
+export const ISSUED_AT_SKEW_SECONDS = 30;
 const VERIFIED_CACHE_SIZE = 10_000;
 const MAX_CACHED_TOKEN_LENGTH = 4096;
 
@@ -36,8 +38,9 @@ export interface TokenService {
   readonly issuer: string;
   issue(options: IssueOptions): Promise<{ token: string; expiry: Date }>;
   /**
-   * Verifies signature, algorithm, issuer, audience and expiry (all required).
-   * Throws UNAUTHENTICATED naming what failed.
+   * Verifies signature, algorithm, issuer, audience, expiry and issue time (all required): a token
+   * whose `exp - iat` exceeds MAX_TOKEN_TTL_SECONDS, or whose `iat` lies more than
+   * ISSUED_AT_SKEW_SECONDS ahead, is not one this server issued. Throws UNAUTHENTICATED naming what failed.
    */
   verify(token: string, audience: string): Promise<JWTPayload & { sub: string }>;
   /** The public keys, as published at the JWKS URL. */
@@ -100,13 +103,16 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
           requiredClaims: ["exp", "sub", "iat"],
           currentDate: new Date(now()),
         });
-        const claims = payload as JWTPayload & { sub: string; exp: number };
+        const claims = payload as JWTPayload & { sub: string; exp: number; iat: number };
+        if (claims.exp - claims.iat > MAX_TOKEN_TTL_SECONDS) throw unauthenticated(`the token lives longer than ${MAX_TOKEN_TTL_SECONDS} s`);
+        if (claims.iat > now() / 1000 + ISSUED_AT_SKEW_SECONDS) throw unauthenticated("the token's iat claim lies in the future");
         if (token.length <= MAX_CACHED_TOKEN_LENGTH) {
           if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
           verified.set(key, claims);
         }
         return claims;
       } catch (error) {
+        if (error instanceof ApiError) throw error;
         const code = (error as { code?: string }).code ?? "";
         const reason =
           code === "ERR_JWT_EXPIRED"

@@ -1,11 +1,13 @@
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { fetchJson as fetchOutboundJson } from "./outbound-fetch.js";
 
 /**
  * Discovery documents and JWKS of other OIDC issuers (the upstream side of the workload
  * identity exchange), fetched on demand and cached per issuer.
  *
- * Callers must only ask for an issuer they have already matched against an identity: this
- * module fetches whatever issuer it is given.
+ * Callers must only ask for an issuer they have already matched against an identity. Every
+ * fetch goes through `outbound-fetch.ts`: https on public addresses only unless the operator
+ * allows more, no redirects, one deadline and a size cap per document.
  */
 export interface UpstreamKeys {
   /** A key resolver for `jwtVerify` over the issuer's published keys. Rejects with UpstreamFetchError. */
@@ -23,9 +25,12 @@ export interface UpstreamKeysOptions {
   timeoutMs?: number;
   /** Largest discovery document or JWKS accepted, bytes. */
   maxBytes?: number;
+  /** Also plain http issuers and JWKS URLs (default: https only). */
+  allowHttp?: boolean;
+  /** Also issuers and JWKS URLs on loopback, private, link-local and other non-public addresses (default: public only). */
+  allowPrivateAddresses?: boolean;
   /** Issuers kept at once; the least recently added goes first. */
   maxIssuers?: number;
-  fetch?: typeof fetch;
   now?: () => number;
 }
 
@@ -44,7 +49,9 @@ export const DEFAULT_UPSTREAM_OPTIONS = {
   timeoutMs: 5_000,
   maxBytes: 256 * 1024,
   maxIssuers: 1_000,
-} as const;
+  allowHttp: false,
+  allowPrivateAddresses: false,
+};
 
 interface IssuerEntry {
   jwksUri: string;
@@ -71,7 +78,7 @@ function httpUrl(value: unknown, what: string): URL {
 
 export function createUpstreamKeys(options: UpstreamKeysOptions = {}): UpstreamKeys {
   const opts = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
-  const doFetch = options.fetch ?? fetch;
+  const policy = { allowHttp: opts.allowHttp, allowPrivateAddresses: opts.allowPrivateAddresses, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
   const now = options.now ?? Date.now;
   const entries = new Map<string, IssuerEntry>();
   const failures = new Map<string, { at: number; error: UpstreamFetchError }>();
@@ -79,47 +86,10 @@ export function createUpstreamKeys(options: UpstreamKeysOptions = {}): UpstreamK
   const inflight = new Map<string, Promise<IssuerEntry>>();
 
   async function fetchJson(url: URL, what: string): Promise<unknown> {
-    let res: Response;
     try {
-      res = await doFetch(url, {
-        headers: { accept: "application/json" },
-        redirect: "follow",
-        signal: AbortSignal.timeout(opts.timeoutMs),
-      });
+      return await fetchOutboundJson(url, policy);
     } catch (error) {
-      throw new UpstreamFetchError(`fetching the ${what} ${url.href} failed: ${(error as Error).message}`);
-    }
-    try {
-      if (res.status !== 200) throw new UpstreamFetchError(`the ${what} ${url.href} answered HTTP ${res.status}`);
-      const declared = Number(res.headers.get("content-length"));
-      if (Number.isFinite(declared) && declared > opts.maxBytes) throw new UpstreamFetchError(`the ${what} ${url.href} is larger than ${opts.maxBytes} bytes`);
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      if (res.body) {
-        const reader = res.body.getReader();
-        for (;;) {
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-          } catch (error) {
-            throw new UpstreamFetchError(`reading the ${what} ${url.href} failed: ${(error as Error).message}`);
-          }
-          if (chunk.done) break;
-          size += chunk.value.byteLength;
-          if (size > opts.maxBytes) {
-            await reader.cancel().catch(() => undefined);
-            throw new UpstreamFetchError(`the ${what} ${url.href} is larger than ${opts.maxBytes} bytes`);
-          }
-          chunks.push(chunk.value);
-        }
-      }
-      try {
-        return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
-      } catch {
-        throw new UpstreamFetchError(`the ${what} ${url.href} is not JSON`);
-      }
-    } finally {
-      if (res.body && !res.bodyUsed) await res.body.cancel().catch(() => undefined);
+      throw new UpstreamFetchError(`the ${what}: ${(error as Error).message}`);
     }
   }
 

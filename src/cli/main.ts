@@ -2,7 +2,7 @@ import { ApiError } from "../api/errors.js";
 import { isUidp } from "../api/uidp.js";
 import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
-import { defaultLimits } from "../config.js";
+import { defaultLimits, ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
 import { createFileContentStore } from "../registry/content-store.js";
 import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
@@ -20,6 +20,18 @@ const serveOptions: Record<string, OptionSpec> = {
   "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port>" },
   "error-domain": { type: "string", env: "ERROR_DOMAIN", help: "ErrorInfo.domain of every error; default the host name of --api-url" },
   "public-org": { type: "string", env: "PUBLIC_ORG", default: "public", help: "organization whose images' latest and latest-dev tags are readable anonymously" },
+  "org-creation": {
+    type: "string",
+    env: "ORG_CREATION",
+    default: "bootstrap",
+    help: "who may create organizations over the API: bootstrap (nobody; use the bootstrap command) or anyone (any verified caller)",
+  },
+  "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let the token exchange fetch other issuers' keys over plain http (default: https only)" },
+  "allow-private-issuers": {
+    type: "boolean",
+    env: "ALLOW_PRIVATE_ISSUERS",
+    help: "let the token exchange fetch keys from hosts on loopback, private or link-local addresses (default: public addresses only)",
+  },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
 };
 
@@ -61,6 +73,15 @@ Run "platform-api <command> --help" for a command's options.
 
 class UsageError extends Error {}
 
+/** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
+function flag(name: string, options: Record<string, string | boolean | undefined>): boolean {
+  const value = options[name];
+  if (typeof value === "boolean" || value === undefined) return value === true;
+  if (/^(true|1)$/i.test(value)) return true;
+  if (/^(false|0|)$/i.test(value)) return false;
+  throw new UsageError(`--${name}: "${value}" is not true or false`);
+}
+
 function apiUrlOf(options: Record<string, unknown>): string {
   return (options["api-url"] as string | undefined) ?? `http://localhost:${process.env.PORT ?? "8080"}`;
 }
@@ -70,6 +91,11 @@ async function serve(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("serve", "Start the API host and the registry host.", serveOptions));
   const logLevel = o["log-level"] as string;
   if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be debug, info, warn, error or silent`);
+  const organizationCreation = o["org-creation"] as string;
+  if (!ORGANIZATION_CREATION_VALUES.includes(organizationCreation as OrganizationCreation)) {
+    throw new UsageError(`--org-creation must be ${ORGANIZATION_CREATION_VALUES.join(" or ")}`);
+  }
+  const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
   const port = Number(o.port);
   const registryPort = Number(o["registry-port"]);
   const logger = createLogger(logLevel);
@@ -81,6 +107,8 @@ async function serve(args: string[]): Promise<void> {
       registryUrl: (o["registry-url"] as string | undefined) ?? `http://localhost:${registryPort}`,
       errorDomain: o["error-domain"] as string | undefined,
       publicOrganization: o["public-org"] as string,
+      organizationCreation: organizationCreation as OrganizationCreation,
+      upstreamIssuers,
       logLevel,
       limits: defaultLimits,
     },

@@ -1,15 +1,16 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { unauthenticated } from "../api/errors.js";
-import { grantsFrom, principalKey, type Grants } from "../auth/principal.js";
+import { grantsFrom, principalKey } from "../auth/principal.js";
 import type { TokenService } from "../auth/tokens.js";
 import { grantsOf } from "../store/repositories/role-bindings.js";
 import type { Db } from "../store/tables.js";
 
 /**
  * Verifies `Authorization: Bearer <token>` when present and puts the caller in
- * the context (`principalKey`). A malformed or invalid credential is
- * UNAUTHENTICATED on every RPC; a missing one is left for the authorization
- * interceptor to judge.
+ * the context (`principalKey`). A malformed or invalid credential, or the token
+ * of an identity that no longer exists, is UNAUTHENTICATED on every RPC; a
+ * missing one is left for the authorization interceptor to judge. The caller's
+ * existence and grants are one query per call.
  */
 export function authenticationInterceptor(tokens: TokenService, db: Db, audience: string): Interceptor {
   return (next) => async (req) => {
@@ -18,11 +19,10 @@ export function authenticationInterceptor(tokens: TokenService, db: Db, audience
       const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
       if (!match) throw unauthenticated("the Authorization header must be `Bearer <token>`");
       const claims = await tokens.verify(match[1], audience);
-      let grants: Promise<Grants> | undefined;
-      req.contextValues.set(principalKey, {
-        identityUid: claims.sub,
-        grants: () => (grants ??= grantsOf(db, claims.sub).then(grantsFrom)),
-      });
+      const pairs = await grantsOf(db, claims.sub);
+      if (pairs === undefined) throw unauthenticated("the token's identity no longer exists");
+      const grants = Promise.resolve(grantsFrom(pairs));
+      req.contextValues.set(principalKey, { identityUid: claims.sub, grants: () => grants });
     }
     return next(req);
   };

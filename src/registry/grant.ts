@@ -3,6 +3,7 @@ import { findOrganizationByName } from "../store/repositories/groups.js";
 import { findRepoByPath } from "../store/repositories/repos.js";
 import { grantsOf } from "../store/repositories/role-bindings.js";
 import type { Db } from "../store/tables.js";
+import type { ResponseHeaders } from "../rest/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
@@ -41,9 +42,14 @@ export interface AccessEntry {
 /** Who asks: anonymous, or an identity and what it holds. */
 export type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 
-/** The identity `subject` (a verified token's `sub`) with its role bindings as they are now. */
-export async function identityCaller(db: Db, subject: string): Promise<Caller> {
-  return { subject, grants: grantsFrom(await grantsOf(db, subject)) };
+/**
+ * The identity `subject` (a verified token's `sub`) with its role bindings as they are now.
+ * Throws 401 (with `challenge`) when the identity no longer exists: its tokens died with it.
+ */
+export async function identityCaller(db: Db, subject: string, challenge: ResponseHeaders): Promise<Caller> {
+  const pairs = await grantsOf(db, subject);
+  if (pairs === undefined) fail(401, "UNAUTHORIZED", "the token's identity no longer exists", null, challenge);
+  return { subject, grants: grantsFrom(pairs) };
 }
 
 function notFound(name: RepositoryName): never {

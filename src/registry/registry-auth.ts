@@ -68,7 +68,8 @@ export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Pro
 export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<AccessEntry> {
   const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
   if (claims.access === undefined && claims.sub !== ANONYMOUS_SUBJECT) {
-    return grant(ctx, await identityCaller(ctx.db, claims.sub), { name, actions: [action] });
+    const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
+    return grant(ctx, await identityCaller(ctx.db, claims.sub, challenge), { name, actions: [action] });
   }
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));

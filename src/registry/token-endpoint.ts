@@ -42,7 +42,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
   if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
     fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
   }
-  return identityCaller(db, claims.sub);
+  return identityCaller(db, claims.sub, invalid);
 }
 
 /** Joins entries naming the same repository. */

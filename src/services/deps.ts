@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Pager } from "../api/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
+import type { OrganizationCreation } from "../config.js";
 import type { Database } from "../store/tables.js";
 
 /** What service handlers are built from. */
@@ -10,4 +11,6 @@ export interface ServiceDeps {
   tokens: TokenService;
   /** Epoch milliseconds. */
   now: () => number;
+  /** Who may create an organization over the API. */
+  organizationCreation: OrganizationCreation;
 }

@@ -16,7 +16,7 @@ let wires: Wire[];
 let foreignOrg: string;
 
 before(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ organizationCreation: "anyone" });
   wires = allWires(server.apiPort);
   foreignOrg = (await bootstrapOrganization(server.store, "other-org", Date.now())).organization.uid;
 });

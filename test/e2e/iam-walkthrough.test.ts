@@ -21,7 +21,8 @@ let issuer: OidcIssuer;
 let wires: Wire[];
 
 before(async () => {
-  server = await startTestServer();
+  // The test issuer is plain http on loopback: the operator's allowance for it.
+  server = await startTestServer({ upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true } });
   issuer = await startOidcIssuer();
   wires = [grpcWire(server.apiPort), connectWire(server.apiPort), restWire(server.apiPort)];
 });

@@ -131,7 +131,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(reasonOf(bad), "INVALID_ARGUMENT");
       assert.deepEqual((detailOf(bad, "BadRequest")?.fieldViolations as Array<{ field: string }>).map((v) => v.field), ["digest"]);
       assert.equal((await size(repoUid, multi.top.digest, "AMD64!")).code, 3);
-      const stranger = await server.server.tokens.issue({ subject: newChildUid(server.org.uid), audience: "http://api.test" });
+      const { identity: outsider } = await bootstrapOrganization(server.store, `stranger-${wireName}`, Date.now());
+      const stranger = await server.server.tokens.issue({ subject: outsider.uid, audience: "http://api.test" });
       assert.equal((await architectures(repoUid, multi.top.digest, stranger.token)).code, 7);
     });
   });

@@ -14,7 +14,8 @@ let server: TestServer;
 let issuer: OidcIssuer;
 
 before(async () => {
-  server = await startTestServer();
+  // The test issuer is plain http on loopback: the operator's allowance for it.
+  server = await startTestServer({ upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true } });
   issuer = await startOidcIssuer();
 });
 after(async () => {
@@ -277,7 +278,7 @@ describe("upstream keys", () => {
   test("cache expiry, unknown-kid refetch at most once a minute, unreachable issuers", async () => {
     const fresh = await startOidcIssuer();
     let clock = Date.now();
-    const keys = createUpstreamKeys({ now: () => clock });
+    const keys = createUpstreamKeys({ now: () => clock, allowHttp: true, allowPrivateAddresses: true });
     const identity = { uid: "x", claim_match: JSON.stringify({ issuer: fresh.url, subject: SUBJECT }), static_keys: "" };
     try {
       await verifyForIdentity(await fresh.issue({ sub: SUBJECT }, { expiresIn: 3600 }), identity, keys, clock);
@@ -300,7 +301,7 @@ describe("upstream keys", () => {
   });
 
   test("an oversized discovery document is refused", async () => {
-    const keys = createUpstreamKeys({ maxBytes: 10 });
+    const keys = createUpstreamKeys({ maxBytes: 10, allowHttp: true, allowPrivateAddresses: true });
     const identity = { uid: "x", claim_match: JSON.stringify({ issuer: issuer.url, subject: SUBJECT }), static_keys: "" };
     await assert.rejects(verifyForIdentity(await issuer.issue({ sub: SUBJECT }), identity, keys, Date.now()), /larger than 10 bytes/);
   });

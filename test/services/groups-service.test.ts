@@ -8,7 +8,7 @@ const code = (e: unknown) => ConnectError.from(e).code;
 let api: InProcessApi;
 
 before(async () => {
-  api = await startInProcess();
+  api = await startInProcess(":memory:", { organizationCreation: "anyone" });
 });
 after(() => api.close());
 

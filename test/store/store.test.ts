@@ -158,12 +158,16 @@ for (const database of await testDatabases()) {
       const identity = newChildUid(org);
       await insertIdentity(store.db, { uid: identity, group_uid: org, name: "i", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
       await insertRoleBinding(store.db, { uid: newChildUid(folder), group_uid: folder, identity_uid: identity, role_uid: builtInRole("viewer").uid, create_time: 1 });
-      const grants = grantsFrom(await grantsOf(store.db, identity));
+      const grants = grantsFrom((await grantsOf(store.db, identity)) ?? assert.fail("the identity exists"));
       assert.ok(grants.has(folder, ["CAP_IAM_GROUPS_LIST"]));
       assert.ok(grants.has(newChildUid(folder), ["CAP_IAM_GROUPS_LIST"]));
       assert.ok(!grants.has(org, ["CAP_IAM_GROUPS_LIST"]));
       assert.ok(!grants.has(folder, ["CAP_IAM_GROUPS_DELETE"]));
       assert.deepEqual(grants.visibleRoots(["CAP_IAM_GROUPS_LIST"]), [folder]);
+      const unbound = newChildUid(org);
+      await insertIdentity(store.db, { uid: unbound, group_uid: org, name: "u", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
+      assert.deepEqual(await grantsOf(store.db, unbound), [], "an identity without bindings holds nothing");
+      assert.equal(await grantsOf(store.db, newChildUid(org)), undefined, "a missing identity has no grants at all");
     });
 
     test("server secrets are created once and shared", async () => {

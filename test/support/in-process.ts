@@ -15,7 +15,7 @@ import { newChildUid } from "../../src/api/uidp.js";
 import { createApiHost, type ApiHost } from "../../src/api-host.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { defaultLimits } from "../../src/config.js";
+import { defaultLimits, type OrganizationCreation } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { insertIdentity } from "../../src/store/repositories/identities.js";
 import { bindRole } from "../../src/store/repositories/role-bindings.js";
@@ -50,9 +50,10 @@ export interface InProcessApi {
   close(): Promise<void>;
 }
 
-export async function startInProcess(dbUrl = ":memory:"): Promise<InProcessApi> {
+export async function startInProcess(dbUrl = ":memory:", options: { organizationCreation?: OrganizationCreation } = {}): Promise<InProcessApi> {
   const store = await openStore(dbUrl);
-  const host = await createApiHost(store, { apiUrl: API_URL, registryUrl: "http://registry.test", logLevel: "silent", limits: defaultLimits }, createLogger("silent"));
+  const config = { apiUrl: API_URL, registryUrl: "http://registry.test", organizationCreation: options.organizationCreation, logLevel: "silent" as const, limits: defaultLimits };
+  const host = await createApiHost(store, config, createLogger("silent"));
   const transport = createRouterTransport(host.routes, { router: { interceptors: host.interceptors } });
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
   const token = async (subject: string) => (await host.tokens.issue({ subject, audience: API_URL })).token;

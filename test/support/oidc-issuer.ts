@@ -13,6 +13,8 @@ export interface OidcIssuer {
   url: string;
   /** Requests served, by kind. */
   requests: { discovery: number; jwks: number };
+  /** TCP connections accepted. */
+  connections(): number;
   /** Signs a token: `iss` is this issuer, `iat` now, `exp` now + `expiresIn` seconds (default 300) unless the claims set them. */
   issue(claims: JWTPayload, options?: { expiresIn?: number }): Promise<string>;
   /** Generates a new signing key and publishes it (with the old ones). */
@@ -53,12 +55,15 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     }
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
   });
+  let connections = 0;
+  server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,
     requests,
+    connections: () => connections,
     async issue(claims, { expiresIn = 300 } = {}) {
       const key = keys[keys.length - 1];
       const now = Math.floor(Date.now() / 1000);

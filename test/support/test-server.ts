@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { defaultLimits, type Limits } from "../../src/config.js";
+import { defaultLimits, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/registry/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server.js";
@@ -33,7 +33,18 @@ export interface TestServer {
  * SQLite), with one bootstrapped organization.
  */
 export async function startTestServer(
-  options: { dbUrl?: string; limits?: Partial<Limits>; logLevel?: LogLevel; registryUrl?: string; registryPort?: number; errorDomain?: string } = {},
+  options: {
+    dbUrl?: string;
+    limits?: Partial<Limits>;
+    logLevel?: LogLevel;
+    registryUrl?: string;
+    registryPort?: number;
+    errorDomain?: string;
+    /** Default: the server's default ("bootstrap": no organization is created over the API). */
+    organizationCreation?: OrganizationCreation;
+    /** Default: the server's default (https issuers on public addresses only). */
+    upstreamIssuers?: UpstreamIssuerPolicy;
+  } = {},
 ): Promise<TestServer> {
   const limits = { ...defaultLimits, ...options.limits };
   const store = await openStore(options.dbUrl ?? ":memory:", { lockTimeoutMs: limits.lockTimeoutMs });
@@ -44,7 +55,15 @@ export async function startTestServer(
   const content = createFileContentStore(contentDir);
   const server = await createServer(
     store,
-    { apiUrl: "http://api.test", registryUrl: options.registryUrl ?? "http://registry.test", errorDomain: options.errorDomain, logLevel: "info", limits },
+    {
+      apiUrl: "http://api.test",
+      registryUrl: options.registryUrl ?? "http://registry.test",
+      errorDomain: options.errorDomain,
+      organizationCreation: options.organizationCreation,
+      upstreamIssuers: options.upstreamIssuers,
+      logLevel: "info",
+      limits,
+    },
     logger,
     content,
   );

@@ -3,6 +3,7 @@ import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupSchema } from "../../../gen/platform/iam/v2/group_pb.js";
 import { GroupsService, ListGroupsRequestSchema, ListGroupsResponseSchema } from "../../../gen/platform/iam/v2/groups_service_pb.js";
+import { permissionDenied } from "../../api/errors.js";
 import { applyFieldMask } from "../../api/field-mask.js";
 import { readPage } from "../../api/list.js";
 import { newChildUid, newRootUid, isRoot } from "../../api/uidp.js";
@@ -17,7 +18,7 @@ import { groupFromRow } from "./group-mapper.js";
 import { checkGroupFields } from "./group-validation.js";
 
 /** GroupsService: the organization tree. Authorization ran in the interceptors. */
-export function createGroupsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof GroupsService> {
+export function createGroupsService({ db, pager, now, organizationCreation }: ServiceDeps): ServiceImpl<typeof GroupsService> {
   return {
     async getGroup(req) {
       new Violations().uid("uid", req.uid).throwIfAny();
@@ -40,6 +41,9 @@ export function createGroupsService({ db, pager, now }: ServiceDeps): ServiceImp
     async createGroup(req, ctx) {
       const group = req.group ?? create(GroupSchema);
       const isOrganization = req.parent === "";
+      if (isOrganization && organizationCreation !== "anyone") {
+        throw permissionDenied("organizations are created by the operator (`platform-api bootstrap`); this server does not let callers create them");
+      }
       const violations = new Violations();
       checkGroupFields(violations, group, isOrganization);
       violations.throwIfAny();

@@ -1,5 +1,6 @@
 import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { Violations } from "../../api/validation.js";
+import { patternProblem } from "../../auth/claim-pattern.js";
 
 /** Identity names (spec 2). */
 export const IDENTITY_NAME = /^[a-z0-9 ._-]{1,}$/;
@@ -8,15 +9,12 @@ const MAX_VALUE = 1024;
 const MAX_CLAIMS = 32;
 const MAX_JWKS = 64 * 1024;
 
-/** A regular expression that compiles; matched against the whole value by the token exchange. */
+/** An RE2 pattern the token exchange accepts (src/auth/claim-pattern.ts); matched against the whole value. */
 function pattern(violations: Violations, field: string, value: string): void {
   if (value === "") return;
   violations.text(field, value, { max: MAX_VALUE });
-  try {
-    new RegExp(value);
-  } catch (error) {
-    violations.add(field, `must be a valid regular expression (${(error as Error).message})`);
-  }
+  const problem = patternProblem(value);
+  if (problem !== undefined) violations.add(field, problem);
 }
 
 /** Exactly one of an exact value and a pattern (or at most one when not required). */

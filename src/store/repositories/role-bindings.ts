@@ -18,15 +18,21 @@ export function bindRole(db: Db, groupUid: string, identityUid: string, roleUid:
   return insertRoleBinding(db, { uid: newChildUid(groupUid), group_uid: groupUid, identity_uid: identityUid, role_uid: roleUid, create_time: now });
 }
 
-/** Every (group, capability) an identity holds through its bindings, unordered. */
-export async function grantsOf(db: Db, identityUid: string): Promise<Array<{ group_uid: string; capability: string }>> {
-  return db
-    .selectFrom("role_bindings")
-    .innerJoin("role_capabilities", "role_capabilities.role_uid", "role_bindings.role_uid")
+/**
+ * Every (group, capability) an identity holds through its bindings, unordered; undefined when the
+ * identity does not exist (one query: a caller's existence and grants are read together).
+ */
+export async function grantsOf(db: Db, identityUid: string): Promise<Array<{ group_uid: string; capability: string }> | undefined> {
+  const rows = await db
+    .selectFrom("identities")
+    .leftJoin("role_bindings", "role_bindings.identity_uid", "identities.uid")
+    .leftJoin("role_capabilities", "role_capabilities.role_uid", "role_bindings.role_uid")
     .select(["role_bindings.group_uid", "role_capabilities.capability"])
-    .where("role_bindings.identity_uid", "=", identityUid)
+    .where("identities.uid", "=", identityUid)
     .distinct()
     .execute();
+  if (rows.length === 0) return undefined;
+  return rows.filter((r): r is { group_uid: string; capability: string } => r.group_uid !== null && r.capability !== null);
 }
 
 /** A binding with what responses show of its identity, group and role. */
