@@ -163,8 +163,9 @@ export type UpdateAccountAssociationRequest = Message<"platform.iam.v2.UpdateAcc
   accountAssociation?: AccountAssociation | undefined;
 
   /**
-   * Paths among the writable fields; `*` replaces them all; empty means the
-   * fields present in the request.
+   * Paths among `name`, `description`, `amazon`, `google`, `azure`, `github`
+   * and their fields (`google.project_id`, `azure.client_ids`, ...); `*`
+   * replaces them all; empty means the fields present in the request.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */

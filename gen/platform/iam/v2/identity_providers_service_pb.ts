@@ -163,10 +163,11 @@ export type UpdateIdentityProviderRequest = Message<"platform.iam.v2.UpdateIdent
   identityProvider?: IdentityProvider | undefined;
 
   /**
-   * Paths among `name`, `description`, `issuer`, `client_id`, `client_secret`,
-   * `additional_scopes`, `groups_claim`, `default_role_uid`; `*` replaces them
-   * all (an empty client secret keeps the stored one); empty means the fields
-   * present in the request.
+   * Paths among `name`, `description`, `default_role`, `oidc` (all of it) and
+   * `oidc.issuer`, `oidc.client_id`, `oidc.client_secret`,
+   * `oidc.additional_scopes`, `oidc.groups_claim`; `*` replaces them all (an
+   * empty client secret keeps the stored one); empty means the fields present
+   * in the request.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
