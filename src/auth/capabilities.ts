@@ -1,14 +1,32 @@
 import { createHash } from "node:crypto";
-import { Cap, CapSchema } from "../../gen/platform/common/v1/authorization_pb.js";
-import type { BuiltInRole } from "../store/repositories/roles.js";
+import { getOption, hasOption, type DescEnumValue } from "@bufbuild/protobuf";
+import { BuiltInRole, built_in_roles, Cap, CapSchema } from "../../gen/platform/common/v1/authorization_pb.js";
+import type { BuiltInRole as StoredBuiltInRole } from "../store/repositories/roles.js";
 
-/** Every capability name (`CAP_*`), from the proto enum. */
-export const ALL_CAPABILITIES: string[] = CapSchema.values.filter((v) => v.number !== Cap.UNSPECIFIED).map((v) => v.name);
+/**
+ * The current value of each capability number: the first one declared. The
+ * others are deprecated aliases (older names), accepted in JSON and never
+ * written or stored.
+ */
+export const CURRENT_CAPABILITIES: DescEnumValue[] = CapSchema.values.filter((v) => v.number !== Cap.UNSPECIFIED && CapSchema.value[v.number as Cap] === v);
 
+/** Every capability name (`CAP_*`, current names only), in enum order. */
+export const ALL_CAPABILITIES: string[] = CURRENT_CAPABILITIES.map((v) => v.name);
+
+/** The current name of a capability number. */
 export function capabilityName(cap: Cap): string {
-  const value = CapSchema.values.find((v) => v.number === cap);
+  const value = CapSchema.value[cap] as DescEnumValue | undefined;
   if (!value || cap === Cap.UNSPECIFIED) throw new Error(`unknown capability ${cap}`);
   return value.name;
+}
+
+/**
+ * The built-in roles a capability is placed in, from its `built_in_roles`
+ * option; undefined when the value declares none (an alias, or a mistake a
+ * test catches).
+ */
+export function placementOf(value: DescEnumValue): BuiltInRole[] | undefined {
+  return hasOption(value, built_in_roles) ? getOption(value, built_in_roles).roles : undefined;
 }
 
 /** Built-in role uids are root-level and the same on every installation. */
@@ -16,33 +34,28 @@ function builtInUid(name: string): string {
   return createHash("sha1").update(`platform-api/built-in-role/${name}`).digest("hex");
 }
 
-const lists = ALL_CAPABILITIES.filter((c) => c.endsWith("_LIST"));
-const editorKinds = ["CAP_REPO_", "CAP_TAG_", "CAP_EVENTS_SUBSCRIPTIONS_"];
+export type BuiltInRoleName = "viewer" | "editor" | "owner" | "registry.pull";
 
-/** The built-in roles (api-surface 4). */
-export const BUILT_IN_ROLES: BuiltInRole[] = [
-  { name: "viewer", description: "List and read everything", capabilities: lists },
-  {
+/** Name and description of each built-in role (api-surface 4); what they hold is in the proto. */
+export const BUILT_IN_ROLE_NAMES: Record<Exclude<BuiltInRole, BuiltInRole.UNSPECIFIED>, { name: BuiltInRoleName; description: string }> = {
+  [BuiltInRole.VIEWER]: { name: "viewer", description: "List and read everything" },
+  [BuiltInRole.EDITOR]: {
     name: "editor",
     description: "Viewer, plus create, update and delete repos, tags and subscriptions; push and pull",
-    capabilities: [
-      ...new Set([
-        ...lists,
-        ...ALL_CAPABILITIES.filter((c) => editorKinds.some((k) => c.startsWith(k))),
-        "CAP_REGISTRY_PULL",
-        "CAP_REGISTRY_PUSH",
-      ]),
-    ],
   },
-  { name: "owner", description: "Everything", capabilities: ALL_CAPABILITIES },
-  {
-    name: "registry.pull",
-    description: "List repos and tags, pull images",
-    capabilities: ["CAP_REPO_LIST", "CAP_TAG_LIST", "CAP_REGISTRY_PULL"],
-  },
-].map((role) => ({ ...role, uid: builtInUid(role.name) }));
+  [BuiltInRole.OWNER]: { name: "owner", description: "Everything" },
+  [BuiltInRole.REGISTRY_PULL]: { name: "registry.pull", description: "List repos and tags, pull images" },
+};
 
-export function builtInRole(name: "viewer" | "editor" | "owner" | "registry.pull"): BuiltInRole {
+/** The built-in roles (api-surface 4), each holding the capabilities placed in it. */
+export const BUILT_IN_ROLES: StoredBuiltInRole[] = Object.entries(BUILT_IN_ROLE_NAMES).map(([role, { name, description }]) => ({
+  uid: builtInUid(name),
+  name,
+  description,
+  capabilities: CURRENT_CAPABILITIES.filter((v) => placementOf(v)?.includes(Number(role) as BuiltInRole)).map((v) => v.name),
+}));
+
+export function builtInRole(name: BuiltInRoleName): StoredBuiltInRole {
   const role = BUILT_IN_ROLES.find((r) => r.name === name);
   if (!role) throw new Error(`no built-in role ${name}`);
   return role;

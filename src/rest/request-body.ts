@@ -149,8 +149,8 @@ export function messageFromBody(route: RestRoute, bytes: Uint8Array): { message:
 
 /**
  * The update mask inferred for a PATCH route whose body is one message field, from the
- * body's top-level keys: output-only and identifier fields are left out (the server ignores
- * them). Returns undefined when the route does not qualify or the request has no
+ * field paths the body sets: paths through output-only and identifier fields are left out
+ * (the server ignores them). Returns undefined when the route does not qualify or the request has no
  * `google.protobuf.FieldMask update_mask` field.
  */
 export function inferredUpdateMask(
@@ -161,11 +161,16 @@ export function inferredUpdateMask(
   const maskField = findField(route.method.input, "update_mask");
   if (maskField?.fieldKind !== "message" || maskField.message.typeName !== FieldMaskSchema.typeName) return undefined;
   const resource = route.bodyField.message;
-  const paths = keys.filter((name) => {
-    const f = findField(resource, name);
-    if (!f) return false;
-    const behaviors = getOption(f, field_behavior);
-    return !behaviors.includes(FieldBehavior.OUTPUT_ONLY) && !behaviors.includes(FieldBehavior.IDENTIFIER);
+  const paths = keys.filter((path) => {
+    let desc: DescMessage | undefined = resource;
+    for (const name of path.split(".")) {
+      const f: DescField | undefined = desc && findField(desc, name);
+      if (!f) return false;
+      const behaviors = getOption(f, field_behavior);
+      if (behaviors.includes(FieldBehavior.OUTPUT_ONLY) || behaviors.includes(FieldBehavior.IDENTIFIER)) return false;
+      desc = f.fieldKind === "message" ? f.message : undefined;
+    }
+    return true;
   });
   return { field: maskField, mask: create(FieldMaskSchema, { paths }) };
 }
@@ -174,12 +179,23 @@ function isObject(json: JsonValue): json is { [k: string]: JsonValue } {
   return typeof json === "object" && json !== null && !Array.isArray(json);
 }
 
-function topLevelKeys(desc: DescMessage, json: JsonValue): string[] {
+/**
+ * The field paths a JSON body sets (proto names): a key naming a message field
+ * whose value is a non-empty object contributes the paths inside it
+ * (`oidc.client_secret`), as the implied mask of AIP-134 names leaves; any
+ * other key (maps, lists, well-known types, `{}`) contributes its own name.
+ */
+function topLevelKeys(desc: DescMessage, json: JsonValue, prefix = ""): string[] {
   if (!isObject(json) || desc.typeName.startsWith("google.protobuf.")) return [];
   const names: string[] = [];
-  for (const key of Object.keys(json)) {
+  for (const [key, value] of Object.entries(json)) {
     const f = findField(desc, key);
-    if (f && !names.includes(f.name)) names.push(f.name);
+    if (!f) continue;
+    const nested =
+      f.fieldKind === "message" && !f.message.typeName.startsWith("google.protobuf.") && isObject(value) && Object.keys(value).length > 0
+        ? topLevelKeys(f.message, value, `${prefix}${f.name}.`)
+        : [];
+    for (const path of nested.length > 0 ? nested : [`${prefix}${f.name}`]) if (!names.includes(path)) names.push(path);
   }
   return names;
 }

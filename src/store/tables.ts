@@ -105,9 +105,10 @@ export interface AccountAssociationTable {
   google_project_id: string;
   google_project_number: string;
   azure_tenant_id: string;
-  azure_client_id: string;
-  /** JSON text: an array of digit strings. */
-  github_installation_ids: string;
+  /** JSON text: an object, name to Azure client id. */
+  azure_client_ids: string;
+  /** JSON text: an object, GitHub App id (decimal) to `[{installationId (decimal), name}]`. */
+  github_app_installations: string;
   create_time: number;
   update_time: number;
 }

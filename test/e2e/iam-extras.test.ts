@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
+import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
@@ -44,23 +45,76 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       return out.body!.uid as string;
     };
 
-    test("an identity provider is created and read without its client secret", async () => {
+    test("an identity provider has the hosted shape (oidc nested, defaultRole) and never shows its client secret", async () => {
       const group = await folder(`idp ${wireName}`);
-      const body = { name: "corp", issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden", additionalScopes: ["email"] };
+      const viewer = builtInRole("viewer").uid;
+      const body = {
+        name: "corp",
+        defaultRole: viewer,
+        oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden", additionalScopes: ["email"], groupsClaim: "groups" },
+      };
       const made = await call(IdentityProvidersService, "CreateIdentityProvider", { parent: group, identityProvider: body }, { method: "POST", path: `/iam/v2/identityProviders/${group}`, body });
       assert.equal(made.code, 0, made.message);
-      assert.equal(made.body?.clientSecret, undefined);
       const uid = made.body!.uid as string;
+      const expected = { uid, name: "corp", defaultRole: viewer, oidc: { issuer: "https://login.example.com", clientId: "cid", additionalScopes: ["email"], groupsClaim: "groups" } };
+      const shape = (b: JsonObject | undefined) => ({ uid: b?.uid, name: b?.name, defaultRole: b?.defaultRole, oidc: b?.oidc });
+      assert.deepEqual(shape(made.body), expected);
       const read = await call(IdentityProvidersService, "GetIdentityProvider", { uid }, { method: "GET", path: `/iam/v2/identityProviders/${uid}` });
       assert.equal(read.code, 0, read.message);
-      assert.equal(read.body?.issuer, "https://login.example.com");
-      assert.equal(read.body?.clientSecret, undefined);
+      assert.deepEqual(shape(read.body), expected);
 
-      const bad = { name: "bad", issuer: "ftp://x", clientId: "c" };
+      const rotate = { oidc: { clientSecret: "rotated", clientId: "ignored" } };
+      const patched = await call(
+        IdentityProvidersService,
+        "UpdateIdentityProvider",
+        { identityProvider: { uid, ...rotate }, updateMask: "oidc.clientSecret" },
+        { method: "PATCH", path: `/iam/v2/identityProviders/${uid}?updateMask=oidc.clientSecret`, body: rotate },
+      );
+      assert.equal(patched.code, 0, patched.message);
+      assert.deepEqual(shape(patched.body), expected, "only the secret changed, and it is not shown");
+      const stored = await server.store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", uid).executeTakeFirstOrThrow();
+      assert.equal(stored.client_secret, "rotated");
+
+      // Without a mask, only the fields inside `oidc` that the body sets change (REST infers `oidc.groups_claim`).
+      const claim = { oidc: { groupsClaim: "teams" } };
+      const merged = await call(IdentityProvidersService, "UpdateIdentityProvider", { identityProvider: { uid, ...claim } }, { method: "PATCH", path: `/iam/v2/identityProviders/${uid}`, body: claim });
+      assert.equal(merged.code, 0, merged.message);
+      assert.deepEqual(merged.body?.oidc, { ...expected.oidc, groupsClaim: "teams" });
+
+      const bad = { name: "bad", oidc: { issuer: "ftp://x", clientId: "c" } };
       const refused = await call(IdentityProvidersService, "CreateIdentityProvider", { parent: group, identityProvider: bad }, { method: "POST", path: `/iam/v2/identityProviders/${group}`, body: bad });
       assert.equal(refused.code, 3);
-      assert.deepEqual((detailOf(refused, "BadRequest")?.fieldViolations as JsonObject[]).map((v) => v.field).sort(), ["identity_provider.client_secret", "identity_provider.issuer"]);
+      assert.deepEqual((detailOf(refused, "BadRequest")?.fieldViolations as JsonObject[]).map((v) => v.field).sort(), [
+        "identity_provider.oidc.client_secret",
+        "identity_provider.oidc.issuer",
+      ]);
       if (wireName === "rest") assert.equal(refused.httpStatus, 400);
+    });
+
+    test("an external group role mapping names its provider and external group id (hosted names)", async () => {
+      const group = await folder(`mapping ${wireName}`);
+      const idp = { name: "sso", oidc: { issuer: "https://sso.example.com", clientId: "c", clientSecret: "s" } };
+      const provider = await call(IdentityProvidersService, "CreateIdentityProvider", { parent: group, identityProvider: idp }, { method: "POST", path: `/iam/v2/identityProviders/${group}`, body: idp });
+      assert.equal(provider.code, 0, provider.message);
+      const providerUid = provider.body!.uid as string;
+      const body = { externalGroupId: "admins", roleUid: builtInRole("viewer").uid };
+      const made = await call(
+        ExternalGroupRoleMappingsService,
+        "CreateExternalGroupRoleMapping",
+        { parent: providerUid, externalGroupRoleMapping: body },
+        { method: "POST", path: `/iam/v2/externalGroupRoleMappings/${providerUid}`, body },
+      );
+      assert.equal(made.code, 0, made.message);
+      assert.equal(made.body?.identityProviderUid, providerUid);
+      assert.equal(made.body?.externalGroupId, "admins");
+      const listed = await call(
+        ExternalGroupRoleMappingsService,
+        "ListExternalGroupRoleMappings",
+        { identityProviderUid: providerUid, externalGroupId: "admins" },
+        { method: "GET", path: `/iam/v2/externalGroupRoleMappings?identityProviderUid=${providerUid}&externalGroupId=admins` },
+      );
+      assert.equal(listed.code, 0, listed.message);
+      assert.deepEqual((listed.body?.externalGroupRoleMappings as JsonObject[]).map((m) => m.uid), [made.body!.uid]);
     });
 
     test("an invite code is redeemed once by another identity, which can then read the group", async () => {
@@ -68,6 +122,14 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       const body = { roleUid: builtInRole("viewer").uid, singleUse: true, ttl: "3600s" };
       const made = await call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: body }, { method: "POST", path: `/iam/v2/groupInvites/${group}`, body });
       assert.equal(made.code, 0, made.message);
+      const lifetime = Date.parse(made.body!.expirationTime as string) - Date.parse(made.body!.createTime as string);
+      assert.equal(lifetime, 3600_000, "expirationTime (the hosted name) is createTime plus the ttl");
+      const role = made.body!.role as JsonObject;
+      assert.deepEqual([role.uid, role.name], [builtInRole("viewer").uid, "viewer"], "the role is hydrated");
+      assert.ok((role.capabilities as string[]).includes("CAP_IAM_GROUPS_LIST"));
+      const got = await call(GroupInvitesService, "GetGroupInvite", { uid: made.body!.uid as string }, { method: "GET", path: `/iam/v2/groupInvites/${made.body!.uid as string}` });
+      assert.equal((got.body?.role as JsonObject).name, "viewer");
+      assert.equal(got.body?.expirationTime, made.body!.expirationTime);
       const code = made.body!.code as string;
       assert.ok(code);
       const token = await newcomer();
@@ -93,18 +155,49 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
     test("terms accepted at the organization are listed for a folder; an association is deleted with an empty body", async () => {
       const group = await folder(`terms ${wireName}`);
       const doc = `tos-${wireName}`;
-      const accepted = await call(TermsService, "AcceptTerms", { group: server.org.uid, docIds: [doc] }, { method: "POST", path: `/iam/v2/terms/${server.org.uid}`, body: { docIds: [doc] } });
+      const accepted = await call(
+        TermsService,
+        "AcceptTerms",
+        { group: server.org.uid, documentIds: [doc] },
+        { method: "POST", path: `/iam/v2/terms/${server.org.uid}`, body: { documentIds: [doc] } },
+      );
       assert.equal(accepted.code, 0, accepted.message);
-      const listed = await call(TermsService, "ListTerms", { group, docId: doc }, { method: "GET", path: `/iam/v2/terms/${group}?docId=${doc}` });
+      assert.deepEqual([accepted.body?.group, accepted.body?.documentIds], [server.org.uid, [doc]]);
+      assert.equal((accepted.body?.termsAcceptances as JsonObject[])[0].docId, doc);
+      const listed = await call(TermsService, "ListTermsAcceptances", { group, docId: doc }, { method: "GET", path: `/iam/v2/terms/${group}?docId=${doc}` });
       assert.equal(listed.code, 0, listed.message);
-      const acceptances = listed.body?.acceptances as JsonObject[];
+      const acceptances = listed.body?.termsAcceptances as JsonObject[];
       assert.deepEqual(acceptances.map((a) => [a.docId, a.groupUid, a.orgUid, a.acceptedBy]), [[doc, server.org.uid, server.org.uid, server.ownerUid]]);
       assert.equal(listed.body?.totalCount, "1");
 
-      const body = { name: "cloud", amazonAccountId: "123456789012" };
+      const body = {
+        name: "cloud",
+        amazon: { account: "123456789012" },
+        google: { projectId: "my-project-1", projectNumber: "987654321" },
+        azure: { tenantId: "0f0e0d0c-0b0a-0908-0706-050403020100", clientIds: { ingester: "00000000-0000-0000-0000-000000000001" } },
+        github: { appInstallations: { "12345": { installations: [{ installationId: "678", name: "acme" }] } } },
+      };
       const made = await call(AccountAssociationsService, "CreateAccountAssociation", { parent: group, accountAssociation: body }, { method: "POST", path: `/iam/v2/accountAssociations/${group}`, body });
       assert.equal(made.code, 0, made.message);
       assert.equal(made.body?.uid, group);
+      const read = await call(AccountAssociationsService, "GetAccountAssociation", { uid: group }, { method: "GET", path: `/iam/v2/accountAssociations/${group}` });
+      assert.equal(read.code, 0, read.message);
+      for (const out of [made, read]) {
+        const { amazon, google, azure, github } = out.body!;
+        assert.deepEqual({ amazon, google, azure, github }, { amazon: body.amazon, google: body.google, azure: body.azure, github: body.github }, "the hosted nesting, int64 as JSON strings");
+      }
+      const azure = { tenantId: "0f0e0d0c-0b0a-0908-0706-050403020100", clientIds: { "bad name": "x" } };
+      const refused = await call(
+        AccountAssociationsService,
+        "UpdateAccountAssociation",
+        { accountAssociation: { uid: group, azure }, updateMask: "azure" },
+        { method: "PATCH", path: `/iam/v2/accountAssociations/${group}?updateMask=azure`, body: { azure } },
+      );
+      assert.equal(refused.code, 3);
+      assert.deepEqual((detailOf(refused, "BadRequest")?.fieldViolations as JsonObject[]).map((v) => v.field), [
+        'account_association.azure.client_ids["bad name"]',
+        'account_association.azure.client_ids["bad name"]',
+      ]);
       const deleted = await call(AccountAssociationsService, "DeleteAccountAssociation", { uid: group }, { method: "DELETE", path: `/iam/v2/accountAssociations/${group}` });
       assert.equal(deleted.code, 0, deleted.message);
       assert.deepEqual(deleted.body, {});

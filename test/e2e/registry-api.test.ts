@@ -81,10 +81,24 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
     test("readme: PATCH then GET {uid, content}", async () => {
       const made = await createRepo(folder, { name: `${wireName}/readme` });
       const uid = made.body!.uid as string;
-      const put = await repos("UpdateRepoReadme", { readme: { uid, content: "# Title" } }, { method: "PATCH", path: `/registry/v2/repos/${uid}/readme`, body: { content: "# Title" } });
+      const put = await repos("UpdateRepoReadme", { repoReadme: { uid, content: "# Title" } }, { method: "PATCH", path: `/registry/v2/repos/${uid}/readme`, body: { content: "# Title" } });
       assert.equal(put.code, 0, put.message);
       const got = await repos("GetRepoReadme", { uid }, { method: "GET", path: `/registry/v2/repos/${uid}/readme` });
       assert.deepEqual(got.body, { uid, content: "# Title" });
+      // The request field is `repo_readme` (the hosted name), with an update mask: naming `content` with none clears it.
+      const cleared = await repos(
+        "UpdateRepoReadme",
+        { repoReadme: { uid }, updateMask: "content" },
+        { method: "PATCH", path: `/registry/v2/repos/${uid}/readme?updateMask=content`, body: {} },
+      );
+      assert.equal(cleared.code, 0, cleared.message);
+      assert.deepEqual(cleared.body, { uid });
+      const unknown = await repos(
+        "UpdateRepoReadme",
+        { repoReadme: { uid, content: "x" }, updateMask: "colour" },
+        { method: "PATCH", path: `/registry/v2/repos/${uid}/readme?updateMask=colour`, body: { content: "x" } },
+      );
+      assert.equal(unknown.code, 3);
     });
 
     test("ListRepos: name, order_by name desc and created_at desc, skip, totalCount as a string", async () => {

@@ -36,10 +36,10 @@ const two = (g: string) => newChildUid(newChildUid(g));
 
 /** `capability: null` marks an RPC that never denies permission (Lists narrow instead; Redeem needs only a caller). */
 const RPCS: Array<{ service: DescService; method: string; capability: string | null; request: (g: string) => object }> = [
-  { service: IdentitiesService, method: "getIdentity", capability: "CAP_IAM_IDENTITIES_LIST", request: (g) => ({ uid: one(g) }) },
-  { service: IdentitiesService, method: "createIdentity", capability: "CAP_IAM_IDENTITIES_CREATE", request: (g) => ({ parent: g, identity: { name: "" } }) },
-  { service: IdentitiesService, method: "updateIdentity", capability: "CAP_IAM_IDENTITIES_UPDATE", request: (g) => ({ identity: { uid: one(g), description: "x" } }) },
-  { service: IdentitiesService, method: "deleteIdentity", capability: "CAP_IAM_IDENTITIES_DELETE", request: (g) => ({ uid: one(g) }) },
+  { service: IdentitiesService, method: "getIdentity", capability: "CAP_IAM_IDENTITY_LIST", request: (g) => ({ uid: one(g) }) },
+  { service: IdentitiesService, method: "createIdentity", capability: "CAP_IAM_IDENTITY_CREATE", request: (g) => ({ parent: g, identity: { name: "" } }) },
+  { service: IdentitiesService, method: "updateIdentity", capability: "CAP_IAM_IDENTITY_UPDATE", request: (g) => ({ identity: { uid: one(g), description: "x" } }) },
+  { service: IdentitiesService, method: "deleteIdentity", capability: "CAP_IAM_IDENTITY_DELETE", request: (g) => ({ uid: one(g) }) },
   { service: RolesService, method: "getRole", capability: "CAP_IAM_ROLES_LIST", request: (g) => ({ uid: one(g) }) },
   { service: RolesService, method: "createRole", capability: "CAP_IAM_ROLES_CREATE", request: (g) => ({ parent: g, role: { name: "" } }) },
   { service: RolesService, method: "updateRole", capability: "CAP_IAM_ROLES_UPDATE", request: (g) => ({ role: { uid: one(g), description: "x" } }) },
@@ -59,8 +59,8 @@ const RPCS: Array<{ service: DescService; method: string; capability: string | n
   { service: ExternalGroupRoleMappingsService, method: "getExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", request: (g) => ({ uid: two(g) }) },
   { service: ExternalGroupRoleMappingsService, method: "createExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", request: (g) => ({ parent: one(g), externalGroupRoleMapping: {} }) },
   { service: ExternalGroupRoleMappingsService, method: "deleteExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE", request: (g) => ({ uid: two(g) }) },
-  { service: TermsService, method: "acceptTerms", capability: "CAP_IAM_TERMS_ACCEPT", request: (g) => ({ group: g, docIds: [] }) },
-  { service: TermsService, method: "listTerms", capability: "CAP_IAM_TERMS_LIST", request: (g) => ({ group: g, pageSize: -1 }) },
+  { service: TermsService, method: "acceptTerms", capability: "CAP_TERMS_ACCEPT", request: (g) => ({ group: g, documentIds: [] }) },
+  { service: TermsService, method: "listTermsAcceptances", capability: "CAP_TERMS_LIST", request: (g) => ({ group: g, pageSize: -1 }) },
   { service: IdentityProvidersService, method: "updateIdentityProvider", capability: "CAP_IAM_IDENTITY_PROVIDERS_UPDATE", request: (g) => ({ identityProvider: { uid: one(g) } }) },
   { service: AccountAssociationsService, method: "createAccountAssociation", capability: "CAP_IAM_ACCOUNT_ASSOCIATIONS_CREATE", request: (g) => ({ parent: g, accountAssociation: { name: "x".repeat(10_000) } }) },
   { service: AccountAssociationsService, method: "updateAccountAssociation", capability: "CAP_IAM_ACCOUNT_ASSOCIATIONS_UPDATE", request: (g) => ({ accountAssociation: { uid: g, name: "x".repeat(10_000) } }) },
@@ -161,7 +161,7 @@ test("IAM decisions match the model: every scoped RPC, and the lists of identiti
         const as = api.as(tokens[who]);
         const identitiesClient = createClient(IdentitiesService, transport);
         const listedIdentities = await identitiesClient.listIdentities({ uidp: { descendantsOf: organization.uid }, pageSize: 200 }, as);
-        const expectIdentities = allIdentities.filter((i) => holds(model, who, "CAP_IAM_IDENTITIES_LIST", nodeOf(i.group_uid))).map((i) => i.uid);
+        const expectIdentities = allIdentities.filter((i) => holds(model, who, "CAP_IAM_IDENTITY_LIST", nodeOf(i.group_uid))).map((i) => i.uid);
         assert.deepEqual(listedIdentities.identities.map((i) => i.uid).sort(), expectIdentities.sort(), `identities visible to ${who}`);
         assert.equal(listedIdentities.totalCount, BigInt(expectIdentities.length));
         const bindingsClient = createClient(RoleBindingsService, transport);

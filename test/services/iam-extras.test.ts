@@ -23,14 +23,12 @@ async function folder(name: string, parent = api.org): Promise<string> {
   return (await api.groups.createGroup({ parent, group: { name } }, api.as(api.ownerToken))).uid;
 }
 
-const idp = (name: string) => ({
-  name,
-  issuer: "https://issuer.example.com",
-  clientId: "client",
-  clientSecret: "s3cret",
-  additionalScopes: ["email", "groups"],
-  groupsClaim: "groups",
-});
+const oidc = { issuer: "https://issuer.example.com", clientId: "client", clientSecret: "s3cret", additionalScopes: ["email", "groups"], groupsClaim: "groups" };
+const idp = (name: string, defaultRole = "") => ({ name, defaultRole, configuration: { case: "oidc" as const, value: oidc } });
+const oidcOf = (p: { configuration: { case?: string; value?: unknown } }) => {
+  assert.equal(p.configuration.case, "oidc");
+  return p.configuration.value as typeof oidc;
+};
 
 test("identity providers: CRUD, the client secret is never returned, viewer vs owner vs stranger", async () => {
   const owner = api.as(api.ownerToken);
@@ -39,15 +37,15 @@ test("identity providers: CRUD, the client secret is never returned, viewer vs o
   const viewer = api.as(await api.identityWith(api.org, "viewer", team));
   const stranger = api.as(await api.identityWith(api.org, "viewer", other));
 
-  const made = await api.identityProviders.createIdentityProvider({ parent: team, identityProvider: { ...idp("corp"), defaultRoleUid: VIEWER } }, owner);
+  const made = await api.identityProviders.createIdentityProvider({ parent: team, identityProvider: idp("corp", VIEWER) }, owner);
   assert.match(made.uid, new RegExp(`^${team}/[0-9a-f]{16}$`));
-  assert.equal(made.clientSecret, "");
-  assert.deepEqual(made.additionalScopes, ["email", "groups"]);
-  assert.equal(made.defaultRoleUid, VIEWER);
+  assert.equal(oidcOf(made).clientSecret, "");
+  assert.deepEqual(oidcOf(made).additionalScopes, ["email", "groups"]);
+  assert.equal(made.defaultRole, VIEWER);
 
   const read = await api.identityProviders.getIdentityProvider({ uid: made.uid }, viewer);
-  assert.equal(read.clientSecret, "");
-  assert.equal(read.issuer, "https://issuer.example.com");
+  assert.equal(oidcOf(read).clientSecret, "");
+  assert.equal(oidcOf(read).issuer, "https://issuer.example.com");
   await assert.rejects(api.identityProviders.getIdentityProvider({ uid: made.uid }, stranger), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.identityProviders.getIdentityProvider({ uid: newChildUid(other) }, stranger), (e) => code(e) === Code.NotFound);
   await assert.rejects(api.identityProviders.getIdentityProvider({ uid: newChildUid(team) }, stranger), (e) => code(e) === Code.PermissionDenied, "denied before existence");
@@ -56,19 +54,32 @@ test("identity providers: CRUD, the client secret is never returned, viewer vs o
   const listed = await api.identityProviders.listIdentityProviders({}, viewer);
   assert.deepEqual(listed.identityProviders.map((p) => p.uid), [made.uid]);
   assert.equal(listed.totalCount, 1n);
-  assert.equal(listed.identityProviders[0].clientSecret, "");
+  assert.equal(oidcOf(listed.identityProviders[0]).clientSecret, "");
   assert.equal((await api.identityProviders.listIdentityProviders({}, stranger)).totalCount, 0n);
 
   await assert.rejects(api.identityProviders.createIdentityProvider({ parent: team, identityProvider: idp("corp") }, owner), (e) => code(e) === Code.AlreadyExists);
 
   const patched = await api.identityProviders.updateIdentityProvider({ identityProvider: { uid: made.uid, description: "d" } }, owner);
   assert.equal(patched.description, "d");
-  assert.equal(patched.clientSecret, "");
+  assert.equal(oidcOf(patched).clientSecret, "");
+  assert.equal(oidcOf(patched).issuer, "https://issuer.example.com");
   const stored = await api.store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", made.uid).executeTakeFirstOrThrow();
   assert.equal(stored.client_secret, "s3cret", "an update without a secret keeps it");
-  await api.identityProviders.updateIdentityProvider({ identityProvider: { uid: made.uid, clientSecret: "new" }, updateMask: { paths: ["client_secret"] } }, owner);
+  const rotate = { uid: made.uid, configuration: { case: "oidc" as const, value: { clientSecret: "new", issuer: "https://ignored.example.com" } } };
+  const afterRotate = await api.identityProviders.updateIdentityProvider({ identityProvider: rotate, updateMask: { paths: ["oidc.client_secret"] } }, owner);
+  assert.equal(oidcOf(afterRotate).issuer, "https://issuer.example.com", "a path inside oidc changes only that field");
   const rotated = await api.store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", made.uid).executeTakeFirstOrThrow();
   assert.equal(rotated.client_secret, "new");
+  const unmasked = await api.identityProviders.updateIdentityProvider(
+    { identityProvider: { uid: made.uid, configuration: { case: "oidc", value: { groupsClaim: "teams" } } } },
+    owner,
+  );
+  assert.deepEqual([oidcOf(unmasked).groupsClaim, oidcOf(unmasked).clientId], ["teams", "client"], "no mask: only the oidc fields given change");
+  await assert.rejects(
+    api.identityProviders.updateIdentityProvider({ identityProvider: { uid: made.uid }, updateMask: { paths: ["oidc"] } }, owner),
+    (e) => code(e) === Code.InvalidArgument && badFields(e).includes("identity_provider.oidc"),
+    "naming oidc whole with none given clears it, which is refused",
+  );
   await assert.rejects(
     api.identityProviders.updateIdentityProvider({ identityProvider: { uid: made.uid }, updateMask: { paths: ["colour"] } }, owner),
     (e) => code(e) === Code.InvalidArgument && badFields(e).includes("update_mask"),
@@ -85,27 +96,37 @@ test("identity providers: validation names every failing field", async () => {
     api.identityProviders.createIdentityProvider(
       {
         parent: api.org,
-        identityProvider: { name: "x".repeat(129), issuer: "http://insecure.example.com", clientId: "", additionalScopes: ["bad scope"], defaultRoleUid: "nope" },
+        identityProvider: {
+          name: "x".repeat(129),
+          defaultRole: "nope",
+          configuration: { case: "oidc", value: { issuer: "http://insecure.example.com", clientId: "", additionalScopes: ["bad scope"] } },
+        },
       },
       owner,
     ),
     (e) => {
       assert.equal(code(e), Code.InvalidArgument);
       assert.deepEqual(badFields(e).sort(), [
-        "identity_provider.additional_scopes[0]",
-        "identity_provider.client_id",
-        "identity_provider.client_secret",
-        "identity_provider.default_role_uid",
-        "identity_provider.issuer",
+        "identity_provider.default_role",
         "identity_provider.name",
+        "identity_provider.oidc.additional_scopes[0]",
+        "identity_provider.oidc.client_id",
+        "identity_provider.oidc.client_secret",
+        "identity_provider.oidc.issuer",
       ]);
       return true;
     },
   );
   await assert.rejects(api.identityProviders.getIdentityProvider({ uid: "ABC" }, owner), (e) => code(e) === Code.InvalidArgument);
   await assert.rejects(
-    api.identityProviders.createIdentityProvider({ parent: api.org, identityProvider: { ...idp("q"), issuer: "https://x.example.com/?a=b" } }, owner),
-    (e) => badFields(e).includes("identity_provider.issuer"),
+    api.identityProviders.createIdentityProvider(
+      { parent: api.org, identityProvider: { name: "q", configuration: { case: "oidc", value: { ...oidc, issuer: "https://x.example.com/?a=b" } } } },
+      owner,
+    ),
+    (e) => badFields(e).includes("identity_provider.oidc.issuer"),
+  );
+  await assert.rejects(api.identityProviders.createIdentityProvider({ parent: api.org, identityProvider: { name: "none" } }, owner), (e) =>
+    badFields(e).includes("identity_provider.oidc"),
   );
 });
 
@@ -118,19 +139,25 @@ test("account associations: one per group, uid is the group's uid, fields valida
       parent: team,
       accountAssociation: {
         name: "prod",
-        amazonAccountId: "123456789012",
-        googleProjectId: "my-project-1",
-        googleProjectNumber: "987654321",
-        azureTenantId: "0f0e0d0c-0b0a-0908-0706-050403020100",
-        githubInstallationIds: ["42", "43"],
+        amazon: { account: "123456789012" },
+        google: { projectId: "my-project-1", projectNumber: "987654321" },
+        azure: { tenantId: "0f0e0d0c-0b0a-0908-0706-050403020100", clientIds: { ingester: "00000000-0000-0000-0000-000000000001" } },
+        github: { appInstallations: { "7": { installations: [{ installationId: 42n, name: "acme" }, { installationId: 43n }] } } },
       },
     },
     owner,
   );
   assert.equal(made.uid, team);
-  assert.deepEqual(made.githubInstallationIds, ["42", "43"]);
+  assert.deepEqual(
+    made.github?.appInstallations["7"].installations.map((i) => [i.installationId, i.name]),
+    [
+      [42n, "acme"],
+      [43n, ""],
+    ],
+  );
+  assert.equal(made.azure?.clientIds.ingester, "00000000-0000-0000-0000-000000000001");
   await assert.rejects(api.accountAssociations.createAccountAssociation({ parent: team, accountAssociation: {} }, owner), (e) => code(e) === Code.AlreadyExists);
-  assert.equal((await api.accountAssociations.getAccountAssociation({ uid: team }, viewer)).amazonAccountId, "123456789012");
+  assert.equal((await api.accountAssociations.getAccountAssociation({ uid: team }, viewer)).amazon?.account, "123456789012");
   await assert.rejects(api.accountAssociations.getAccountAssociation({ uid: api.org }, viewer), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.accountAssociations.getAccountAssociation({ uid: api.org }, owner), (e) => code(e) === Code.NotFound);
   await assert.rejects(api.accountAssociations.createAccountAssociation({ parent: newChildUid(team), accountAssociation: {} }, owner), (e) => code(e) === Code.NotFound);
@@ -140,23 +167,39 @@ test("account associations: one per group, uid is the group's uid, fields valida
 
   await assert.rejects(
     api.accountAssociations.updateAccountAssociation(
-      { accountAssociation: { uid: team, amazonAccountId: "12", googleProjectId: "Bad_Project", azureClientId: "nope", githubInstallationIds: ["1", "1", "x"] } },
+      {
+        accountAssociation: {
+          uid: team,
+          amazon: { account: "12" },
+          google: { projectId: "Bad_Project" },
+          azure: { tenantId: "0f0e0d0c-0b0a-0908-0706-050403020100", clientIds: { "bad name": "nope" } },
+          github: { appInstallations: { "7": { installations: [{ installationId: 1n }, { installationId: 1n }, { installationId: 0n }] } } },
+        },
+      },
       owner,
     ),
     (e) => {
       assert.deepEqual(badFields(e).sort(), [
-        "account_association.amazon_account_id",
-        "account_association.azure_client_id",
-        "account_association.github_installation_ids[1]",
-        "account_association.github_installation_ids[2]",
-        "account_association.google_project_id",
+        "account_association.amazon.account",
+        'account_association.azure.client_ids["bad name"]',
+        'account_association.azure.client_ids["bad name"]',
+        "account_association.github.app_installations[7].installations[1].installation_id",
+        "account_association.github.app_installations[7].installations[2].installation_id",
+        "account_association.google.project_id",
       ]);
       return true;
     },
   );
   const patched = await api.accountAssociations.updateAccountAssociation({ accountAssociation: { uid: team, description: "d" }, updateMask: { paths: ["description"] } }, owner);
   assert.equal(patched.description, "d");
-  assert.equal(patched.amazonAccountId, "123456789012");
+  assert.equal(patched.amazon?.account, "123456789012");
+  const moved = await api.accountAssociations.updateAccountAssociation(
+    { accountAssociation: { uid: team, google: { projectNumber: "1" } }, updateMask: { paths: ["google.project_number"] } },
+    owner,
+  );
+  assert.deepEqual([moved.google?.projectId, moved.google?.projectNumber], ["my-project-1", "1"], "a path inside google changes only that field");
+  const dropped = await api.accountAssociations.updateAccountAssociation({ accountAssociation: { uid: team }, updateMask: { paths: ["azure"] } }, owner);
+  assert.equal(dropped.azure, undefined, "naming a cloud whole with none given removes it");
 
   await assert.rejects(api.accountAssociations.deleteAccountAssociation({ uid: team }, viewer), (e) => code(e) === Code.PermissionDenied);
   await api.accountAssociations.deleteAccountAssociation({ uid: team }, owner);
@@ -180,7 +223,10 @@ test("group invites: the code is shown once, redeeming binds another identity, w
   const invite = await api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: VIEWER, email: "new@example.com", singleUse: true } }, owner);
   assert.match(invite.code, /^[A-Za-z0-9_-]{32}$/);
   assert.match(invite.uid, new RegExp(`^${team}/[0-9a-f]{16}$`));
-  const week = Number(invite.expireTime!.seconds) - Number(invite.createTime!.seconds);
+  assert.equal(invite.role?.name, "viewer", "the role is hydrated");
+  assert.equal(invite.role?.capabilities.length, builtInRole("viewer").capabilities.length);
+  assert.equal((await api.groupInvites.listGroupInvites({ uidp: { childrenOf: team } }, owner)).groupInvites[0].role?.uid, VIEWER);
+  const week = Number(invite.expirationTime!.seconds) - Number(invite.createTime!.seconds);
   assert.equal(week, 7 * 24 * 3600, "default ttl is 7 days");
   assert.equal((await api.groupInvites.getGroupInvite({ uid: invite.uid }, owner)).code, "", "the code is not shown again");
   assert.equal((await api.groupInvites.listGroupInvites({ uidp: { childrenOf: team } }, owner)).groupInvites[0].code, "");
@@ -247,32 +293,37 @@ test("external group role mappings: under a provider, role checked, provider wit
   const team = await folder("mapping-team");
   const viewer = api.as(await api.identityWith(api.org, "viewer", team));
   const provider = await api.identityProviders.createIdentityProvider({ parent: team, identityProvider: idp("corp") }, owner);
-  const made = await api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroup: "admins", roleUid: OWNER } }, owner);
+  const made = await api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: OWNER } }, owner);
   assert.match(made.uid, new RegExp(`^${provider.uid}/[0-9a-f]{16}$`));
   await assert.rejects(
-    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroup: "admins", roleUid: OWNER } }, owner),
+    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: OWNER } }, owner),
     (e) => code(e) === Code.AlreadyExists,
   );
   await assert.rejects(
-    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: team, externalGroupRoleMapping: { externalGroup: "x", roleUid: OWNER } }, owner),
+    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: team, externalGroupRoleMapping: { externalGroupId: "x", roleUid: OWNER } }, owner),
     (e) => code(e) === Code.NotFound,
     "a group uid is no provider",
   );
   await assert.rejects(
-    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: api.org, externalGroupRoleMapping: { externalGroup: "x", roleUid: OWNER } }, owner),
+    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: api.org, externalGroupRoleMapping: { externalGroupId: "x", roleUid: OWNER } }, owner),
     (e) => code(e) === Code.InvalidArgument,
   );
   await assert.rejects(
-    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroup: "", roleUid: "x" } }, owner),
-    (e) => badFields(e).sort().join() === "external_group_role_mapping.external_group,external_group_role_mapping.role_uid",
+    api.externalGroupRoleMappings.createExternalGroupRoleMapping({ parent: provider.uid, externalGroupRoleMapping: { externalGroupId: "", roleUid: "x" } }, owner),
+    (e) => badFields(e).sort().join() === "external_group_role_mapping.external_group_id,external_group_role_mapping.role_uid",
   );
-  assert.equal((await api.externalGroupRoleMappings.getExternalGroupRoleMapping({ uid: made.uid }, viewer)).externalGroup, "admins");
+  assert.equal((await api.externalGroupRoleMappings.getExternalGroupRoleMapping({ uid: made.uid }, viewer)).externalGroupId, "admins");
   await assert.rejects(api.externalGroupRoleMappings.deleteExternalGroupRoleMapping({ uid: made.uid }, viewer), (e) => code(e) === Code.PermissionDenied);
   const listed = await api.externalGroupRoleMappings.listExternalGroupRoleMappings({ uidp: { childrenOf: provider.uid } }, viewer);
   assert.deepEqual(listed.externalGroupRoleMappings.map((m) => m.uid), [made.uid]);
+  assert.equal(listed.externalGroupRoleMappings[0].identityProviderUid, provider.uid);
+  const byProvider = await api.externalGroupRoleMappings.listExternalGroupRoleMappings({ identityProviderUid: provider.uid, externalGroupId: "admins" }, viewer);
+  assert.deepEqual(byProvider.externalGroupRoleMappings.map((m) => m.uid), [made.uid]);
+  const otherGroup = await api.externalGroupRoleMappings.listExternalGroupRoleMappings({ identityProviderUid: provider.uid, externalGroupId: "nobody" }, viewer);
+  assert.equal(otherGroup.totalCount, 0n);
   const patched = await api.externalGroupRoleMappings.updateExternalGroupRoleMapping({ externalGroupRoleMapping: { uid: made.uid, roleUid: VIEWER } }, owner);
   assert.equal(patched.roleUid, VIEWER);
-  assert.equal(patched.externalGroup, "admins");
+  assert.equal(patched.externalGroupId, "admins");
 
   await assert.rejects(api.identityProviders.deleteIdentityProvider({ uid: provider.uid }, owner), (e) => preconditionType(e) === "RESOURCE_NOT_EMPTY");
   await api.externalGroupRoleMappings.deleteExternalGroupRoleMapping({ uid: made.uid }, owner);
@@ -285,25 +336,25 @@ test("terms: acceptances are recorded by the caller and listed with those of anc
   const sub = await folder("terms-sub", team);
   const viewer = api.as(await api.identityWith(api.org, "viewer", sub));
 
-  const atOrg = await api.terms.acceptTerms({ group: api.org, docIds: ["tos-2026"] }, owner);
-  assert.equal(atOrg.acceptances[0].orgUid, api.org);
-  assert.match(atOrg.acceptances[0].acceptedBy, new RegExp(`^${api.org}/`));
-  await api.terms.acceptTerms({ group: sub, docIds: ["aup-1", "dpa-2"] }, owner);
-  const again = await api.terms.acceptTerms({ group: api.org, docIds: ["tos-2026"] }, owner);
-  assert.equal(again.acceptances[0].uid, atOrg.acceptances[0].uid, "accepting again keeps the first record");
+  const atOrg = await api.terms.acceptTerms({ group: api.org, documentIds: ["tos-2026"] }, owner);
+  assert.equal(atOrg.termsAcceptances[0].orgUid, api.org);
+  assert.match(atOrg.termsAcceptances[0].acceptedBy, new RegExp(`^${api.org}/`));
+  await api.terms.acceptTerms({ group: sub, documentIds: ["aup-1", "dpa-2"] }, owner);
+  const again = await api.terms.acceptTerms({ group: api.org, documentIds: ["tos-2026"] }, owner);
+  assert.equal(again.termsAcceptances[0].uid, atOrg.termsAcceptances[0].uid, "accepting again keeps the first record");
 
-  const first = await api.terms.listTerms({ group: sub, pageSize: 2, orderBy: "doc_id" }, viewer);
+  const first = await api.terms.listTermsAcceptances({ group: sub, pageSize: 2, orderBy: "doc_id" }, viewer);
   assert.equal(first.totalCount, 3n);
-  const rest = await api.terms.listTerms({ group: sub, pageSize: 2, orderBy: "doc_id", pageToken: first.nextPageToken }, viewer);
-  assert.deepEqual([...first.acceptances, ...rest.acceptances].map((a) => a.docId), ["aup-1", "dpa-2", "tos-2026"]);
+  const rest = await api.terms.listTermsAcceptances({ group: sub, pageSize: 2, orderBy: "doc_id", pageToken: first.nextPageToken }, viewer);
+  assert.deepEqual([...first.termsAcceptances, ...rest.termsAcceptances].map((a) => a.docId), ["aup-1", "dpa-2", "tos-2026"]);
   assert.equal(rest.nextPageToken, "");
-  const team1 = await api.terms.listTerms({ group: team }, owner);
-  assert.deepEqual(team1.acceptances.map((a) => a.docId), ["tos-2026"], "a parent does not see its children's acceptances");
+  const team1 = await api.terms.listTermsAcceptances({ group: team }, owner);
+  assert.deepEqual(team1.termsAcceptances.map((a) => a.docId), ["tos-2026"], "a parent does not see its children's acceptances");
 
-  await assert.rejects(api.terms.listTerms({ group: team }, viewer), (e) => code(e) === Code.PermissionDenied);
-  await assert.rejects(api.terms.acceptTerms({ group: sub, docIds: ["x"] }, viewer), (e) => code(e) === Code.PermissionDenied);
-  await assert.rejects(api.terms.listTerms({ group: newChildUid(sub) }, owner), (e) => code(e) === Code.NotFound);
-  await assert.rejects(api.terms.acceptTerms({ group: sub, docIds: ["ok", "ok", "bad id"] }, owner), (e) => badFields(e).join() === "doc_ids[1],doc_ids[2]");
-  await assert.rejects(api.terms.acceptTerms({ group: sub, docIds: [] }, owner), (e) => badFields(e).join() === "doc_ids");
+  await assert.rejects(api.terms.listTermsAcceptances({ group: team }, viewer), (e) => code(e) === Code.PermissionDenied);
+  await assert.rejects(api.terms.acceptTerms({ group: sub, documentIds: ["x"] }, viewer), (e) => code(e) === Code.PermissionDenied);
+  await assert.rejects(api.terms.listTermsAcceptances({ group: newChildUid(sub) }, owner), (e) => code(e) === Code.NotFound);
+  await assert.rejects(api.terms.acceptTerms({ group: sub, documentIds: ["ok", "ok", "bad id"] }, owner), (e) => badFields(e).join() === "document_ids[1],document_ids[2]");
+  await assert.rejects(api.terms.acceptTerms({ group: sub, documentIds: [] }, owner), (e) => badFields(e).join() === "document_ids");
   await assert.rejects(api.groups.deleteGroup({ uid: sub }, owner), (e) => preconditionType(e) === "RESOURCE_NOT_EMPTY");
 });

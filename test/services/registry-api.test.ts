@@ -38,7 +38,7 @@ test("repos and tags: owner, viewer and a stranger; permission before existence"
   await assert.rejects(api.repos.deleteRepo({ uid: repo.uid }, viewer), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.tags.createTag({ parent: repo.uid, tag: { name: "x", digest: digest(2) } }, viewer), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.tags.deleteTag({ uid: tag.uid }, viewer), (e) => code(e) === Code.PermissionDenied);
-  await assert.rejects(api.repos.updateRepoReadme({ readme: { uid: repo.uid, content: "x" } }, viewer), (e) => code(e) === Code.PermissionDenied);
+  await assert.rejects(api.repos.updateRepoReadme({ repoReadme: { uid: repo.uid, content: "x" } }, viewer), (e) => code(e) === Code.PermissionDenied);
 
   const stranger = api.as(await api.identityWith(api.org, "owner", b.uid));
   await assert.rejects(api.repos.getRepo({ uid: repo.uid }, stranger), (e) => code(e) === Code.PermissionDenied);
@@ -73,7 +73,7 @@ test("validation names each failing field", async () => {
   });
   await assert.rejects(api.tags.createTag({ parent: repo.uid, tag: { name: "a".repeat(129), digest: digest(1) } }, owner), (e) => fields(e).includes("tag.name"));
   assert.ok(await api.tags.createTag({ parent: repo.uid, tag: { name: "a".repeat(128), digest: digest(1) } }, owner));
-  await assert.rejects(api.repos.updateRepoReadme({ readme: { uid: repo.uid, content: "x".repeat(256 * 1024 + 1) } }, owner), (e) => fields(e).includes("readme.content"));
+  await assert.rejects(api.repos.updateRepoReadme({ repoReadme: { uid: repo.uid, content: "x".repeat(256 * 1024 + 1) } }, owner), (e) => fields(e).includes("repo_readme.content"));
   await assert.rejects(api.tags.listTags({ digest: "md5:1" }, owner), (e) => fields(e).includes("digest"));
 });
 
@@ -81,7 +81,7 @@ test("a repo with tags cannot be deleted; readme round-trips", async () => {
   const owner = api.as(api.ownerToken);
   const repo = await api.repos.createRepo({ parent: api.org, repo: { name: "with-tags" } }, owner);
   assert.equal((await api.repos.getRepoReadme({ uid: repo.uid }, owner)).content, "");
-  const readme = await api.repos.updateRepoReadme({ readme: { uid: repo.uid, content: "# Hello\n\nworld" } }, owner);
+  const readme = await api.repos.updateRepoReadme({ repoReadme: { uid: repo.uid, content: "# Hello\n\nworld" } }, owner);
   assert.deepEqual({ uid: readme.uid, content: readme.content }, { uid: repo.uid, content: "# Hello\n\nworld" });
   assert.equal((await api.repos.getRepoReadme({ uid: repo.uid }, owner)).content, "# Hello\n\nworld");
   const tag = await api.tags.createTag({ parent: repo.uid, tag: { name: "v1", digest: digest(1) } }, owner);

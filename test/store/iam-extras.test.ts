@@ -71,8 +71,8 @@ function association(group: string, name: string): AccountAssociationRow {
     google_project_id: "",
     google_project_number: "",
     azure_tenant_id: "",
-    azure_client_id: "",
-    github_installation_ids: "[]",
+    azure_client_ids: "{}",
+    github_app_installations: "{}",
     create_time: 1,
     update_time: 1,
   };
@@ -141,7 +141,7 @@ for (const database of await testDatabases()) {
       const second = newChildUid(a);
       await insertExternalGroupRoleMapping(store.db, { uid: second, group_uid: team, identity_provider_uid: a, external_group: "devs", role_uid: builtInRole("viewer").uid, create_time: 2, update_time: 2 });
       await assert.rejects(updateExternalGroupRoleMapping(store.db, second, { external_group: "admins", role_uid: builtInRole("owner").uid, update_time: 3 }), (e) => kind(e) === "ALREADY_EXISTS");
-      const mappings = await listExternalGroupRoleMappings(store.db, { uidp: { childrenOf: a }, visible: [team] }, page(externalGroupRoleMappingOrderable, "external_group desc"));
+      const mappings = await listExternalGroupRoleMappings(store.db, { uidp: { childrenOf: a }, visible: [team] }, page(externalGroupRoleMappingOrderable, "external_group_id desc"));
       assert.deepEqual(mappings.rows.map((r) => r.external_group), ["devs", "admins"]);
       const mappingsInRoot = await listExternalGroupRoleMappings(store.db, { uidp: { inRoot: true }, visible: undefined }, page(externalGroupRoleMappingOrderable));
       assert.equal(mappingsInRoot.total, 0, "mappings of a folder's provider are not in root");
@@ -171,7 +171,7 @@ for (const database of await testDatabases()) {
       assert.equal(await findGroupInviteByCodeHash(store.db, "nope"), undefined);
       assert.equal(await markGroupInviteUsed(store.db, uid, 5), true);
       assert.equal(await markGroupInviteUsed(store.db, uid, 6), false, "a second redemption loses");
-      const listed = await listGroupInvites(store.db, { roleUid: builtInRole("viewer").uid, uidp: { descendantsOf: org }, visible: [team] }, page(groupInviteOrderable, "expire_time"));
+      const listed = await listGroupInvites(store.db, { roleUid: builtInRole("viewer").uid, uidp: { descendantsOf: org }, visible: [team] }, page(groupInviteOrderable, "expiration_time"));
       assert.deepEqual(listed.rows.map((r) => r.uid), [uid]);
       assert.equal(listed.rows[0].used_time, 5);
 

@@ -26,12 +26,13 @@ import type { ServiceDeps } from "../deps.js";
 import { toTimestamp } from "../time.js";
 import { requireGrantableRole } from "./grantable-role.js";
 
-const UPDATABLE = ["external_group", "role_uid"] as const;
+const UPDATABLE = ["external_group_id", "role_uid"] as const;
 
 export function externalGroupRoleMappingFromRow(row: ExternalGroupRoleMappingRow): ExternalGroupRoleMapping {
   return create(ExternalGroupRoleMappingSchema, {
     uid: row.uid,
-    externalGroup: row.external_group,
+    identityProviderUid: row.identity_provider_uid,
+    externalGroupId: row.external_group,
     roleUid: row.role_uid,
     createTime: toTimestamp(row.create_time),
     updateTime: toTimestamp(row.update_time),
@@ -39,7 +40,7 @@ export function externalGroupRoleMappingFromRow(row: ExternalGroupRoleMappingRow
 }
 
 function checkFields(violations: Violations, m: ExternalGroupRoleMapping, prefix = "external_group_role_mapping."): void {
-  violations.text(`${prefix}external_group`, m.externalGroup, { required: true, max: 256 });
+  violations.text(`${prefix}external_group_id`, m.externalGroupId, { required: true, max: 256 });
   violations.uid(`${prefix}role_uid`, m.roleUid);
 }
 
@@ -57,9 +58,21 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
         schema: ListExternalGroupRoleMappingsRequestSchema,
         request: req,
         orderable: externalGroupRoleMappingOrderable,
-        validate: (v) => v.text("external_group", req.externalGroup, { max: 256 }),
+        validate: (v) => {
+          v.text("external_group_id", req.externalGroupId, { max: 256 });
+          v.uid("identity_provider_uid", req.identityProviderUid, false);
+        },
         read: (p, uidp) =>
-          listExternalGroupRoleMappings(db, { externalGroup: req.externalGroup || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+          listExternalGroupRoleMappings(
+            db,
+            {
+              externalGroup: req.externalGroupId || undefined,
+              identityProviderUid: req.identityProviderUid || undefined,
+              uidp,
+              visible: ctx.values.get(visibilityKey),
+            },
+            p,
+          ),
         map: externalGroupRoleMappingFromRow,
       });
       return create(ListExternalGroupRoleMappingsResponseSchema, { externalGroupRoleMappings: page.items, ...page });
@@ -77,7 +90,7 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
         uid: newChildUid(req.parent),
         group_uid: group,
         identity_provider_uid: req.parent,
-        external_group: mapping.externalGroup,
+        external_group: mapping.externalGroupId,
         role_uid: mapping.roleUid,
         create_time: time,
         update_time: time,
@@ -99,7 +112,7 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
         checkFields(violations, next);
         violations.throwIfAny();
         if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
-        return updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroup, role_uid: next.roleUid, update_time: now() });
+        return updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() });
       });
       return externalGroupRoleMappingFromRow(row);
     },

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { GroupInviteSchema, type GroupInvite } from "../../../gen/platform/iam/v2/group_invite_pb.js";
+import type { RoleWithCapabilities } from "../../store/repositories/roles.js";
+import { capsOf } from "./role-mapper.js";
 import type { Violations } from "../../api/validation.js";
 import type { GroupInviteRow } from "../../store/repositories/group-invites.js";
 import { toTimestamp } from "../time.js";
@@ -22,13 +24,17 @@ export function inviteCodeHash(code: string): string {
   return createHash("sha256").update(code).digest("hex");
 }
 
-/** The API view; `code` only right after creation. */
-export function groupInviteFromRow(row: GroupInviteRow, code = ""): GroupInvite {
+/**
+ * The API view, with the role it names hydrated (`role` is absent when that
+ * role no longer exists); `code` only right after creation.
+ */
+export function groupInviteFromRow(row: GroupInviteRow, role: RoleWithCapabilities | undefined, code = ""): GroupInvite {
   return create(GroupInviteSchema, {
     uid: row.uid,
     roleUid: row.role_uid,
+    role: role && { uid: role.uid, name: role.name, description: role.description, capabilities: capsOf(role.capabilities) },
     email: row.email,
-    expireTime: toTimestamp(row.expire_time),
+    expirationTime: toTimestamp(row.expire_time),
     singleUse: row.single_use === 1,
     code,
     usedTime: row.used_time === null ? undefined : toTimestamp(row.used_time),

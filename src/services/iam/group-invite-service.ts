@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { assignableRole } from "../../store/repositories/roles.js";
+import { assignableRole, rolesByUid } from "../../store/repositories/roles.js";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
@@ -28,6 +28,7 @@ import {
 import { bindRole } from "../../store/repositories/role-bindings.js";
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
+import type { RoleWithCapabilities } from "../../store/repositories/roles.js";
 import { checkGroupInviteFields, groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-fields.js";
 import { requireGrantableRole } from "./grantable-role.js";
 
@@ -40,18 +41,24 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
   return {
     async getGroupInvite(req) {
       new Violations().uid("uid", req.uid).throwIfAny();
-      return groupInviteFromRow(await getGroupInvite(db, req.uid));
+      const row = await getGroupInvite(db, req.uid);
+      return groupInviteFromRow(row, (await rolesByUid(db, [row.role_uid])).get(row.role_uid));
     },
 
     async listGroupInvites(req, ctx) {
+      let roles = new Map<string, RoleWithCapabilities>();
       const page = await readPage({
         pager,
         schema: ListGroupInvitesRequestSchema,
         request: req,
         orderable: groupInviteOrderable,
         validate: (v) => v.uid("role_uid", req.roleUid, false),
-        read: (p, uidp) => listGroupInvites(db, { roleUid: req.roleUid || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
-        map: (row) => groupInviteFromRow(row),
+        read: async (p, uidp) => {
+          const found = await listGroupInvites(db, { roleUid: req.roleUid || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p);
+          roles = await rolesByUid(db, found.rows.map((r) => r.role_uid));
+          return found;
+        },
+        map: (row) => groupInviteFromRow(row, roles.get(row.role_uid)),
       });
       return create(ListGroupInvitesResponseSchema, { groupInvites: page.items, ...page });
     },
@@ -74,11 +81,12 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         used_time: null,
         create_time: time,
       };
-      await inTransaction(db, ctx.signal, async (trx) => {
+      const role = await inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);
         await insertGroupInvite(trx, row);
+        return (await rolesByUid(trx, [row.role_uid])).get(row.role_uid);
       });
-      return groupInviteFromRow(row, code);
+      return groupInviteFromRow(row, role, code);
     },
 
     async deleteGroupInvite(req, ctx) {

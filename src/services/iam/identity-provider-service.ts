@@ -23,7 +23,13 @@ import {
 import { inTransaction } from "../../store/store.js";
 import type { ServiceDeps } from "../deps.js";
 import { requireGrantableRole } from "./grantable-role.js";
-import { checkIdentityProviderFields, IDENTITY_PROVIDER_UPDATABLE, identityProviderFromRow } from "./identity-provider-fields.js";
+import {
+  checkIdentityProviderFields,
+  IDENTITY_PROVIDER_UPDATABLE,
+  identityProviderColumns,
+  identityProviderFromRow,
+  oidcOf,
+} from "./identity-provider-fields.js";
 
 /** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */
 export function createIdentityProvidersService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {
@@ -52,20 +58,7 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       checkIdentityProviderFields(violations, idp, true);
       violations.throwIfAny();
       const time = now();
-      const row = {
-        uid: newChildUid(req.parent),
-        group_uid: req.parent,
-        name: idp.name,
-        description: idp.description,
-        issuer: idp.issuer,
-        client_id: idp.clientId,
-        client_secret: idp.clientSecret,
-        additional_scopes: JSON.stringify(idp.additionalScopes),
-        groups_claim: idp.groupsClaim,
-        default_role_uid: idp.defaultRoleUid,
-        create_time: time,
-        update_time: time,
-      };
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, time) };
       await inTransaction(db, ctx.signal, async (trx) => {
         if (row.default_role_uid !== "") await requireGrantableRole(trx, ctx, row.default_role_uid, row.group_uid);
         await insertIdentityProvider(trx, row);
@@ -79,24 +72,15 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       const row = await inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getIdentityProvider(trx, patch.uid);
         const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored, true), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);
-        if (next.clientSecret === "") next.clientSecret = stored.client_secret;
+        const oidc = oidcOf(next);
+        if (oidc && oidc.clientSecret === "") oidc.clientSecret = stored.client_secret;
         const violations = new Violations();
         checkIdentityProviderFields(violations, next, false);
         violations.throwIfAny();
-        if (next.defaultRoleUid !== "" && next.defaultRoleUid !== stored.default_role_uid) {
-          await requireGrantableRole(trx, ctx, next.defaultRoleUid, stored.group_uid);
+        if (next.defaultRole !== "" && next.defaultRole !== stored.default_role_uid) {
+          await requireGrantableRole(trx, ctx, next.defaultRole, stored.group_uid);
         }
-        return updateIdentityProvider(trx, stored.uid, {
-          name: next.name,
-          description: next.description,
-          issuer: next.issuer,
-          client_id: next.clientId,
-          client_secret: next.clientSecret,
-          additional_scopes: JSON.stringify(next.additionalScopes),
-          groups_claim: next.groupsClaim,
-          default_role_uid: next.defaultRoleUid,
-          update_time: now(),
-        });
+        return updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, now()));
       });
       return identityProviderFromRow(row);
     },

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { TermsAcceptanceSchema, type TermsAcceptance } from "../../../gen/platform/iam/v2/terms_pb.js";
-import { AcceptTermsResponseSchema, ListTermsRequestSchema, ListTermsResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
+import { AcceptTermsResponseSchema, ListTermsAcceptancesRequestSchema, ListTermsAcceptancesResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
 import { unauthenticated } from "../../api/errors.js";
 import { readPage } from "../../api/list.js";
 import { rootOf } from "../../api/uidp.js";
@@ -35,21 +35,22 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
       const caller = ctx.values.get(principalKey);
       if (!caller) throw unauthenticated("accepting terms needs `Authorization: Bearer <token>`");
       const violations = new Violations().uid("group", req.group);
-      if (req.docIds.length === 0) violations.add("doc_ids", "is required");
-      if (req.docIds.length > MAX_DOCS) violations.add("doc_ids", `must hold at most ${MAX_DOCS} ids`);
-      req.docIds.forEach((doc, i) => {
-        violations.text(`doc_ids[${i}]`, doc, { required: true, max: 128, pattern: DOC_ID });
-        if (req.docIds.indexOf(doc) !== i) violations.add(`doc_ids[${i}]`, "repeats an earlier id");
+      const docs = req.documentIds;
+      if (docs.length === 0) violations.add("document_ids", "is required");
+      if (docs.length > MAX_DOCS) violations.add("document_ids", `must hold at most ${MAX_DOCS} ids`);
+      docs.forEach((doc, i) => {
+        violations.text(`document_ids[${i}]`, doc, { required: true, max: 128, pattern: DOC_ID });
+        if (docs.indexOf(doc) !== i) violations.add(`document_ids[${i}]`, "repeats an earlier id");
       });
       violations.throwIfAny();
-      const rows = await inTransaction(db, ctx.signal, (trx) => acceptTerms(trx, req.group, req.docIds, caller.identityUid, now()));
-      return create(AcceptTermsResponseSchema, { acceptances: rows.map(termsAcceptanceFromRow) });
+      const rows = await inTransaction(db, ctx.signal, (trx) => acceptTerms(trx, req.group, docs, caller.identityUid, now()));
+      return create(AcceptTermsResponseSchema, { group: req.group, documentIds: docs, termsAcceptances: rows.map(termsAcceptanceFromRow) });
     },
 
-    async listTerms(req) {
+    async listTermsAcceptances(req) {
       const page = await readPage({
         pager,
-        schema: ListTermsRequestSchema,
+        schema: ListTermsAcceptancesRequestSchema,
         request: req,
         orderable: termsAcceptanceOrderable,
         validate: (v) => {
@@ -62,7 +63,7 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
         },
         map: termsAcceptanceFromRow,
       });
-      return create(ListTermsResponseSchema, { acceptances: page.items, ...page });
+      return create(ListTermsAcceptancesResponseSchema, { termsAcceptances: page.items, ...page });
     },
   };
 }

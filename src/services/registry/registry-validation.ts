@@ -19,6 +19,6 @@ export function checkTagFields(violations: Violations, tag: { name: string; dige
   violations.text(`${prefix}digest`, tag.digest, { required: true, max: 71, pattern: DIGEST });
 }
 
-export function checkReadme(violations: Violations, content: string, field = "readme.content"): void {
+export function checkReadme(violations: Violations, content: string, field = "repo_readme.content"): void {
   if (Buffer.byteLength(content, "utf8") > MAX_README_BYTES) violations.add(field, `must be at most ${MAX_README_BYTES} bytes (256 KiB) of UTF-8`);
 }

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
+import { RepoReadmeSchema, RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
 import { ListReposRequestSchema, ListReposResponseSchema, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
 import { readPage } from "../../api/list.js";
@@ -81,12 +81,15 @@ export function createReposService({ db, pager, now }: ServiceDeps): ServiceImpl
     },
 
     async updateRepoReadme(req, ctx) {
-      const uid = req.readme?.uid ?? "";
-      const content = req.readme?.content ?? "";
-      const violations = new Violations().uid("readme.uid", uid);
-      checkReadme(violations, content);
-      violations.throwIfAny();
-      const row = await inTransaction(db, ctx.signal, (trx) => updateReadme(trx, uid, content, now()));
+      const patch = req.repoReadme ?? create(RepoReadmeSchema);
+      new Violations().uid("repo_readme.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const next = applyFieldMask(RepoReadmeSchema, readmeFromRow(await getRepo(trx, patch.uid)), patch, req.updateMask, ["content"]);
+        const violations = new Violations();
+        checkReadme(violations, next.content);
+        violations.throwIfAny();
+        return updateReadme(trx, patch.uid, next.content, now());
+      });
       return readmeFromRow(row);
     },
   };

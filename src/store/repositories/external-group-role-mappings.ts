@@ -10,7 +10,7 @@ export type ExternalGroupRoleMappingRow = Selectable<ExternalGroupRoleMappingTab
 
 /** Sortable mapping fields: API name to column. */
 export const externalGroupRoleMappingOrderable = {
-  external_group: "external_group",
+  external_group_id: "external_group",
   create_time: "create_time",
   created_at: "create_time",
   update_time: "update_time",
@@ -26,6 +26,7 @@ const COLUMNS: UidColumns = {
 
 export interface ExternalGroupRoleMappingFilter {
   externalGroup?: string;
+  identityProviderUid?: string;
   uidp: UidpFilter;
   visible: Visibility;
 }
@@ -41,6 +42,7 @@ function filtered(db: Db, filter: ExternalGroupRoleMappingFilter) {
   return db.selectFrom("external_group_role_mappings").where((eb) =>
     eb.and([
       ...(filter.externalGroup ? [eb("external_group", "=", filter.externalGroup)] : []),
+      ...(filter.identityProviderUid ? [eb("identity_provider_uid", "=", filter.identityProviderUid)] : []),
       ...listConditions(eb, COLUMNS, filter.uidp, filter.visible),
     ]),
   );

@@ -11,7 +11,7 @@ export type GroupInviteRow = Selectable<GroupInviteTable>;
 export const groupInviteOrderable = {
   create_time: "create_time",
   created_at: "create_time",
-  expire_time: "expire_time",
+  expiration_time: "expire_time",
 };
 
 const COLUMNS: UidColumns = { uid: "group_invites.uid", parent: "group_invites.group_uid", ownerSegments: 1 };

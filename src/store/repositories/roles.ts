@@ -83,6 +83,14 @@ async function withCapabilities(db: Db, rows: RoleRow[]): Promise<RoleWithCapabi
   return rows.map((row) => ({ ...row, capabilities: (byRole.get(row.uid) ?? []).sort() }));
 }
 
+/** The roles among `uids` that exist, with their capabilities, by uid. */
+export async function rolesByUid(db: Db, uids: readonly string[]): Promise<Map<string, RoleWithCapabilities>> {
+  const wanted = [...new Set(uids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.selectFrom("roles").selectAll().where("uid", "in", wanted).execute();
+  return new Map((await withCapabilities(db, rows)).map((role) => [role.uid, role]));
+}
+
 /** Throws NOT_FOUND when the role does not exist. */
 export async function getRole(db: Db, uid: string): Promise<RoleWithCapabilities> {
   const row = await db.selectFrom("roles").selectAll().where("uid", "=", uid).executeTakeFirst();

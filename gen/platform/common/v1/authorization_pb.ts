@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MethodOptions } from "@bufbuild/protobuf/wkt";
+import type { EnumValueOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,28 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/common/v1/authorization.proto.
  */
 export const file_platform_common_v1_authorization: GenFile = /*@__PURE__*/
-  fileDesc("CiZwbGF0Zm9ybS9jb21tb24vdjEvYXV0aG9yaXphdGlvbi5wcm90bxIScGxhdGZvcm0uY29tbW9uLnYxIu8BCghBdXRoUnVsZRIwCgRub25lGAEgASgLMiAucGxhdGZvcm0uY29tbW9uLnYxLk5vQ3JlZGVudGlhbEgAEjoKDWF1dGhlbnRpY2F0ZWQYAiABKAsyIS5wbGF0Zm9ybS5jb21tb24udjEuQXV0aGVudGljYXRlZEgAEjAKBnNjb3BlZBgDIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5TY29wZWRSdWxlSAASNAoIdW5zY29wZWQYBCABKAsyIC5wbGF0Zm9ybS5jb21tb24udjEuVW5zY29wZWRSdWxlSABCDQoLcmVxdWlyZW1lbnQiDgoMTm9DcmVkZW50aWFsIg8KDUF1dGhlbnRpY2F0ZWQiqQEKClNjb3BlZFJ1bGUSDQoFZmllbGQYASABKAkSFgoOc3RyaXBfc2VnbWVudHMYAiABKA0SLQoMY2FwYWJpbGl0aWVzGAMgAygOMhcucGxhdGZvcm0uY29tbW9uLnYxLkNhcBIiChplbXB0eV9hZG1pdHNfYXV0aGVudGljYXRlZBgEIAEoCBIhChlyb290X2FkbWl0c19hdXRoZW50aWNhdGVkGAUgASgIIj0KDFVuc2NvcGVkUnVsZRItCgxjYXBhYmlsaXRpZXMYASADKA4yFy5wbGF0Zm9ybS5jb21tb24udjEuQ2FwKrwLCgNDYXASEwoPQ0FQX1VOU1BFQ0lGSUVEEAASFwoTQ0FQX0lBTV9HUk9VUFNfTElTVBABEhkKFUNBUF9JQU1fR1JPVVBTX0NSRUFURRACEhkKFUNBUF9JQU1fR1JPVVBTX1VQREFURRADEhkKFUNBUF9JQU1fR1JPVVBTX0RFTEVURRAEEhsKF0NBUF9JQU1fSURFTlRJVElFU19MSVNUEAoSHQoZQ0FQX0lBTV9JREVOVElUSUVTX0NSRUFURRALEh0KGUNBUF9JQU1fSURFTlRJVElFU19VUERBVEUQDBIdChlDQVBfSUFNX0lERU5USVRJRVNfREVMRVRFEA0SFgoSQ0FQX0lBTV9ST0xFU19MSVNUEBQSGAoUQ0FQX0lBTV9ST0xFU19DUkVBVEUQFRIYChRDQVBfSUFNX1JPTEVTX1VQREFURRAWEhgKFENBUF9JQU1fUk9MRVNfREVMRVRFEBcSHgoaQ0FQX0lBTV9ST0xFX0JJTkRJTkdTX0xJU1QQHhIgChxDQVBfSUFNX1JPTEVfQklORElOR1NfQ1JFQVRFEB8SIAocQ0FQX0lBTV9ST0xFX0JJTkRJTkdTX1VQREFURRAgEiAKHENBUF9JQU1fUk9MRV9CSU5ESU5HU19ERUxFVEUQIRIjCh9DQVBfSUFNX0lERU5USVRZX1BST1ZJREVSU19MSVNUECgSJQohQ0FQX0lBTV9JREVOVElUWV9QUk9WSURFUlNfQ1JFQVRFECkSJQohQ0FQX0lBTV9JREVOVElUWV9QUk9WSURFUlNfVVBEQVRFECoSJQohQ0FQX0lBTV9JREVOVElUWV9QUk9WSURFUlNfREVMRVRFECsSJQohQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19MSVNUEDISJwojQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19DUkVBVEUQMxInCiNDQVBfSUFNX0FDQ09VTlRfQVNTT0NJQVRJT05TX1VQREFURRA0EicKI0NBUF9JQU1fQUNDT1VOVF9BU1NPQ0lBVElPTlNfREVMRVRFEDUSHgoaQ0FQX0lBTV9HUk9VUF9JTlZJVEVTX0xJU1QQPBIgChxDQVBfSUFNX0dST1VQX0lOVklURVNfQ1JFQVRFED0SIAocQ0FQX0lBTV9HUk9VUF9JTlZJVEVTX0RFTEVURRA/Ei0KKUNBUF9JQU1fRVhURVJOQUxfR1JPVVBfUk9MRV9NQVBQSU5HU19MSVNUEEYSLworQ0FQX0lBTV9FWFRFUk5BTF9HUk9VUF9ST0xFX01BUFBJTkdTX0NSRUFURRBHEi8KK0NBUF9JQU1fRVhURVJOQUxfR1JPVVBfUk9MRV9NQVBQSU5HU19VUERBVEUQSBIvCitDQVBfSUFNX0VYVEVSTkFMX0dST1VQX1JPTEVfTUFQUElOR1NfREVMRVRFEEkSFgoSQ0FQX0lBTV9URVJNU19MSVNUEFASGAoUQ0FQX0lBTV9URVJNU19BQ0NFUFQQURIRCg1DQVBfUkVQT19MSVNUEGQSEwoPQ0FQX1JFUE9fQ1JFQVRFEGUSEwoPQ0FQX1JFUE9fVVBEQVRFEGYSEwoPQ0FQX1JFUE9fREVMRVRFEGcSEAoMQ0FQX1RBR19MSVNUEG4SEgoOQ0FQX1RBR19DUkVBVEUQbxISCg5DQVBfVEFHX1VQREFURRBwEhIKDkNBUF9UQUdfREVMRVRFEHESFQoRQ0FQX1JFR0lTVFJZX1BVTEwQeBIVChFDQVBfUkVHSVNUUllfUFVTSBB5EiIKHUNBUF9FVkVOVFNfU1VCU0NSSVBUSU9OU19MSVNUEIIBEiQKH0NBUF9FVkVOVFNfU1VCU0NSSVBUSU9OU19DUkVBVEUQgwESJAofQ0FQX0VWRU5UU19TVUJTQ1JJUFRJT05TX0RFTEVURRCFATpSCgRhdXRoEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuY4DIAEoCzIcLnBsYXRmb3JtLmNvbW1vbi52MS5BdXRoUnVsZVIEYXV0aGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("CiZwbGF0Zm9ybS9jb21tb24vdjEvYXV0aG9yaXphdGlvbi5wcm90bxIScGxhdGZvcm0uY29tbW9uLnYxIj4KDEJ1aWx0SW5Sb2xlcxIuCgVyb2xlcxgBIAMoDjIfLnBsYXRmb3JtLmNvbW1vbi52MS5CdWlsdEluUm9sZSLvAQoIQXV0aFJ1bGUSMAoEbm9uZRgBIAEoCzIgLnBsYXRmb3JtLmNvbW1vbi52MS5Ob0NyZWRlbnRpYWxIABI6Cg1hdXRoZW50aWNhdGVkGAIgASgLMiEucGxhdGZvcm0uY29tbW9uLnYxLkF1dGhlbnRpY2F0ZWRIABIwCgZzY29wZWQYAyABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuU2NvcGVkUnVsZUgAEjQKCHVuc2NvcGVkGAQgASgLMiAucGxhdGZvcm0uY29tbW9uLnYxLlVuc2NvcGVkUnVsZUgAQg0KC3JlcXVpcmVtZW50Ig4KDE5vQ3JlZGVudGlhbCIPCg1BdXRoZW50aWNhdGVkIqkBCgpTY29wZWRSdWxlEg0KBWZpZWxkGAEgASgJEhYKDnN0cmlwX3NlZ21lbnRzGAIgASgNEi0KDGNhcGFiaWxpdGllcxgDIAMoDjIXLnBsYXRmb3JtLmNvbW1vbi52MS5DYXASIgoaZW1wdHlfYWRtaXRzX2F1dGhlbnRpY2F0ZWQYBCABKAgSIQoZcm9vdF9hZG1pdHNfYXV0aGVudGljYXRlZBgFIAEoCCI9CgxVbnNjb3BlZFJ1bGUSLQoMY2FwYWJpbGl0aWVzGAEgAygOMhcucGxhdGZvcm0uY29tbW9uLnYxLkNhcCrjEQoDQ2FwEhMKD0NBUF9VTlNQRUNJRklFRBAAEiIKFUNBUF9JQU1fR1JPVVBTX0NSRUFURRBlGgfS8xgDCgEDEiIKFUNBUF9JQU1fR1JPVVBTX1VQREFURRBmGgfS8xgDCgEDEiIKE0NBUF9JQU1fR1JPVVBTX0xJU1QQZxoJ0vMYBQoDAQIDEiIKFUNBUF9JQU1fR1JPVVBTX0RFTEVURRBoGgfS8xgDCgEDEioKHENBUF9JQU1fR1JPVVBfSU5WSVRFU19DUkVBVEUQyQEaB9LzGAMKAQMSKgoaQ0FQX0lBTV9HUk9VUF9JTlZJVEVTX0xJU1QQywEaCdLzGAUKAwECAxIqChxDQVBfSUFNX0dST1VQX0lOVklURVNfREVMRVRFEMwBGgfS8xgDCgEDEiIKFENBUF9JQU1fUk9MRVNfQ1JFQVRFEK0CGgfS8xgDCgEDEiIKFENBUF9JQU1fUk9MRVNfVVBEQVRFEK4CGgfS8xgDCgEDEiIKEkNBUF9JQU1fUk9MRVNfTElTVBCvAhoJ0vMYBQoDAQIDEiIKFENBUF9JQU1fUk9MRVNfREVMRVRFELACGgfS8xgDCgEDEioKHENBUF9JQU1fUk9MRV9CSU5ESU5HU19DUkVBVEUQkQMaB9LzGAMKAQMSKgocQ0FQX0lBTV9ST0xFX0JJTkRJTkdTX1VQREFURRCSAxoH0vMYAwoBAxIqChpDQVBfSUFNX1JPTEVfQklORElOR1NfTElTVBCTAxoJ0vMYBQoDAQIDEioKHENBUF9JQU1fUk9MRV9CSU5ESU5HU19ERUxFVEUQlAMaB9LzGAMKAQMSMQojQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19DUkVBVEUQvQUaB9LzGAMKAQMSMQojQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19VUERBVEUQvgUaB9LzGAMKAQMSMQohQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19MSVNUEL8FGgnS8xgFCgMBAgMSMQojQ0FQX0lBTV9BQ0NPVU5UX0FTU09DSUFUSU9OU19ERUxFVEUQwAUaB9LzGAMKAQMSJQoXQ0FQX0lBTV9JREVOVElUWV9DUkVBVEUQhQcaB9LzGAMKAQMSIgoZQ0FQX0lBTV9JREVOVElUSUVTX0NSRUFURRCFBxoCCAESJQoXQ0FQX0lBTV9JREVOVElUWV9VUERBVEUQhgcaB9LzGAMKAQMSIgoZQ0FQX0lBTV9JREVOVElUSUVTX1VQREFURRCGBxoCCAESJQoVQ0FQX0lBTV9JREVOVElUWV9MSVNUEIcHGgnS8xgFCgMBAgMSIAoXQ0FQX0lBTV9JREVOVElUSUVTX0xJU1QQhwcaAggBEiUKF0NBUF9JQU1fSURFTlRJVFlfREVMRVRFEIgHGgfS8xgDCgEDEiIKGUNBUF9JQU1fSURFTlRJVElFU19ERUxFVEUQiAcaAggBEi8KIUNBUF9JQU1fSURFTlRJVFlfUFJPVklERVJTX0NSRUFURRCVChoH0vMYAwoBAxIvCiFDQVBfSUFNX0lERU5USVRZX1BST1ZJREVSU19VUERBVEUQlgoaB9LzGAMKAQMSLwofQ0FQX0lBTV9JREVOVElUWV9QUk9WSURFUlNfTElTVBCXChoJ0vMYBQoDAQIDEi8KIUNBUF9JQU1fSURFTlRJVFlfUFJPVklERVJTX0RFTEVURRCYChoH0vMYAwoBAxItCh5DQVBfRVZFTlRTX1NVQlNDUklQVElPTl9DUkVBVEUQ3QsaCNLzGAQKAgIDEigKH0NBUF9FVkVOVFNfU1VCU0NSSVBUSU9OU19DUkVBVEUQ3QsaAggBEiwKHENBUF9FVkVOVFNfU1VCU0NSSVBUSU9OX0xJU1QQ3wsaCdLzGAUKAwECAxImCh1DQVBfRVZFTlRTX1NVQlNDUklQVElPTlNfTElTVBDfCxoCCAESLQoeQ0FQX0VWRU5UU19TVUJTQ1JJUFRJT05fREVMRVRFEOALGgjS8xgECgICAxIoCh9DQVBfRVZFTlRTX1NVQlNDUklQVElPTlNfREVMRVRFEOALGgIIARIeCg9DQVBfUkVQT19DUkVBVEUQwwwaCNLzGAQKAgIDEh4KD0NBUF9SRVBPX1VQREFURRDEDBoI0vMYBAoCAgMSHgoNQ0FQX1JFUE9fTElTVBDFDBoK0vMYBgoEAQIDBBIeCg9DQVBfUkVQT19ERUxFVEUQxgwaCNLzGAQKAgIDEh0KDkNBUF9UQUdfQ1JFQVRFEMsMGgjS8xgECgICAxIdCg5DQVBfVEFHX1VQREFURRDMDBoI0vMYBAoCAgMSHQoMQ0FQX1RBR19MSVNUEM0MGgrS8xgGCgQBAgMEEh0KDkNBUF9UQUdfREVMRVRFEM4MGgjS8xgECgICAxIeChBDQVBfVEVSTVNfQUNDRVBUEJkRGgfS8xgDCgEDEh0KFENBUF9JQU1fVEVSTVNfQUNDRVBUEJkRGgIIARIeCg5DQVBfVEVSTVNfTElTVBCaERoJ0vMYBQoDAQIDEhsKEkNBUF9JQU1fVEVSTVNfTElTVBCaERoCCAESOgorQ0FQX0lBTV9FWFRFUk5BTF9HUk9VUF9ST0xFX01BUFBJTkdTX0NSRUFURRCFjgYaB9LzGAMKAQMSOgorQ0FQX0lBTV9FWFRFUk5BTF9HUk9VUF9ST0xFX01BUFBJTkdTX1VQREFURRCGjgYaB9LzGAMKAQMSOgopQ0FQX0lBTV9FWFRFUk5BTF9HUk9VUF9ST0xFX01BUFBJTkdTX0xJU1QQh44GGgnS8xgFCgMBAgMSOgorQ0FQX0lBTV9FWFRFUk5BTF9HUk9VUF9ST0xFX01BUFBJTkdTX0RFTEVURRCIjgYaB9LzGAMKAQMSIgoRQ0FQX1JFR0lTVFJZX1BVTEwQ6Y4GGgnS8xgFCgMCAwQSIQoRQ0FQX1JFR0lTVFJZX1BVU0gQ6o4GGgjS8xgECgICAxoCEAEqmgEKC0J1aWx0SW5Sb2xlEh0KGUJVSUxUX0lOX1JPTEVfVU5TUEVDSUZJRUQQABIYChRCVUlMVF9JTl9ST0xFX1ZJRVdFUhABEhgKFEJVSUxUX0lOX1JPTEVfRURJVE9SEAISFwoTQlVJTFRfSU5fUk9MRV9PV05FUhADEh8KG0JVSUxUX0lOX1JPTEVfUkVHSVNUUllfUFVMTBAEOmsKDmJ1aWx0X2luX3JvbGVzEiEuZ29vZ2xlLnByb3RvYnVmLkVudW1WYWx1ZU9wdGlvbnMYuo4DIAEoCzIgLnBsYXRmb3JtLmNvbW1vbi52MS5CdWlsdEluUm9sZXNSDGJ1aWx0SW5Sb2xlczpSCgRhdXRoEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuY4DIAEoCzIcLnBsYXRmb3JtLmNvbW1vbi52MS5BdXRoUnVsZVIEYXV0aGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+
+/**
+ * BuiltInRoles is where one capability is placed among the built-in roles.
+ *
+ * @generated from message platform.common.v1.BuiltInRoles
+ */
+export type BuiltInRoles = Message<"platform.common.v1.BuiltInRoles"> & {
+  /**
+   * The built-in roles that hold the capability.
+   *
+   * @generated from field: repeated platform.common.v1.BuiltInRole roles = 1;
+   */
+  roles: BuiltInRole[];
+};
+
+/**
+ * Describes the message platform.common.v1.BuiltInRoles.
+ * Use `create(BuiltInRolesSchema)` to create a new message.
+ */
+export const BuiltInRolesSchema: GenMessage<BuiltInRoles> = /*@__PURE__*/
+  messageDesc(file_platform_common_v1_authorization, 0);
 
 /**
  * AuthRule is the authorization an RPC requires. Every RPC declares exactly
@@ -65,7 +86,7 @@ export type AuthRule = Message<"platform.common.v1.AuthRule"> & {
  * Use `create(AuthRuleSchema)` to create a new message.
  */
 export const AuthRuleSchema: GenMessage<AuthRule> = /*@__PURE__*/
-  messageDesc(file_platform_common_v1_authorization, 0);
+  messageDesc(file_platform_common_v1_authorization, 1);
 
 /**
  * NoCredential marks a public RPC.
@@ -80,7 +101,7 @@ export type NoCredential = Message<"platform.common.v1.NoCredential"> & {
  * Use `create(NoCredentialSchema)` to create a new message.
  */
 export const NoCredentialSchema: GenMessage<NoCredential> = /*@__PURE__*/
-  messageDesc(file_platform_common_v1_authorization, 1);
+  messageDesc(file_platform_common_v1_authorization, 2);
 
 /**
  * Authenticated marks an RPC open to every verified caller.
@@ -95,7 +116,7 @@ export type Authenticated = Message<"platform.common.v1.Authenticated"> & {
  * Use `create(AuthenticatedSchema)` to create a new message.
  */
 export const AuthenticatedSchema: GenMessage<Authenticated> = /*@__PURE__*/
-  messageDesc(file_platform_common_v1_authorization, 2);
+  messageDesc(file_platform_common_v1_authorization, 3);
 
 /**
  * ScopedRule names the request field holding the scope.
@@ -148,7 +169,7 @@ export type ScopedRule = Message<"platform.common.v1.ScopedRule"> & {
  * Use `create(ScopedRuleSchema)` to create a new message.
  */
 export const ScopedRuleSchema: GenMessage<ScopedRule> = /*@__PURE__*/
-  messageDesc(file_platform_common_v1_authorization, 3);
+  messageDesc(file_platform_common_v1_authorization, 4);
 
 /**
  * UnscopedRule lists the capabilities a List narrows on.
@@ -167,11 +188,18 @@ export type UnscopedRule = Message<"platform.common.v1.UnscopedRule"> & {
  * Use `create(UnscopedRuleSchema)` to create a new message.
  */
 export const UnscopedRuleSchema: GenMessage<UnscopedRule> = /*@__PURE__*/
-  messageDesc(file_platform_common_v1_authorization, 4);
+  messageDesc(file_platform_common_v1_authorization, 5);
 
 /**
  * Cap is one capability. A role is a set of capabilities; a role binding grants
  * them on its group and every group below it.
+ *
+ * Names and numbers are the hosted service's where it has the capability
+ * (its `Capability` enum). An older name this server shipped stays as a
+ * deprecated alias of the same number, so JSON naming it (REST, Connect JSON)
+ * still decodes; answers always carry the first (current) name, and the store
+ * keeps that name. Every capability states which built-in roles hold it
+ * (`built_in_roles`); an alias states nothing (it is the same capability).
  *
  * @generated from enum platform.common.v1.Cap
  */
@@ -182,234 +210,314 @@ export enum Cap {
   UNSPECIFIED = 0,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUPS_LIST = 1;
+   * IAM: groups (hosted 101-104).
+   *
+   * @generated from enum value: CAP_IAM_GROUPS_CREATE = 101;
    */
-  IAM_GROUPS_LIST = 1,
+  IAM_GROUPS_CREATE = 101,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUPS_CREATE = 2;
+   * @generated from enum value: CAP_IAM_GROUPS_UPDATE = 102;
    */
-  IAM_GROUPS_CREATE = 2,
+  IAM_GROUPS_UPDATE = 102,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUPS_UPDATE = 3;
+   * @generated from enum value: CAP_IAM_GROUPS_LIST = 103;
    */
-  IAM_GROUPS_UPDATE = 3,
+  IAM_GROUPS_LIST = 103,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUPS_DELETE = 4;
+   * @generated from enum value: CAP_IAM_GROUPS_DELETE = 104;
    */
-  IAM_GROUPS_DELETE = 4,
+  IAM_GROUPS_DELETE = 104,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITIES_LIST = 10;
+   * IAM: group invites (hosted 201-204).
+   *
+   * @generated from enum value: CAP_IAM_GROUP_INVITES_CREATE = 201;
    */
-  IAM_IDENTITIES_LIST = 10,
+  IAM_GROUP_INVITES_CREATE = 201,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITIES_CREATE = 11;
+   * @generated from enum value: CAP_IAM_GROUP_INVITES_LIST = 203;
    */
-  IAM_IDENTITIES_CREATE = 11,
+  IAM_GROUP_INVITES_LIST = 203,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITIES_UPDATE = 12;
+   * @generated from enum value: CAP_IAM_GROUP_INVITES_DELETE = 204;
    */
-  IAM_IDENTITIES_UPDATE = 12,
+  IAM_GROUP_INVITES_DELETE = 204,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITIES_DELETE = 13;
+   * IAM: roles (hosted 301-304).
+   *
+   * @generated from enum value: CAP_IAM_ROLES_CREATE = 301;
    */
-  IAM_IDENTITIES_DELETE = 13,
+  IAM_ROLES_CREATE = 301,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLES_LIST = 20;
+   * @generated from enum value: CAP_IAM_ROLES_UPDATE = 302;
    */
-  IAM_ROLES_LIST = 20,
+  IAM_ROLES_UPDATE = 302,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLES_CREATE = 21;
+   * @generated from enum value: CAP_IAM_ROLES_LIST = 303;
    */
-  IAM_ROLES_CREATE = 21,
+  IAM_ROLES_LIST = 303,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLES_UPDATE = 22;
+   * @generated from enum value: CAP_IAM_ROLES_DELETE = 304;
    */
-  IAM_ROLES_UPDATE = 22,
+  IAM_ROLES_DELETE = 304,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLES_DELETE = 23;
+   * IAM: role bindings (hosted 401-404).
+   *
+   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_CREATE = 401;
    */
-  IAM_ROLES_DELETE = 23,
+  IAM_ROLE_BINDINGS_CREATE = 401,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_LIST = 30;
+   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_UPDATE = 402;
    */
-  IAM_ROLE_BINDINGS_LIST = 30,
+  IAM_ROLE_BINDINGS_UPDATE = 402,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_CREATE = 31;
+   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_LIST = 403;
    */
-  IAM_ROLE_BINDINGS_CREATE = 31,
+  IAM_ROLE_BINDINGS_LIST = 403,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_UPDATE = 32;
+   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_DELETE = 404;
    */
-  IAM_ROLE_BINDINGS_UPDATE = 32,
+  IAM_ROLE_BINDINGS_DELETE = 404,
 
   /**
-   * @generated from enum value: CAP_IAM_ROLE_BINDINGS_DELETE = 33;
+   * IAM: account associations (hosted 701-704).
+   *
+   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_CREATE = 701;
    */
-  IAM_ROLE_BINDINGS_DELETE = 33,
+  IAM_ACCOUNT_ASSOCIATIONS_CREATE = 701,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_LIST = 40;
+   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_UPDATE = 702;
    */
-  IAM_IDENTITY_PROVIDERS_LIST = 40,
+  IAM_ACCOUNT_ASSOCIATIONS_UPDATE = 702,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_CREATE = 41;
+   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_LIST = 703;
    */
-  IAM_IDENTITY_PROVIDERS_CREATE = 41,
+  IAM_ACCOUNT_ASSOCIATIONS_LIST = 703,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_UPDATE = 42;
+   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_DELETE = 704;
    */
-  IAM_IDENTITY_PROVIDERS_UPDATE = 42,
+  IAM_ACCOUNT_ASSOCIATIONS_DELETE = 704,
 
   /**
-   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_DELETE = 43;
+   * IAM: identities (hosted 901-904; `CAP_IAM_IDENTITIES_*` is this server's older spelling).
+   *
+   * @generated from enum value: CAP_IAM_IDENTITY_CREATE = 901;
    */
-  IAM_IDENTITY_PROVIDERS_DELETE = 43,
+  IAM_IDENTITY_CREATE = 901,
 
   /**
-   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_LIST = 50;
+   * @generated from enum value: CAP_IAM_IDENTITIES_CREATE = 901 [deprecated = true];
+   * @deprecated
    */
-  IAM_ACCOUNT_ASSOCIATIONS_LIST = 50,
+  IAM_IDENTITIES_CREATE = 901,
 
   /**
-   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_CREATE = 51;
+   * @generated from enum value: CAP_IAM_IDENTITY_UPDATE = 902;
    */
-  IAM_ACCOUNT_ASSOCIATIONS_CREATE = 51,
+  IAM_IDENTITY_UPDATE = 902,
 
   /**
-   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_UPDATE = 52;
+   * @generated from enum value: CAP_IAM_IDENTITIES_UPDATE = 902 [deprecated = true];
+   * @deprecated
    */
-  IAM_ACCOUNT_ASSOCIATIONS_UPDATE = 52,
+  IAM_IDENTITIES_UPDATE = 902,
 
   /**
-   * @generated from enum value: CAP_IAM_ACCOUNT_ASSOCIATIONS_DELETE = 53;
+   * @generated from enum value: CAP_IAM_IDENTITY_LIST = 903;
    */
-  IAM_ACCOUNT_ASSOCIATIONS_DELETE = 53,
+  IAM_IDENTITY_LIST = 903,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUP_INVITES_LIST = 60;
+   * @generated from enum value: CAP_IAM_IDENTITIES_LIST = 903 [deprecated = true];
+   * @deprecated
    */
-  IAM_GROUP_INVITES_LIST = 60,
+  IAM_IDENTITIES_LIST = 903,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUP_INVITES_CREATE = 61;
+   * @generated from enum value: CAP_IAM_IDENTITY_DELETE = 904;
    */
-  IAM_GROUP_INVITES_CREATE = 61,
+  IAM_IDENTITY_DELETE = 904,
 
   /**
-   * @generated from enum value: CAP_IAM_GROUP_INVITES_DELETE = 63;
+   * @generated from enum value: CAP_IAM_IDENTITIES_DELETE = 904 [deprecated = true];
+   * @deprecated
    */
-  IAM_GROUP_INVITES_DELETE = 63,
+  IAM_IDENTITIES_DELETE = 904,
 
   /**
-   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST = 70;
+   * IAM: identity providers (hosted 1301-1304).
+   *
+   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_CREATE = 1301;
    */
-  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST = 70,
+  IAM_IDENTITY_PROVIDERS_CREATE = 1301,
 
   /**
-   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE = 71;
+   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_UPDATE = 1302;
    */
-  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE = 71,
+  IAM_IDENTITY_PROVIDERS_UPDATE = 1302,
 
   /**
-   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE = 72;
+   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_LIST = 1303;
    */
-  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE = 72,
+  IAM_IDENTITY_PROVIDERS_LIST = 1303,
 
   /**
-   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE = 73;
+   * @generated from enum value: CAP_IAM_IDENTITY_PROVIDERS_DELETE = 1304;
    */
-  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE = 73,
+  IAM_IDENTITY_PROVIDERS_DELETE = 1304,
 
   /**
-   * @generated from enum value: CAP_IAM_TERMS_LIST = 80;
+   * Events: subscriptions (hosted 1501-1504; `CAP_EVENTS_SUBSCRIPTIONS_*` is this server's older spelling).
+   *
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTION_CREATE = 1501;
    */
-  IAM_TERMS_LIST = 80,
+  EVENTS_SUBSCRIPTION_CREATE = 1501,
 
   /**
-   * @generated from enum value: CAP_IAM_TERMS_ACCEPT = 81;
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_CREATE = 1501 [deprecated = true];
+   * @deprecated
    */
-  IAM_TERMS_ACCEPT = 81,
+  EVENTS_SUBSCRIPTIONS_CREATE = 1501,
 
   /**
-   * @generated from enum value: CAP_REPO_LIST = 100;
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTION_LIST = 1503;
    */
-  REPO_LIST = 100,
+  EVENTS_SUBSCRIPTION_LIST = 1503,
 
   /**
-   * @generated from enum value: CAP_REPO_CREATE = 101;
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_LIST = 1503 [deprecated = true];
+   * @deprecated
    */
-  REPO_CREATE = 101,
+  EVENTS_SUBSCRIPTIONS_LIST = 1503,
 
   /**
-   * @generated from enum value: CAP_REPO_UPDATE = 102;
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTION_DELETE = 1504;
    */
-  REPO_UPDATE = 102,
+  EVENTS_SUBSCRIPTION_DELETE = 1504,
 
   /**
-   * @generated from enum value: CAP_REPO_DELETE = 103;
+   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_DELETE = 1504 [deprecated = true];
+   * @deprecated
    */
-  REPO_DELETE = 103,
+  EVENTS_SUBSCRIPTIONS_DELETE = 1504,
 
   /**
-   * @generated from enum value: CAP_TAG_LIST = 110;
+   * Registry: repos (hosted 1603-1606).
+   *
+   * @generated from enum value: CAP_REPO_CREATE = 1603;
    */
-  TAG_LIST = 110,
+  REPO_CREATE = 1603,
 
   /**
-   * @generated from enum value: CAP_TAG_CREATE = 111;
+   * @generated from enum value: CAP_REPO_UPDATE = 1604;
    */
-  TAG_CREATE = 111,
+  REPO_UPDATE = 1604,
 
   /**
-   * @generated from enum value: CAP_TAG_UPDATE = 112;
+   * @generated from enum value: CAP_REPO_LIST = 1605;
    */
-  TAG_UPDATE = 112,
+  REPO_LIST = 1605,
 
   /**
-   * @generated from enum value: CAP_TAG_DELETE = 113;
+   * @generated from enum value: CAP_REPO_DELETE = 1606;
    */
-  TAG_DELETE = 113,
+  REPO_DELETE = 1606,
 
   /**
-   * @generated from enum value: CAP_REGISTRY_PULL = 120;
+   * Registry: tags (hosted 1611-1614).
+   *
+   * @generated from enum value: CAP_TAG_CREATE = 1611;
    */
-  REGISTRY_PULL = 120,
+  TAG_CREATE = 1611,
 
   /**
-   * @generated from enum value: CAP_REGISTRY_PUSH = 121;
+   * @generated from enum value: CAP_TAG_UPDATE = 1612;
    */
-  REGISTRY_PUSH = 121,
+  TAG_UPDATE = 1612,
 
   /**
-   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_LIST = 130;
+   * @generated from enum value: CAP_TAG_LIST = 1613;
    */
-  EVENTS_SUBSCRIPTIONS_LIST = 130,
+  TAG_LIST = 1613,
 
   /**
-   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_CREATE = 131;
+   * @generated from enum value: CAP_TAG_DELETE = 1614;
    */
-  EVENTS_SUBSCRIPTIONS_CREATE = 131,
+  TAG_DELETE = 1614,
 
   /**
-   * @generated from enum value: CAP_EVENTS_SUBSCRIPTIONS_DELETE = 133;
+   * Terms (hosted 2201-2202; `CAP_IAM_TERMS_*` is this server's older spelling).
+   *
+   * @generated from enum value: CAP_TERMS_ACCEPT = 2201;
    */
-  EVENTS_SUBSCRIPTIONS_DELETE = 133,
+  TERMS_ACCEPT = 2201,
+
+  /**
+   * @generated from enum value: CAP_IAM_TERMS_ACCEPT = 2201 [deprecated = true];
+   * @deprecated
+   */
+  IAM_TERMS_ACCEPT = 2201,
+
+  /**
+   * @generated from enum value: CAP_TERMS_LIST = 2202;
+   */
+  TERMS_LIST = 2202,
+
+  /**
+   * @generated from enum value: CAP_IAM_TERMS_LIST = 2202 [deprecated = true];
+   * @deprecated
+   */
+  IAM_TERMS_LIST = 2202,
+
+  /**
+   * IAM: external group role mappings (the hosted service checks its identity-provider capabilities).
+   *
+   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE = 100101;
+   */
+  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE = 100101,
+
+  /**
+   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE = 100102;
+   */
+  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE = 100102,
+
+  /**
+   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST = 100103;
+   */
+  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST = 100103,
+
+  /**
+   * @generated from enum value: CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE = 100104;
+   */
+  IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE = 100104,
+
+  /**
+   * Registry host: pull and push of images (the hosted service checks `CAP_REPO_BLOBS_GET`, `CAP_MANIFEST_*`).
+   *
+   * @generated from enum value: CAP_REGISTRY_PULL = 100201;
+   */
+  REGISTRY_PULL = 100201,
+
+  /**
+   * @generated from enum value: CAP_REGISTRY_PUSH = 100202;
+   */
+  REGISTRY_PUSH = 100202,
 }
 
 /**
@@ -419,10 +527,68 @@ export const CapSchema: GenEnum<Cap> = /*@__PURE__*/
   enumDesc(file_platform_common_v1_authorization, 0);
 
 /**
+ * BuiltInRole names one of the roles every installation has (api-surface 4):
+ * `viewer`, `editor`, `owner` and `registry.pull`.
+ *
+ * @generated from enum platform.common.v1.BuiltInRole
+ */
+export enum BuiltInRole {
+  /**
+   * @generated from enum value: BUILT_IN_ROLE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * `viewer`: every list.
+   *
+   * @generated from enum value: BUILT_IN_ROLE_VIEWER = 1;
+   */
+  VIEWER = 1,
+
+  /**
+   * `editor`: viewer, plus create, update and delete of repos, tags and
+   * subscriptions, and pull and push.
+   *
+   * @generated from enum value: BUILT_IN_ROLE_EDITOR = 2;
+   */
+  EDITOR = 2,
+
+  /**
+   * `owner`: everything.
+   *
+   * @generated from enum value: BUILT_IN_ROLE_OWNER = 3;
+   */
+  OWNER = 3,
+
+  /**
+   * `registry.pull`: repo and tag list, pull.
+   *
+   * @generated from enum value: BUILT_IN_ROLE_REGISTRY_PULL = 4;
+   */
+  REGISTRY_PULL = 4,
+}
+
+/**
+ * Describes the enum platform.common.v1.BuiltInRole.
+ */
+export const BuiltInRoleSchema: GenEnum<BuiltInRole> = /*@__PURE__*/
+  enumDesc(file_platform_common_v1_authorization, 1);
+
+/**
+ * The built-in roles holding a `Cap` value. Every capability declares it
+ * (a test checks), so a new capability reaches a built-in role only by an
+ * explicit decision here.
+ *
+ * @generated from extension: platform.common.v1.BuiltInRoles built_in_roles = 51002;
+ */
+export const built_in_roles: GenExtension<EnumValueOptions, BuiltInRoles> = /*@__PURE__*/
+  extDesc(file_platform_common_v1_authorization, 0);
+
+/**
  * The authorization an RPC requires.
  *
  * @generated from extension: platform.common.v1.AuthRule auth = 51001;
  */
 export const auth: GenExtension<MethodOptions, AuthRule> = /*@__PURE__*/
-  extDesc(file_platform_common_v1_authorization, 0);
+  extDesc(file_platform_common_v1_authorization, 1);
 

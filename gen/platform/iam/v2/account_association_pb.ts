@@ -13,11 +13,14 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/account_association.proto.
  */
 export const file_platform_iam_v2_account_association: GenFile = /*@__PURE__*/
-  fileDesc("CilwbGF0Zm9ybS9pYW0vdjIvYWNjb3VudF9hc3NvY2lhdGlvbi5wcm90bxIPcGxhdGZvcm0uaWFtLnYyIt0CChJBY2NvdW50QXNzb2NpYXRpb24SEAoDdWlkGAEgASgJQgPgQQgSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIZChFhbWF6b25fYWNjb3VudF9pZBgEIAEoCRIZChFnb29nbGVfcHJvamVjdF9pZBgFIAEoCRIdChVnb29nbGVfcHJvamVjdF9udW1iZXIYBiABKAkSFwoPYXp1cmVfdGVuYW50X2lkGAcgASgJEhcKD2F6dXJlX2NsaWVudF9pZBgIIAEoCRIfChdnaXRodWJfaW5zdGFsbGF0aW9uX2lkcxgJIAMoCRI0CgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0Cgt1cGRhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBA2IGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CilwbGF0Zm9ybS9pYW0vdjIvYWNjb3VudF9hc3NvY2lhdGlvbi5wcm90bxIPcGxhdGZvcm0uaWFtLnYyIrgIChJBY2NvdW50QXNzb2NpYXRpb24SEAoDdWlkGAEgASgJQgPgQQgSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRI6CgZhbWF6b24YBCABKAsyKi5wbGF0Zm9ybS5pYW0udjIuQWNjb3VudEFzc29jaWF0aW9uLkFtYXpvbhI6CgZnb29nbGUYBSABKAsyKi5wbGF0Zm9ybS5pYW0udjIuQWNjb3VudEFzc29jaWF0aW9uLkdvb2dsZRI4CgVhenVyZRgIIAEoCzIpLnBsYXRmb3JtLmlhbS52Mi5BY2NvdW50QXNzb2NpYXRpb24uQXp1cmUSOgoGZ2l0aHViGAsgASgLMioucGxhdGZvcm0uaWFtLnYyLkFjY291bnRBc3NvY2lhdGlvbi5HaXRIdWISNAoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMaHgoGQW1hem9uEhQKB2FjY291bnQYASABKAlCA+BBAho+CgZHb29nbGUSFwoKcHJvamVjdF9pZBgBIAEoCUID4EECEhsKDnByb2plY3RfbnVtYmVyGAIgASgJQgPgQQIapAEKBUF6dXJlEhYKCXRlbmFudF9pZBgBIAEoCUID4EECElEKCmNsaWVudF9pZHMYAiADKAsyOC5wbGF0Zm9ybS5pYW0udjIuQWNjb3VudEFzc29jaWF0aW9uLkF6dXJlLkNsaWVudElkc0VudHJ5QgPgQQIaMAoOQ2xpZW50SWRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARraAQoGR2l0SHViElsKEWFwcF9pbnN0YWxsYXRpb25zGAIgAygLMkAucGxhdGZvcm0uaWFtLnYyLkFjY291bnRBc3NvY2lhdGlvbi5HaXRIdWIuQXBwSW5zdGFsbGF0aW9uc0VudHJ5GnMKFUFwcEluc3RhbGxhdGlvbnNFbnRyeRILCgNrZXkYASABKAMSSQoFdmFsdWUYAiABKAsyOi5wbGF0Zm9ybS5pYW0udjIuQWNjb3VudEFzc29jaWF0aW9uLkdpdEh1YkFwcEluc3RhbGxhdGlvbnM6AjgBGmcKFkdpdEh1YkFwcEluc3RhbGxhdGlvbnMSTQoNaW5zdGFsbGF0aW9ucxgBIAMoCzI2LnBsYXRmb3JtLmlhbS52Mi5BY2NvdW50QXNzb2NpYXRpb24uR2l0SHViSW5zdGFsbGF0aW9uGkAKEkdpdEh1Ykluc3RhbGxhdGlvbhIcCg9pbnN0YWxsYXRpb25faWQYASABKANCA+BBAhIMCgRuYW1lGAIgASgJSgQIBxAIYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * AccountAssociation records the cloud accounts a group uses. A group has at
- * most one; its uid is the group's uid.
+ * most one; its uid is the group's uid. Field names, numbers and nesting are
+ * the hosted service's; it also has `chainguard` (7), which this server does
+ * not implement. Each cloud is optional; a cloud that is given needs its
+ * required fields.
  *
  * @generated from message platform.iam.v2.AccountAssociation
  */
@@ -44,55 +47,32 @@ export type AccountAssociation = Message<"platform.iam.v2.AccountAssociation"> &
   description: string;
 
   /**
-   * An AWS account id: 12 digits.
-   *
-   * @generated from field: string amazon_account_id = 4;
+   * @generated from field: platform.iam.v2.AccountAssociation.Amazon amazon = 4;
    */
-  amazonAccountId: string;
+  amazon?: AccountAssociation_Amazon | undefined;
 
   /**
-   * A Google Cloud project id: 6 to 30 lowercase letters, digits and hyphens,
-   * starting with a letter and not ending with a hyphen.
-   *
-   * @generated from field: string google_project_id = 5;
+   * @generated from field: platform.iam.v2.AccountAssociation.Google google = 5;
    */
-  googleProjectId: string;
+  google?: AccountAssociation_Google | undefined;
 
   /**
-   * A Google Cloud project number: 1 to 20 digits.
-   *
-   * @generated from field: string google_project_number = 6;
+   * @generated from field: platform.iam.v2.AccountAssociation.Azure azure = 8;
    */
-  googleProjectNumber: string;
+  azure?: AccountAssociation_Azure | undefined;
 
   /**
-   * An Azure tenant id: a UUID.
-   *
-   * @generated from field: string azure_tenant_id = 7;
+   * @generated from field: platform.iam.v2.AccountAssociation.GitHub github = 11;
    */
-  azureTenantId: string;
+  github?: AccountAssociation_GitHub | undefined;
 
   /**
-   * An Azure application (client) id: a UUID.
-   *
-   * @generated from field: string azure_client_id = 8;
-   */
-  azureClientId: string;
-
-  /**
-   * GitHub App installation ids, each 1 to 20 digits; at most 100, no repeats.
-   *
-   * @generated from field: repeated string github_installation_ids = 9;
-   */
-  githubInstallationIds: string[];
-
-  /**
-   * @generated from field: google.protobuf.Timestamp create_time = 10;
+   * @generated from field: google.protobuf.Timestamp create_time = 9;
    */
   createTime?: Timestamp | undefined;
 
   /**
-   * @generated from field: google.protobuf.Timestamp update_time = 11;
+   * @generated from field: google.protobuf.Timestamp update_time = 10;
    */
   updateTime?: Timestamp | undefined;
 };
@@ -103,4 +83,152 @@ export type AccountAssociation = Message<"platform.iam.v2.AccountAssociation"> &
  */
 export const AccountAssociationSchema: GenMessage<AccountAssociation> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_account_association, 0);
+
+/**
+ * Amazon is an AWS account.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.Amazon
+ */
+export type AccountAssociation_Amazon = Message<"platform.iam.v2.AccountAssociation.Amazon"> & {
+  /**
+   * The AWS account id: 12 digits.
+   *
+   * @generated from field: string account = 1;
+   */
+  account: string;
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.Amazon.
+ * Use `create(AccountAssociation_AmazonSchema)` to create a new message.
+ */
+export const AccountAssociation_AmazonSchema: GenMessage<AccountAssociation_Amazon> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 0);
+
+/**
+ * Google is a Google Cloud project.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.Google
+ */
+export type AccountAssociation_Google = Message<"platform.iam.v2.AccountAssociation.Google"> & {
+  /**
+   * The project id: 6 to 30 lowercase letters, digits and hyphens, starting
+   * with a letter and not ending with a hyphen.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The project number: 1 to 20 digits.
+   *
+   * @generated from field: string project_number = 2;
+   */
+  projectNumber: string;
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.Google.
+ * Use `create(AccountAssociation_GoogleSchema)` to create a new message.
+ */
+export const AccountAssociation_GoogleSchema: GenMessage<AccountAssociation_Google> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 1);
+
+/**
+ * Azure is an Azure tenant and the application (client) ids used in it.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.Azure
+ */
+export type AccountAssociation_Azure = Message<"platform.iam.v2.AccountAssociation.Azure"> & {
+  /**
+   * The tenant id: a UUID.
+   *
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * Application (client) ids, each a UUID, by a name of the caller's choosing
+   * (1 to 64 of `[A-Za-z0-9._-]`); 1 to 32 entries.
+   *
+   * @generated from field: map<string, string> client_ids = 2;
+   */
+  clientIds: { [key: string]: string };
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.Azure.
+ * Use `create(AccountAssociation_AzureSchema)` to create a new message.
+ */
+export const AccountAssociation_AzureSchema: GenMessage<AccountAssociation_Azure> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 2);
+
+/**
+ * GitHub lists GitHub App installations.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.GitHub
+ */
+export type AccountAssociation_GitHub = Message<"platform.iam.v2.AccountAssociation.GitHub"> & {
+  /**
+   * Installations by GitHub App id (a positive number; 0 holds installations
+   * recorded before the app was known). At most 100 installations in all.
+   *
+   * @generated from field: map<int64, platform.iam.v2.AccountAssociation.GitHubAppInstallations> app_installations = 2;
+   */
+  appInstallations: { [key: string]: AccountAssociation_GitHubAppInstallations };
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.GitHub.
+ * Use `create(AccountAssociation_GitHubSchema)` to create a new message.
+ */
+export const AccountAssociation_GitHubSchema: GenMessage<AccountAssociation_GitHub> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 3);
+
+/**
+ * GitHubAppInstallations are the installations of one GitHub App.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.GitHubAppInstallations
+ */
+export type AccountAssociation_GitHubAppInstallations = Message<"platform.iam.v2.AccountAssociation.GitHubAppInstallations"> & {
+  /**
+   * @generated from field: repeated platform.iam.v2.AccountAssociation.GitHubInstallation installations = 1;
+   */
+  installations: AccountAssociation_GitHubInstallation[];
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.GitHubAppInstallations.
+ * Use `create(AccountAssociation_GitHubAppInstallationsSchema)` to create a new message.
+ */
+export const AccountAssociation_GitHubAppInstallationsSchema: GenMessage<AccountAssociation_GitHubAppInstallations> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 4);
+
+/**
+ * GitHubInstallation is one installation of a GitHub App.
+ *
+ * @generated from message platform.iam.v2.AccountAssociation.GitHubInstallation
+ */
+export type AccountAssociation_GitHubInstallation = Message<"platform.iam.v2.AccountAssociation.GitHubInstallation"> & {
+  /**
+   * A positive number, unique within the association.
+   *
+   * @generated from field: int64 installation_id = 1;
+   */
+  installationId: bigint;
+
+  /**
+   * At most 128 characters.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message platform.iam.v2.AccountAssociation.GitHubInstallation.
+ * Use `create(AccountAssociation_GitHubInstallationSchema)` to create a new message.
+ */
+export const AccountAssociation_GitHubInstallationSchema: GenMessage<AccountAssociation_GitHubInstallation> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_account_association, 0, 5);
 

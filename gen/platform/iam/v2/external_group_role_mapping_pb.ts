@@ -13,11 +13,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/external_group_role_mapping.proto.
  */
 export const file_platform_iam_v2_external_group_role_mapping: GenFile = /*@__PURE__*/
-  fileDesc("CjFwbGF0Zm9ybS9pYW0vdjIvZXh0ZXJuYWxfZ3JvdXBfcm9sZV9tYXBwaW5nLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIizAEKGEV4dGVybmFsR3JvdXBSb2xlTWFwcGluZxIQCgN1aWQYASABKAlCA+BBCBIbCg5leHRlcm5hbF9ncm91cBgCIAEoCUID4EECEhUKCHJvbGVfdWlkGAMgASgJQgPgQQISNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CjFwbGF0Zm9ybS9pYW0vdjIvZXh0ZXJuYWxfZ3JvdXBfcm9sZV9tYXBwaW5nLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIi+QEKGEV4dGVybmFsR3JvdXBSb2xlTWFwcGluZxIQCgN1aWQYASABKAlCA+BBCBIiChVpZGVudGl0eV9wcm92aWRlcl91aWQYAiABKAlCA+BBAxIeChFleHRlcm5hbF9ncm91cF9pZBgDIAEoCUID4EECEhUKCHJvbGVfdWlkGAQgASgJQgPgQQISNAoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYZCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNKBAgFEAZiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * ExternalGroupRoleMapping grants a role on the provider's group to the users
- * whose groups claim at an identity provider holds a value.
+ * whose groups claim at an identity provider holds a value. Field names and
+ * numbers are the hosted service's, which also has `scope` (5); `update_time`
+ * is this server's addition (mappings can be updated here).
  *
  * @generated from message platform.iam.v2.ExternalGroupRoleMapping
  */
@@ -30,26 +32,33 @@ export type ExternalGroupRoleMapping = Message<"platform.iam.v2.ExternalGroupRol
   uid: string;
 
   /**
+   * The identity provider the mapping belongs to (the uid's parent).
+   *
+   * @generated from field: string identity_provider_uid = 2;
+   */
+  identityProviderUid: string;
+
+  /**
    * A value of the provider's groups claim, 1 to 256 printable characters.
    *
-   * @generated from field: string external_group = 2;
+   * @generated from field: string external_group_id = 3;
    */
-  externalGroup: string;
+  externalGroupId: string;
 
   /**
    * The role granted: built-in, or a role of the group or of one of its ancestors.
    *
-   * @generated from field: string role_uid = 3;
+   * @generated from field: string role_uid = 4;
    */
   roleUid: string;
 
   /**
-   * @generated from field: google.protobuf.Timestamp create_time = 4;
+   * @generated from field: google.protobuf.Timestamp create_time = 6;
    */
   createTime?: Timestamp | undefined;
 
   /**
-   * @generated from field: google.protobuf.Timestamp update_time = 5;
+   * @generated from field: google.protobuf.Timestamp update_time = 100;
    */
   updateTime?: Timestamp | undefined;
 };

@@ -5,6 +5,8 @@
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
+import type { Cap } from "../../common/v1/authorization_pb.js";
+import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -13,10 +15,12 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/group_invite.proto.
  */
 export const file_platform_iam_v2_group_invite: GenFile = /*@__PURE__*/
-  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIivgIKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISDQoFZW1haWwYAyABKAkSKwoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQgPgQQQSNAoLZXhwaXJlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhEKBGNvZGUYByABKAlCA+BBAxIyCgl1c2VkX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIi/QIKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISMwoEcm9sZRgKIAEoCzIgLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZVJvbGVCA+BBAxINCgVlbWFpbBgDIAEoCRIrCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CA+BBBBI4Cg9leHBpcmF0aW9uX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhEKBGNvZGUYByABKAlCA+BBAxI0CgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxIyCgl1c2VkX3RpbWUYZCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNKBAgIEAkihAEKD0dyb3VwSW52aXRlUm9sZRIQCgN1aWQYASABKAlCA+BBAxIRCgRuYW1lGAIgASgJQgPgQQMSGAoLZGVzY3JpcHRpb24YAyABKAlCA+BBAxIyCgxjYXBhYmlsaXRpZXMYBCADKA4yFy5wbGF0Zm9ybS5jb21tb24udjEuQ2FwQgPgQQNiBnByb3RvMw", [file_google_api_field_behavior, file_platform_common_v1_authorization, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * GroupInvite lets whoever holds its code bind itself to a role on a group.
+ * Field names and numbers are the hosted service's, which also has `key_id`
+ * (8, the key its signed codes name); `used_time` is this server's addition.
  *
  * @generated from message platform.iam.v2.GroupInvite
  */
@@ -37,6 +41,13 @@ export type GroupInvite = Message<"platform.iam.v2.GroupInvite"> & {
   roleUid: string;
 
   /**
+   * The role `role_uid` names, as it is now.
+   *
+   * @generated from field: platform.iam.v2.GroupInviteRole role = 10;
+   */
+  role?: GroupInviteRole | undefined;
+
+  /**
    * The address the invite is meant for (informational, not checked at
    * redemption); at most 254 characters.
    *
@@ -54,9 +65,9 @@ export type GroupInvite = Message<"platform.iam.v2.GroupInvite"> & {
   /**
    * When the code stops being accepted.
    *
-   * @generated from field: google.protobuf.Timestamp expire_time = 5;
+   * @generated from field: google.protobuf.Timestamp expiration_time = 5;
    */
-  expireTime?: Timestamp | undefined;
+  expirationTime?: Timestamp | undefined;
 
   /**
    * A single-use code is refused after its first redemption.
@@ -74,16 +85,16 @@ export type GroupInvite = Message<"platform.iam.v2.GroupInvite"> & {
   code: string;
 
   /**
-   * When a single-use invite was redeemed; absent until then.
-   *
-   * @generated from field: google.protobuf.Timestamp used_time = 8;
-   */
-  usedTime?: Timestamp | undefined;
-
-  /**
    * @generated from field: google.protobuf.Timestamp create_time = 9;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * When a single-use invite was redeemed; absent until then.
+   *
+   * @generated from field: google.protobuf.Timestamp used_time = 100;
+   */
+  usedTime?: Timestamp | undefined;
 };
 
 /**
@@ -92,4 +103,38 @@ export type GroupInvite = Message<"platform.iam.v2.GroupInvite"> & {
  */
 export const GroupInviteSchema: GenMessage<GroupInvite> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_group_invite, 0);
+
+/**
+ * GroupInviteRole is the role an invite grants, hydrated.
+ *
+ * @generated from message platform.iam.v2.GroupInviteRole
+ */
+export type GroupInviteRole = Message<"platform.iam.v2.GroupInviteRole"> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * @generated from field: repeated platform.common.v1.Cap capabilities = 4;
+   */
+  capabilities: Cap[];
+};
+
+/**
+ * Describes the message platform.iam.v2.GroupInviteRole.
+ * Use `create(GroupInviteRoleSchema)` to create a new message.
+ */
+export const GroupInviteRoleSchema: GenMessage<GroupInviteRole> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_group_invite, 1);
 

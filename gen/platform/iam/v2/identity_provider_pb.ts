@@ -13,10 +13,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/identity_provider.proto.
  */
 export const file_platform_iam_v2_identity_provider: GenFile = /*@__PURE__*/
-  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiLMAgoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSEwoGaXNzdWVyGAQgASgJQgPgQQISFgoJY2xpZW50X2lkGAUgASgJQgPgQQISGgoNY2xpZW50X3NlY3JldBgGIAEoCUID4EEEEhkKEWFkZGl0aW9uYWxfc2NvcGVzGAcgAygJEhQKDGdyb3Vwc19jbGFpbRgIIAEoCRIYChBkZWZhdWx0X3JvbGVfdWlkGAkgASgJEjQKC2NyZWF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEjQKC3VwZGF0ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKaAwoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFAoMZGVmYXVsdF9yb2xlGAYgASgJEjYKBG9pZGMYFCABKAsyJi5wbGF0Zm9ybS5pYW0udjIuSWRlbnRpdHlQcm92aWRlci5PSURDSAAagAEKBE9JREMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISGgoNY2xpZW50X3NlY3JldBgDIAEoCUID4EEEEhkKEWFkZGl0aW9uYWxfc2NvcGVzGAQgAygJEhQKDGdyb3Vwc19jbGFpbRgFIAEoCUIPCg1jb25maWd1cmF0aW9uYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * IdentityProvider is an OIDC provider whose users may sign in to a group.
+ * Field names, numbers and nesting are the hosted service's; it also has
+ * `scim` (21) and the OIDC options `correlation_rule` (6) and `pkce_enabled`
+ * (7), which this server does not implement.
  *
  * @generated from message platform.iam.v2.IdentityProvider
  */
@@ -43,59 +46,35 @@ export type IdentityProvider = Message<"platform.iam.v2.IdentityProvider"> & {
   description: string;
 
   /**
-   * The OIDC issuer: an https URL without query or fragment, at most 2048 characters.
-   *
-   * @generated from field: string issuer = 4;
-   */
-  issuer: string;
-
-  /**
-   * The OAuth client id registered at the issuer, at most 256 characters.
-   *
-   * @generated from field: string client_id = 5;
-   */
-  clientId: string;
-
-  /**
-   * The OAuth client secret, at most 1024 characters. Required on create;
-   * never returned; an update changes it only when a value is given.
-   *
-   * @generated from field: string client_secret = 6;
-   */
-  clientSecret: string;
-
-  /**
-   * Scopes requested besides `openid` (each an OAuth scope token, at most 32).
-   *
-   * @generated from field: repeated string additional_scopes = 7;
-   */
-  additionalScopes: string[];
-
-  /**
-   * The ID token claim listing the user's groups at the provider (for
-   * external group role mappings); empty when unused.
-   *
-   * @generated from field: string groups_claim = 8;
-   */
-  groupsClaim: string;
-
-  /**
-   * The role every user of the provider gets on the group; empty for none.
-   * Built-in, or a role of the group or of one of its ancestors.
-   *
-   * @generated from field: string default_role_uid = 9;
-   */
-  defaultRoleUid: string;
-
-  /**
-   * @generated from field: google.protobuf.Timestamp create_time = 10;
+   * @generated from field: google.protobuf.Timestamp create_time = 4;
    */
   createTime?: Timestamp | undefined;
 
   /**
-   * @generated from field: google.protobuf.Timestamp update_time = 11;
+   * @generated from field: google.protobuf.Timestamp update_time = 5;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The uid of the role every user of the provider gets on the group; empty
+   * for none. Built-in, or a role of the group or of one of its ancestors.
+   *
+   * @generated from field: string default_role = 6;
+   */
+  defaultRole: string;
+
+  /**
+   * How to reach the provider; OIDC is the only kind, required on create.
+   *
+   * @generated from oneof platform.iam.v2.IdentityProvider.configuration
+   */
+  configuration: {
+    /**
+     * @generated from field: platform.iam.v2.IdentityProvider.OIDC oidc = 20;
+     */
+    value: IdentityProvider_OIDC;
+    case: "oidc";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -104,4 +83,55 @@ export type IdentityProvider = Message<"platform.iam.v2.IdentityProvider"> & {
  */
 export const IdentityProviderSchema: GenMessage<IdentityProvider> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_identity_provider, 0);
+
+/**
+ * OIDC is how the server talks to an OpenID Connect provider.
+ *
+ * @generated from message platform.iam.v2.IdentityProvider.OIDC
+ */
+export type IdentityProvider_OIDC = Message<"platform.iam.v2.IdentityProvider.OIDC"> & {
+  /**
+   * The OIDC issuer: an https URL without query or fragment, at most 2048 characters.
+   *
+   * @generated from field: string issuer = 1;
+   */
+  issuer: string;
+
+  /**
+   * The OAuth client id registered at the issuer, at most 256 characters.
+   *
+   * @generated from field: string client_id = 2;
+   */
+  clientId: string;
+
+  /**
+   * The OAuth client secret, at most 1024 characters. Required on create;
+   * never returned; an update changes it only when a value is given.
+   *
+   * @generated from field: string client_secret = 3;
+   */
+  clientSecret: string;
+
+  /**
+   * Scopes requested besides `openid` (each an OAuth scope token, at most 32).
+   *
+   * @generated from field: repeated string additional_scopes = 4;
+   */
+  additionalScopes: string[];
+
+  /**
+   * The ID token claim listing the user's groups at the provider (for
+   * external group role mappings); empty when unused.
+   *
+   * @generated from field: string groups_claim = 5;
+   */
+  groupsClaim: string;
+};
+
+/**
+ * Describes the message platform.iam.v2.IdentityProvider.OIDC.
+ * Use `create(IdentityProvider_OIDCSchema)` to create a new message.
+ */
+export const IdentityProvider_OIDCSchema: GenMessage<IdentityProvider_OIDC> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_identity_provider, 0, 0);
 

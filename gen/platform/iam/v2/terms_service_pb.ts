@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/terms_service.proto.
  */
 export const file_platform_iam_v2_terms_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNwbGF0Zm9ybS9pYW0vdjIvdGVybXNfc2VydmljZS5wcm90bxIPcGxhdGZvcm0uaWFtLnYyIj4KEkFjY2VwdFRlcm1zUmVxdWVzdBISCgVncm91cBgBIAEoCUID4EECEhQKB2RvY19pZHMYAiADKAlCA+BBAiJMChNBY2NlcHRUZXJtc1Jlc3BvbnNlEjUKC2FjY2VwdGFuY2VzGAEgAygLMiAucGxhdGZvcm0uaWFtLnYyLlRlcm1zQWNjZXB0YW5jZSJ9ChBMaXN0VGVybXNSZXF1ZXN0EhIKBWdyb3VwGAEgASgJQgPgQQISDgoGZG9jX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEhAKCG9yZGVyX2J5GAUgASgJEgwKBHNraXAYBiABKAUingEKEUxpc3RUZXJtc1Jlc3BvbnNlEjUKC2FjY2VwdGFuY2VzGAEgAygLMiAucGxhdGZvcm0uaWFtLnYyLlRlcm1zQWNjZXB0YW5jZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSGAoLdG90YWxfY291bnQYAyABKANIAIgBARIPCgdza2lwcGVkGAQgASgFQg4KDF90b3RhbF9jb3VudDKoAgoMVGVybXNTZXJ2aWNlEo0BCgtBY2NlcHRUZXJtcxIjLnBsYXRmb3JtLmlhbS52Mi5BY2NlcHRUZXJtc1JlcXVlc3QaJC5wbGF0Zm9ybS5pYW0udjIuQWNjZXB0VGVybXNSZXNwb25zZSIzyvMYDBoKCgVncm91cBoBUYLT5JMCHToBKiIYL2lhbS92Mi90ZXJtcy97Z3JvdXA9Kip9EocBCglMaXN0VGVybXMSIS5wbGF0Zm9ybS5pYW0udjIuTGlzdFRlcm1zUmVxdWVzdBoiLnBsYXRmb3JtLmlhbS52Mi5MaXN0VGVybXNSZXNwb25zZSIzkAIByvMYDBoKCgVncm91cBoBUILT5JMCGhIYL2lhbS92Mi90ZXJtcy97Z3JvdXA9Kip9YgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_iam_v2_terms]);
+  fileDesc("CiNwbGF0Zm9ybS9pYW0vdjIvdGVybXNfc2VydmljZS5wcm90bxIPcGxhdGZvcm0uaWFtLnYyIkMKEkFjY2VwdFRlcm1zUmVxdWVzdBISCgVncm91cBgBIAEoCUID4EECEhkKDGRvY3VtZW50X2lkcxgCIAMoCUID4EECIncKE0FjY2VwdFRlcm1zUmVzcG9uc2USDQoFZ3JvdXAYASABKAkSFAoMZG9jdW1lbnRfaWRzGAIgAygJEjsKEXRlcm1zX2FjY2VwdGFuY2VzGGQgAygLMiAucGxhdGZvcm0uaWFtLnYyLlRlcm1zQWNjZXB0YW5jZSKIAQobTGlzdFRlcm1zQWNjZXB0YW5jZXNSZXF1ZXN0EhIKBWdyb3VwGAEgASgJQgPgQQISDgoGZG9jX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEhAKCG9yZGVyX2J5GAUgASgJEgwKBHNraXAYBiABKAUirwEKHExpc3RUZXJtc0FjY2VwdGFuY2VzUmVzcG9uc2USOwoRdGVybXNfYWNjZXB0YW5jZXMYASADKAsyIC5wbGF0Zm9ybS5pYW0udjIuVGVybXNBY2NlcHRhbmNlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYCgt0b3RhbF9jb3VudBgDIAEoA0gAiAEBEg8KB3NraXBwZWQYBCABKAVCDgoMX3RvdGFsX2NvdW50MssCCgxUZXJtc1NlcnZpY2USjgEKC0FjY2VwdFRlcm1zEiMucGxhdGZvcm0uaWFtLnYyLkFjY2VwdFRlcm1zUmVxdWVzdBokLnBsYXRmb3JtLmlhbS52Mi5BY2NlcHRUZXJtc1Jlc3BvbnNlIjTK8xgNGgsKBWdyb3VwGgKZEYLT5JMCHToBKiIYL2lhbS92Mi90ZXJtcy97Z3JvdXA9Kip9EqkBChRMaXN0VGVybXNBY2NlcHRhbmNlcxIsLnBsYXRmb3JtLmlhbS52Mi5MaXN0VGVybXNBY2NlcHRhbmNlc1JlcXVlc3QaLS5wbGF0Zm9ybS5pYW0udjIuTGlzdFRlcm1zQWNjZXB0YW5jZXNSZXNwb25zZSI0kAIByvMYDRoLCgVncm91cBoCmhGC0+STAhoSGC9pYW0vdjIvdGVybXMve2dyb3VwPSoqfWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_iam_v2_terms]);
 
 /**
  * AcceptTermsRequest names the group and the documents accepted.
@@ -31,9 +31,9 @@ export type AcceptTermsRequest = Message<"platform.iam.v2.AcceptTermsRequest"> &
   /**
    * 1 to 50 document ids, each `^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`, no repeats.
    *
-   * @generated from field: repeated string doc_ids = 2;
+   * @generated from field: repeated string document_ids = 2;
    */
-  docIds: string[];
+  documentIds: string[];
 };
 
 /**
@@ -44,15 +44,26 @@ export const AcceptTermsRequestSchema: GenMessage<AcceptTermsRequest> = /*@__PUR
   messageDesc(file_platform_iam_v2_terms_service, 0);
 
 /**
- * AcceptTermsResponse holds one acceptance per document, in request order.
+ * AcceptTermsResponse names the group and the documents accepted (as the
+ * hosted service does), plus one acceptance record per document, in request order.
  *
  * @generated from message platform.iam.v2.AcceptTermsResponse
  */
 export type AcceptTermsResponse = Message<"platform.iam.v2.AcceptTermsResponse"> & {
   /**
-   * @generated from field: repeated platform.iam.v2.TermsAcceptance acceptances = 1;
+   * @generated from field: string group = 1;
    */
-  acceptances: TermsAcceptance[];
+  group: string;
+
+  /**
+   * @generated from field: repeated string document_ids = 2;
+   */
+  documentIds: string[];
+
+  /**
+   * @generated from field: repeated platform.iam.v2.TermsAcceptance terms_acceptances = 100;
+   */
+  termsAcceptances: TermsAcceptance[];
 };
 
 /**
@@ -63,11 +74,11 @@ export const AcceptTermsResponseSchema: GenMessage<AcceptTermsResponse> = /*@__P
   messageDesc(file_platform_iam_v2_terms_service, 1);
 
 /**
- * ListTermsRequest follows the list conventions of spec 4.1.
+ * ListTermsAcceptancesRequest follows the list conventions of spec 4.1.
  *
- * @generated from message platform.iam.v2.ListTermsRequest
+ * @generated from message platform.iam.v2.ListTermsAcceptancesRequest
  */
-export type ListTermsRequest = Message<"platform.iam.v2.ListTermsRequest"> & {
+export type ListTermsAcceptancesRequest = Message<"platform.iam.v2.ListTermsAcceptancesRequest"> & {
   /**
    * @generated from field: string group = 1;
    */
@@ -107,22 +118,22 @@ export type ListTermsRequest = Message<"platform.iam.v2.ListTermsRequest"> & {
 };
 
 /**
- * Describes the message platform.iam.v2.ListTermsRequest.
- * Use `create(ListTermsRequestSchema)` to create a new message.
+ * Describes the message platform.iam.v2.ListTermsAcceptancesRequest.
+ * Use `create(ListTermsAcceptancesRequestSchema)` to create a new message.
  */
-export const ListTermsRequestSchema: GenMessage<ListTermsRequest> = /*@__PURE__*/
+export const ListTermsAcceptancesRequestSchema: GenMessage<ListTermsAcceptancesRequest> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_terms_service, 2);
 
 /**
- * ListTermsResponse is one page.
+ * ListTermsAcceptancesResponse is one page.
  *
- * @generated from message platform.iam.v2.ListTermsResponse
+ * @generated from message platform.iam.v2.ListTermsAcceptancesResponse
  */
-export type ListTermsResponse = Message<"platform.iam.v2.ListTermsResponse"> & {
+export type ListTermsAcceptancesResponse = Message<"platform.iam.v2.ListTermsAcceptancesResponse"> & {
   /**
-   * @generated from field: repeated platform.iam.v2.TermsAcceptance acceptances = 1;
+   * @generated from field: repeated platform.iam.v2.TermsAcceptance terms_acceptances = 1;
    */
-  acceptances: TermsAcceptance[];
+  termsAcceptances: TermsAcceptance[];
 
   /**
    * @generated from field: string next_page_token = 2;
@@ -141,10 +152,10 @@ export type ListTermsResponse = Message<"platform.iam.v2.ListTermsResponse"> & {
 };
 
 /**
- * Describes the message platform.iam.v2.ListTermsResponse.
- * Use `create(ListTermsResponseSchema)` to create a new message.
+ * Describes the message platform.iam.v2.ListTermsAcceptancesResponse.
+ * Use `create(ListTermsAcceptancesResponseSchema)` to create a new message.
  */
-export const ListTermsResponseSchema: GenMessage<ListTermsResponse> = /*@__PURE__*/
+export const ListTermsAcceptancesResponseSchema: GenMessage<ListTermsAcceptancesResponse> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_terms_service, 3);
 
 /**
@@ -165,15 +176,15 @@ export const TermsService: GenService<{
     output: typeof AcceptTermsResponseSchema;
   },
   /**
-   * ListTerms lists the acceptances that apply to a group: those made at it and
+   * ListTermsAcceptances lists the acceptances that apply to a group: those made at it and
    * at its ancestors (AIP-132).
    *
-   * @generated from rpc platform.iam.v2.TermsService.ListTerms
+   * @generated from rpc platform.iam.v2.TermsService.ListTermsAcceptances
    */
-  listTerms: {
+  listTermsAcceptances: {
     methodKind: "unary";
-    input: typeof ListTermsRequestSchema;
-    output: typeof ListTermsResponseSchema;
+    input: typeof ListTermsAcceptancesRequestSchema;
+    output: typeof ListTermsAcceptancesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platform_iam_v2_terms_service, 0);

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { after, describe, test } from "node:test";
+import { Migrator, sql, type Kysely } from "kysely";
+import { newRootUid } from "../../src/api/uidp.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { prepareStore } from "../../src/bootstrap.js";
+import { openDatabase, dialectOfDb, type OpenedDatabase } from "../../src/store/dialect.js";
+import { migrations } from "../../src/store/migrations/index.js";
+import { getRole } from "../../src/store/repositories/roles.js";
+import { migrate } from "../../src/store/store.js";
+import { dropFresh, testDatabases } from "../support/databases.js";
+
+/** Installations made by older releases: the schema and data as of a migration, then the current ones. */
+for (const database of await testDatabases()) {
+  describe(`older installs on ${database.name}`, { skip: database.skip }, () => {
+    const opened: Array<{ db: OpenedDatabase; url: string }> = [];
+    after(async () => {
+      for (const { db, url } of opened) {
+        await db.db.destroy();
+        await dropFresh(url);
+      }
+    });
+
+    /** A fresh database migrated up to `name` only. */
+    async function installedAt(name: string): Promise<OpenedDatabase> {
+      const url = await database.fresh();
+      const db = openDatabase(url);
+      opened.push({ db, url });
+      const schema =
+        dialectOfDb(db.db) === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.db)).rows[0].schema : undefined;
+      const migrator = new Migrator({ db: db.db, provider: { getMigrations: async () => migrations }, migrationTableSchema: schema });
+      assert.equal((await migrator.migrateTo(name)).error, undefined);
+      return db;
+    }
+
+    test("the migration renames stored capabilities; the next start brings built-in roles up to date", async () => {
+      const opened = await installedAt("2026-11-23-0006-blobs");
+      const db = opened.db;
+
+      const org = newRootUid();
+      const custom = `${org}/0123456789abcdef`;
+      await db.insertInto("groups").values({ uid: org, parent_uid: "", name: "old-install", description: "", create_time: 1, update_time: 1 }).execute();
+      await db.insertInto("roles").values({ uid: custom, group_uid: org, name: "auditor", description: "", built_in: 0, create_time: 1, update_time: 1 }).execute();
+      const viewer = builtInRole("viewer");
+      await db.insertInto("roles").values({ uid: viewer.uid, group_uid: "", name: "viewer", description: "old", built_in: 1, create_time: 1, update_time: 1 }).execute();
+      const stored = (role_uid: string, names: string[]) => db.insertInto("role_capabilities").values(names.map((capability) => ({ role_uid, capability }))).execute();
+      await stored(custom, ["CAP_IAM_IDENTITIES_LIST", "CAP_IAM_TERMS_ACCEPT", "CAP_EVENTS_SUBSCRIPTIONS_CREATE", "CAP_REPO_LIST", "CAP_REGISTRY_PULL"]);
+      // The old built-in viewer: old names, and a capability it no longer holds.
+      await stored(viewer.uid, ["CAP_IAM_GROUPS_LIST", "CAP_IAM_IDENTITIES_LIST", "CAP_EVENTS_SUBSCRIPTIONS_LIST", "CAP_REGISTRY_PULL"]);
+
+      await migrate(db);
+      assert.deepEqual(
+        (await getRole(db, custom)).capabilities,
+        ["CAP_EVENTS_SUBSCRIPTION_CREATE", "CAP_IAM_IDENTITY_LIST", "CAP_REGISTRY_PULL", "CAP_REPO_LIST", "CAP_TERMS_ACCEPT"],
+      );
+
+      await prepareStore({ db, dialect: opened.dialect, description: "", close: async () => {} }, 2);
+      for (const role of BUILT_IN_ROLES) {
+        const read = await getRole(db, role.uid);
+        assert.deepEqual(read.capabilities, [...role.capabilities].sort(), role.name);
+        assert.equal(read.description, role.description);
+      }
+      assert.ok(!(await getRole(db, viewer.uid)).capabilities.includes("CAP_REGISTRY_PULL"));
+    });
+
+    test("an account association's Azure client id and GitHub installation ids move to the keyed forms", async () => {
+      const db = (await installedAt("2026-11-24-0008-hosted-capability-names")).db;
+      const org = newRootUid();
+      const bare = newRootUid();
+      for (const [uid, name] of [[org, "assoc-org"], [bare, "assoc-bare"]]) {
+        await db.insertInto("groups").values({ uid, parent_uid: "", name, description: "", create_time: 1, update_time: 1 }).execute();
+      }
+      const row = (uid: string, azure: string, github: string[]) => ({
+        uid, group_uid: uid, name: "", description: "", amazon_account_id: "", google_project_id: "", google_project_number: "", azure_tenant_id: "",
+        azure_client_id: azure, github_installation_ids: JSON.stringify(github), create_time: 1, update_time: 1,
+      });
+      await (db as unknown as Kysely<Record<string, Record<string, unknown>>>).insertInto("account_associations").values([row(org, "00000000-0000-0000-0000-000000000001", ["42", "43"]), row(bare, "", [])]).execute();
+      await migrate(db);
+      const read = async (uid: string) =>
+        db.selectFrom("account_associations").select(["azure_client_ids", "github_app_installations"]).where("uid", "=", uid).executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse((await read(org)).azure_client_ids), { default: "00000000-0000-0000-0000-000000000001" });
+      assert.deepEqual(JSON.parse((await read(org)).github_app_installations), { "0": [{ installationId: "42", name: "" }, { installationId: "43", name: "" }] });
+      assert.deepEqual(await read(bare), { azure_client_ids: "{}", github_app_installations: "{}" });
+    });
+  });
+}
