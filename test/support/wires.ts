@@ -125,6 +125,11 @@ export function connectWire(port: number): Wire {
   return connectLike("connect", createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1" }));
 }
 
+/** The Connect protocol, JSON over HTTP/2 (prior knowledge). */
+export function connectH2Wire(port: number): Wire {
+  return connectLike("connect", createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "2" }));
+}
+
 /** gRPC-Web, binary over HTTP/1.1. */
 export function grpcWebWire(port: number): Wire {
   return connectLike("grpc-web", createGrpcWebTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "1.1", useBinaryFormat: true }));

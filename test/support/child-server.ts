@@ -1,0 +1,88 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
+const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
+/** `platform-api` that kills itself after some writes: crash-after-writes.ts. */
+const CRASHING = new URL("./crash-after-writes.ts", import.meta.url).pathname;
+
+/** The public URL a child server and its tokens use (issuer and audience). */
+export const CHILD_API_URL = "http://platform.test";
+
+/** Runs a `platform-api` command to its end; rejects on a non-zero exit. */
+export async function runCli(...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "" },
+    timeout: 30_000,
+  });
+  return stdout;
+}
+
+export interface Bootstrapped {
+  org: { uid: string; name: string };
+  ownerUid: string;
+  ownerToken: string;
+}
+
+/** `platform-api bootstrap` on `db`: an organization, its owner, and a token for `CHILD_API_URL`. */
+export async function bootstrapChild(db: string, org: string): Promise<Bootstrapped> {
+  const out = JSON.parse(await runCli("bootstrap", "--org", org, "--db", db, "--api-url", CHILD_API_URL)) as {
+    organization: { uid: string; name: string };
+    identity: { uid: string };
+    token: string;
+  };
+  return { org: out.organization, ownerUid: out.identity.uid, ownerToken: out.token };
+}
+
+export interface ChildServer {
+  child: ChildProcess;
+  apiPort: number;
+  /** `http://127.0.0.1:<apiPort>`. */
+  apiUrl: string;
+  /** Resolves when the process has exited. */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * `platform-api serve` in a child process on `db` and `registryDir`, on free
+ * loopback ports; resolves once it says where it listens. With
+ * `crashAfterWrites`, the process SIGKILLs itself after that many writes
+ * (test/support/crash-after-writes.ts).
+ */
+export async function startChildServer(options: { db: string; registryDir: string; logLevel?: string; crashAfterWrites?: number }): Promise<ChildServer> {
+  const entry = options.crashAfterWrites === undefined ? [BIN] : ["--import", "tsx", CRASHING];
+  const child = spawn(
+    process.execPath,
+    [
+      ...entry,
+      "serve",
+      ...["--host", "127.0.0.1", "--port", "0", "--registry-port", "0"],
+      ...["--db", options.db, "--registry-dir", options.registryDir, "--api-url", CHILD_API_URL],
+      ...["--log-level", options.logLevel ?? "warn"],
+    ],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
+    },
+  );
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const apiPort = await new Promise<number>((resolve, reject) => {
+    const onData = () => {
+      const match = /API on http:\/\/localhost:(\d+),/.exec(err);
+      if (match) {
+        child.stderr!.off("data", onData);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stderr!.on("data", onData);
+    void exit.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before listening: ${err}`)));
+  });
+  return { child, apiPort, apiUrl: `http://127.0.0.1:${apiPort}`, exit, stderr: () => err };
+}
