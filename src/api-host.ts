@@ -1,22 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { AccountAssociationsService, file_platform_iam_v2_account_associations_service } from "../gen/platform/iam/v2/account_associations_service_pb.js";
-import {
-  ExternalGroupRoleMappingsService,
-  file_platform_iam_v2_external_group_role_mappings_service,
-} from "../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
-import { file_platform_iam_v2_group_invites_service, GroupInvitesService } from "../gen/platform/iam/v2/group_invites_service_pb.js";
-import { file_platform_iam_v2_groups_service, GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
-import { file_platform_iam_v2_identities_service, IdentitiesService } from "../gen/platform/iam/v2/identities_service_pb.js";
-import { file_platform_iam_v2_identity_providers_service, IdentityProvidersService } from "../gen/platform/iam/v2/identity_providers_service_pb.js";
-import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../gen/platform/iam/v2/role_bindings_service_pb.js";
-import { file_platform_iam_v2_roles_service, RolesService } from "../gen/platform/iam/v2/roles_service_pb.js";
-import { file_platform_iam_v2_terms_service, TermsService } from "../gen/platform/iam/v2/terms_service_pb.js";
-import { file_platform_ping_v2_ping, PingService } from "../gen/platform/ping/v2/ping_pb.js";
-import { file_platform_registry_v2_images_service, ImagesService } from "../gen/platform/registry/v2/images_service_pb.js";
-import { file_platform_registry_v2_repos_service, ReposService } from "../gen/platform/registry/v2/repos_service_pb.js";
-import { file_platform_registry_v2_tags_service, TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
 import { errorDomainOf } from "./api/errors.js";
 import { createPager } from "./api/pagination.js";
 import { createTokenService, type TokenService } from "./auth/tokens.js";
@@ -29,40 +13,13 @@ import { errorInterceptor } from "./interceptors/error-interceptor.js";
 import { loggingInterceptor } from "./interceptors/logging-interceptor.js";
 import { createStreamShutdown } from "./interceptors/shutdown-interceptor.js";
 import type { Logger } from "./logger.js";
-import type { ServiceDeps } from "./services/deps.js";
-import { createAccountAssociationsService } from "./services/iam/account-association-service.js";
-import { createExternalGroupRoleMappingsService } from "./services/iam/external-group-role-mapping-service.js";
-import { createGroupInvitesService } from "./services/iam/group-invite-service.js";
-import { createGroupsService } from "./services/iam/groups-service.js";
-import { createIdentityProvidersService } from "./services/iam/identity-provider-service.js";
-import { createIdentitiesService } from "./services/iam/identity-service.js";
-import { createRoleBindingsService } from "./services/iam/role-binding-service.js";
-import { createRolesService } from "./services/iam/role-service.js";
-import { createTermsService } from "./services/iam/terms-service.js";
-import { createPingService } from "./services/ping/ping-service.js";
-import { createImagesService } from "./services/registry/images-service.js";
-import { createReposService } from "./services/registry/repos-service.js";
-import { createTagsService } from "./services/registry/tags-service.js";
-import { registerHealth, type HealthControl } from "./services/system/health-service.js";
-import { registerReflection } from "./services/system/reflection-service.js";
-import { serverSecret } from "./store/repositories/server-keys.js";
-import type { Store } from "./store/store.js";
+import type { ServiceDeps } from "./domains/deps.js";
+import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "./domains/index.js";
+import { registerHealth, type HealthControl } from "./system/health-service.js";
+import { registerReflection } from "./system/reflection-service.js";
+import { serverSecret } from "./store/server-keys.js";
+import { storeAnswers, type Store } from "./store/store.js";
 
-/** The proto files whose services the API host serves: published by reflection, transcoded to REST. */
-/** IAM identities, roles and role bindings. */
-const IAM_CORE_FILES: DescFile[] = [file_platform_iam_v2_identities_service, file_platform_iam_v2_roles_service, file_platform_iam_v2_role_bindings_service];
-/** IAM providers, associations, invites, mappings and terms. */
-const IAM_EXTRA_FILES: DescFile[] = [
-  file_platform_iam_v2_identity_providers_service,
-  file_platform_iam_v2_account_associations_service,
-  file_platform_iam_v2_group_invites_service,
-  file_platform_iam_v2_external_group_role_mappings_service,
-  file_platform_iam_v2_terms_service,
-];
-/** Registry repos, tags and images. */
-const REGISTRY_FILES: DescFile[] = [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service];
-export const API_FILES: DescFile[] = [file_platform_ping_v2_ping, file_platform_iam_v2_groups_service, ...IAM_CORE_FILES, ...IAM_EXTRA_FILES, ...REGISTRY_FILES];
-export const API_SERVICES: DescService[] = API_FILES.flatMap((f) => f.services);
 
 /** The RPC side of the API host, independent of any listener (in-process tests use it directly). */
 export interface ApiHost {
@@ -90,6 +47,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     tokens,
     now,
     organizationCreation: config.organizationCreation ?? "bootstrap",
+    ownership: OWNERSHIP,
   };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();
@@ -109,23 +67,11 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
       authorizationInterceptor(),
     ],
     routes(router) {
-      router.service(PingService, createPingService());
-      router.service(GroupsService, createGroupsService(deps));
-      router.service(IdentitiesService, createIdentitiesService(deps));
-      router.service(RolesService, createRolesService(deps));
-      router.service(RoleBindingsService, createRoleBindingsService(deps));
-      router.service(IdentityProvidersService, createIdentityProvidersService(deps));
-      router.service(AccountAssociationsService, createAccountAssociationsService(deps));
-      router.service(GroupInvitesService, createGroupInvitesService(deps));
-      router.service(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService(deps));
-      router.service(TermsService, createTermsService(deps));
-      router.service(ReposService, createReposService(deps));
-      router.service(TagsService, createTagsService(deps));
-      router.service(ImagesService, createImagesService(deps));
+      for (const domain of DOMAINS) for (const binding of domain.services) binding.register(router, deps);
       registerReflection(router, API_FILES);
       const control = registerHealth(router, {
         services: API_SERVICES.map((s) => s.typeName),
-        check: () => store.db.selectFrom("server_secrets").select("name").limit(1).execute().then(() => true),
+        check: () => storeAnswers(store.db),
       });
       control.setServing(serving);
       health.push(control);

@@ -1,12 +1,13 @@
 import { builtInRole, BUILT_IN_ROLES } from "./auth/capabilities.js";
 import { newChildUid, newRootUid } from "./api/uidp.js";
 import { Violations } from "./api/validation.js";
-import { checkGroupFields } from "./services/iam/group-validation.js";
-import { insertGroup } from "./store/repositories/groups.js";
-import { insertIdentity } from "./store/repositories/identities.js";
-import { bindRole } from "./store/repositories/role-bindings.js";
-import { syncBuiltInRoles } from "./store/repositories/roles.js";
-import { inTransaction, type Store } from "./store/store.js";
+import { checkGroupFields } from "./domains/iam/group-validation.js";
+import { insertGroup } from "./domains/iam/store/groups.js";
+import { insertIdentity } from "./domains/iam/store/identities.js";
+import { bindRole } from "./domains/iam/store/role-bindings.js";
+import { syncBuiltInRoles } from "./domains/iam/store/roles.js";
+import { type Store } from "./store/store.js";
+import { inTransaction } from "./store/transaction.js";
 
 /** Brings stored data the code owns (built-in roles) up to date. Run before serving. */
 export async function prepareStore(store: Store, now: number): Promise<void> {

@@ -1,4 +1,4 @@
-import type { NodeRequest } from "./rest/node-types.js";
+import type { NodeRequest } from "./http/node-types.js";
 
 type Headers = Record<string, unknown> | undefined;
 

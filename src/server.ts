@@ -16,7 +16,7 @@ import { createDualListener, type DualListener } from "./listener.js";
 import type { Logger } from "./logger.js";
 import type { ContentStore } from "./registry/content-store.js";
 import { createRegistryHost } from "./registry/registry-host.js";
-import { sendStatus } from "./rest/status-json.js";
+import { sendStatus } from "./http/status-json.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import type { Store } from "./store/store.js";
 

@@ -1,5 +1,5 @@
 import { createHash, randomFillSync } from "node:crypto";
-import { MEDIA_TYPE } from "../../src/registry/manifest.js";
+import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
 import { ORGANIZATION_NAME } from "./tag-history.js";
 
 /**

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import type { StoredClaimMatch, StoredStaticKeys } from "../store/repositories/identities.js";
+import type { StoredClaimMatch, StoredStaticKeys } from "../domains/iam/store/identities.js";
 import { matchesWhole } from "./claim-pattern.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 

@@ -11,7 +11,7 @@ import {
   type JWTPayload,
 } from "jose";
 import { ApiError, unauthenticated } from "../api/errors.js";
-import { insertSigningKey, listSigningKeys } from "../store/repositories/server-keys.js";
+import { insertSigningKey, listSigningKeys } from "../store/server-keys.js";
 import type { Db } from "../store/tables.js";
 
 /** The only algorithm the server signs with and accepts. */

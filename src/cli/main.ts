@@ -8,7 +8,7 @@ import { createFileContentStore } from "../registry/content-store.js";
 import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
 import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
-import { getIdentity } from "../store/repositories/identities.js";
+import { getIdentity } from "../domains/iam/store/identities.js";
 import { openStore } from "../store/store.js";
 import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
 

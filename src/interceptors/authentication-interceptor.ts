@@ -2,7 +2,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { unauthenticated } from "../api/errors.js";
 import { grantsFrom, principalKey } from "../auth/principal.js";
 import type { TokenService } from "../auth/tokens.js";
-import { grantsOf } from "../store/repositories/role-bindings.js";
+import { grantsOf } from "../domains/iam/store/role-bindings.js";
 import type { Db } from "../store/tables.js";
 
 /**

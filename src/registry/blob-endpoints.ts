@@ -1,6 +1,6 @@
 import { pipeline } from "node:stream/promises";
-import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../store/repositories/blobs.js";
-import { findRepoByPath, type RepoRow } from "../store/repositories/repos.js";
+import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../domains/registry/store/blobs.js";
+import { findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { ChunkLengthMismatch, UploadTooLarge } from "./content-store.js";
 import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";

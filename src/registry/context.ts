@@ -3,7 +3,7 @@ import type http2 from "node:http2";
 import type { Kysely } from "kysely";
 import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
-import { findRepoByPath, type RepoRow } from "../store/repositories/repos.js";
+import { findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
 import type { Database } from "../store/tables.js";
 import type { ContentStore } from "./content-store.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";

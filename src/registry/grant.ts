@@ -1,9 +1,9 @@
 import { grantsFrom, type Grants } from "../auth/principal.js";
-import { findOrganizationByName } from "../store/repositories/groups.js";
-import { findRepoByPath } from "../store/repositories/repos.js";
-import { grantsOf } from "../store/repositories/role-bindings.js";
+import { findOrganizationByName } from "../domains/iam/store/groups.js";
+import { findRepoByPath } from "../domains/registry/store/repos.js";
+import { grantsOf } from "../domains/iam/store/role-bindings.js";
 import type { Db } from "../store/tables.js";
-import type { ResponseHeaders } from "../rest/node-types.js";
+import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";

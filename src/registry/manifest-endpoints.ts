@@ -1,8 +1,8 @@
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
-import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../store/repositories/manifests.js";
-import { deleteTagByName, findTagByName, listTagNames } from "../store/repositories/tags.js";
+import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../domains/registry/store/manifests.js";
+import { deleteTagByName, findTagByName, listTagNames } from "../domains/registry/store/tags.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "./manifest.js";
+import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "../domains/registry/manifest.js";
 import { checkDigest, pushManifest, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";

@@ -1,15 +1,15 @@
 import type { Kysely } from "kysely";
 import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
-import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../store/repositories/blobs.js";
-import { findOrganizationByName } from "../store/repositories/groups.js";
-import { findRepoByPath, insertRepo, type RepoRow } from "../store/repositories/repos.js";
-import { upsertTag } from "../store/repositories/tags.js";
-import { inTransaction } from "../store/store.js";
+import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
+import { findOrganizationByName } from "../domains/iam/store/groups.js";
+import { findRepoByPath, insertRepo, type RepoRow } from "../domains/registry/store/repos.js";
+import { upsertTag } from "../domains/registry/store/tags.js";
+import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
-import { MissingReferences, recordManifest } from "./images.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "./manifest.js";
+import { MissingReferences, recordManifest } from "../domains/registry/images.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../domains/registry/manifest.js";
 import { fail } from "./registry-errors.js";
 import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
 

@@ -1,5 +1,5 @@
 import { decodeJwt } from "jose";
-import type { NodeRequest } from "../rest/node-types.js";
+import type { NodeRequest } from "../http/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
 import type { RegistryContext } from "./context.js";

@@ -1,5 +1,5 @@
-import type { NodeResponse, ResponseHeaders } from "../rest/node-types.js";
-import { writeJson } from "../rest/status-json.js";
+import type { NodeResponse, ResponseHeaders } from "../http/node-types.js";
+import { writeJson } from "../http/status-json.js";
 
 /**
  * Error codes of the registry's JSON error format (OCI Distribution spec), plus

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { TokenService } from "../auth/tokens.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
-import { writeJson } from "../rest/status-json.js";
+import { writeJson } from "../http/status-json.js";
 import { isUnavailable } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";

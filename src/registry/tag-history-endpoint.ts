@@ -1,7 +1,7 @@
-import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
-import { writeJson } from "../rest/status-json.js";
-import { findRepoByPath } from "../store/repositories/repos.js";
-import { readTagHistory } from "../store/repositories/tag-history.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { writeJson } from "../http/status-json.js";
+import { findRepoByPath } from "../domains/registry/store/repos.js";
+import { readTagHistory } from "../domains/registry/store/tag-history.js";
 import { parseWindow } from "./history-window.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";

@@ -1,5 +1,5 @@
-import type { NodeRequest, NodeResponse } from "../rest/node-types.js";
-import { writeJson } from "../rest/status-json.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { writeJson } from "../http/status-json.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";

@@ -9,8 +9,8 @@ import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavi
 import { findField } from "./field-path.js";
 import { duplicateKey, withoutUnknownKeys } from "./json-body.js";
 import type { RestRoute } from "./http-rules.js";
-import { invalidArgumentError, transcoderError } from "./status-json.js";
-import type { FieldViolation } from "./status-json.js";
+import { invalidArgumentError, transcoderError } from "../http/status-json.js";
+import type { FieldViolation } from "../http/status-json.js";
 
 /** A Node request body: http.IncomingMessage and http2.Http2ServerRequest both fit. */
 export type BodySource = Readable & { readonly headers: Record<string, string | string[] | undefined> };

@@ -50,10 +50,10 @@ import { BodyTooLargeError, checkJsonContentType, inferredUpdateMask, messageFro
 import type { BodySource } from "./request-body.js";
 import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
-import type { NodeRequest, NodeResponse, ResponseHeaders } from "./node-types.js";
-import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "./status-json.js";
+import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
 
-export type { NodeRequest, NodeResponse } from "./node-types.js";
+export type { NodeRequest, NodeResponse } from "../http/node-types.js";
 
 export interface RestTranscoderOptions {
   /** Services whose unary methods carry google.api.http rules; each must be on the router. */

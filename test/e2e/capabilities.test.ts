@@ -5,8 +5,8 @@ import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { ALL_CAPABILITIES, builtInRole, type BuiltInRoleName } from "../../src/auth/capabilities.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { bindRole } from "../../src/store/repositories/role-bindings.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { connectWire, grpcWire, methodOf, restWire, type Wire } from "../support/wires.js";
 

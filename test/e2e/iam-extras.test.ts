@@ -9,7 +9,7 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
 

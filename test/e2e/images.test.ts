@@ -9,10 +9,10 @@ import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.
 import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { importImages } from "../../src/registry/import.js";
-import { linkedBlobSize } from "../../src/store/repositories/blobs.js";
-import { findManifest } from "../../src/store/repositories/manifests.js";
-import { findRepoByPath } from "../../src/store/repositories/repos.js";
-import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { linkedBlobSize } from "../../src/domains/registry/store/blobs.js";
+import { findManifest } from "../../src/domains/registry/store/manifests.js";
+import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
+import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { openStore } from "../../src/store/store.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";

@@ -7,12 +7,12 @@ import { after, before, describe, test } from "node:test";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { MEDIA_TYPE } from "../../src/registry/manifest.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { findRepoByPath } from "../../src/store/repositories/repos.js";
-import { bindRole } from "../../src/store/repositories/role-bindings.js";
-import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
+import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { blobOf, buildImage, indexOf, type Blob, type BuiltImage } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

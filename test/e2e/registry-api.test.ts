@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
 

@@ -4,9 +4,9 @@ import { decodeJwt } from "jose";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { bindRole } from "../../src/store/repositories/role-bindings.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 const REGISTRY = "http://registry.test";

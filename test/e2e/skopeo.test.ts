@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { findRepoByPath } from "../../src/store/repositories/repos.js";
-import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
+import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

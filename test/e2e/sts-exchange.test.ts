@@ -5,8 +5,8 @@ import { builtInRole } from "../../src/auth/capabilities.js";
 import { ExchangeRefused, verifyForIdentity } from "../../src/auth/exchange.js";
 import { createUpstreamKeys, UpstreamFetchError } from "../../src/auth/upstream-keys.js";
 import { newChildUid } from "../../src/api/uidp.js";
-import { getIdentity, insertIdentity } from "../../src/store/repositories/identities.js";
-import { bindRole } from "../../src/store/repositories/role-bindings.js";
+import { getIdentity, insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

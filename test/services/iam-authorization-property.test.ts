@@ -14,7 +14,7 @@ import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 
 /**

@@ -4,7 +4,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
-import { readTagHistory } from "../../src/store/repositories/tag-history.js";
+import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 
 const code = (e: unknown) => ConnectError.from(e).code;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { assignableRole } from "../../src/store/repositories/roles.js";
+import { OWNERSHIP } from "../../src/domains/index.js";
+import { assignableRole } from "../../src/domains/iam/store/roles.js";
 import { after, before, describe, test } from "node:test";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager } from "../../src/api/pagination.js";
@@ -11,13 +12,13 @@ import {
   listAccountAssociations,
   accountAssociationOrderable,
   type AccountAssociationRow,
-} from "../../src/store/repositories/account-associations.js";
+} from "../../src/domains/iam/store/account-associations.js";
 import {
   externalGroupRoleMappingOrderable,
   insertExternalGroupRoleMapping,
   listExternalGroupRoleMappings,
   updateExternalGroupRoleMapping,
-} from "../../src/store/repositories/external-group-role-mappings.js";
+} from "../../src/domains/iam/store/external-group-role-mappings.js";
 import {
   findGroupInviteByCodeHash,
   groupInviteOrderable,
@@ -25,8 +26,8 @@ import {
   listGroupInvites,
   markGroupInviteUsed,
   type GroupInviteRow,
-} from "../../src/store/repositories/group-invites.js";
-import { deleteGroup, insertGroup } from "../../src/store/repositories/groups.js";
+} from "../../src/domains/iam/store/group-invites.js";
+import { deleteGroup, insertGroup } from "../../src/domains/iam/store/groups.js";
 import {
   deleteIdentityProvider,
   identityProviderOrderable,
@@ -34,10 +35,10 @@ import {
   listIdentityProviders,
   updateIdentityProvider,
   type IdentityProviderRow,
-} from "../../src/store/repositories/identity-providers.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { syncBuiltInRoles } from "../../src/store/repositories/roles.js";
-import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "../../src/store/repositories/terms.js";
+} from "../../src/domains/iam/store/identity-providers.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { syncBuiltInRoles } from "../../src/domains/iam/store/roles.js";
+import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "../../src/domains/iam/store/terms.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
@@ -208,7 +209,7 @@ for (const database of await testDatabases()) {
         const leaf = newChildUid(org);
         await insertGroup(store.db, { uid: leaf, parent_uid: org, name: `leaf ${name}`, description: "", create_time: 1, update_time: 1 });
         await add(leaf);
-        await assert.rejects(deleteGroup(store.db, leaf), notEmpty, name);
+        await assert.rejects(deleteGroup(store.db, leaf, OWNERSHIP.ownedByGroup), notEmpty, name);
       }
     });
   });

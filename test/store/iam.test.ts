@@ -4,8 +4,8 @@ import { ApiError } from "../../src/api/errors.js";
 import { createPager, type Page } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
-import { createIdentity, deleteIdentity, getIdentity, identityOrderable, listIdentities, updateIdentity, type IdentityRow } from "../../src/store/repositories/identities.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
+import { createIdentity, deleteIdentity, getIdentity, identityOrderable, listIdentities, updateIdentity, type IdentityRow } from "../../src/domains/iam/store/identities.js";
 import {
   createRoleBinding,
   deleteRoleBinding,
@@ -13,9 +13,10 @@ import {
   listRoleBindings,
   roleBindingOrderable,
   setBindingRole,
-} from "../../src/store/repositories/role-bindings.js";
-import { deleteRole, getRole, insertRole, listRoles, roleOrderable, syncBuiltInRoles, updateRole } from "../../src/store/repositories/roles.js";
-import { inTransaction, openStore, type Store } from "../../src/store/store.js";
+} from "../../src/domains/iam/store/role-bindings.js";
+import { deleteRole, getRole, insertRole, listRoles, roleOrderable, syncBuiltInRoles, updateRole } from "../../src/domains/iam/store/roles.js";
+import { openStore, type Store } from "../../src/store/store.js";
+import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));

@@ -5,8 +5,8 @@ import { newRootUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { prepareStore } from "../../src/bootstrap.js";
 import { openDatabase, dialectOfDb, type OpenedDatabase } from "../../src/store/dialect.js";
-import { migrations } from "../../src/store/migrations/index.js";
-import { getRole } from "../../src/store/repositories/roles.js";
+import { MIGRATIONS as migrations } from "../../src/domains/index.js";
+import { getRole } from "../../src/domains/iam/store/roles.js";
 import { migrate } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

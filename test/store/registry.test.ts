@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { OWNERSHIP } from "../../src/domains/index.js";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
-import { insertGroup } from "../../src/store/repositories/groups.js";
-import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/store/repositories/repos.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
+import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/domains/registry/store/repos.js";
 import {
   deleteStaleBlob,
   deleteStaleUploads,
@@ -16,7 +17,7 @@ import {
   staleBlobs,
   touchBlobs,
   unlinkedBlobs,
-} from "../../src/store/repositories/blobs.js";
+} from "../../src/domains/registry/store/blobs.js";
 import {
   deleteManifest,
   existingManifests,
@@ -26,10 +27,11 @@ import {
   putManifest,
   putManifestRefs,
   reachableFromTags,
-} from "../../src/store/repositories/manifests.js";
-import { readTagHistory } from "../../src/store/repositories/tag-history.js";
-import { deleteTag, deleteTagByName, findTagByName, listTagNames, listTags, tagOrderable, upsertTag } from "../../src/store/repositories/tags.js";
-import { inTransaction, openStore, type Store } from "../../src/store/store.js";
+} from "../../src/domains/registry/store/manifests.js";
+import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
+import { deleteTag, deleteTagByName, findTagByName, listTagNames, listTags, tagOrderable, upsertTag } from "../../src/domains/registry/store/tags.js";
+import { openStore, type Store } from "../../src/store/store.js";
+import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
@@ -104,7 +106,7 @@ for (const database of await testDatabases()) {
       );
       assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).length, 3);
 
-      await assert.rejects(deleteRepo(store.db, repo.uid), (e) => kind(e) === "FAILED_PRECONDITION");
+      await assert.rejects(deleteRepo(store.db, repo.uid, OWNERSHIP.deletedWithRepo), (e) => kind(e) === "FAILED_PRECONDITION");
       await deleteTag(store.db, t1.uid);
       await assert.rejects(deleteTag(store.db, t1.uid), (e) => kind(e) === "NOT_FOUND");
       assert.equal((await readTagHistory(store.db, repo.uid, "latest", { limit: 1000 })).length, 3, "deleting a tag keeps its history");
@@ -158,7 +160,7 @@ for (const database of await testDatabases()) {
       assert.equal(read?.architecture, "arm64");
       assert.equal(await findManifest(store.db, repo.uid, digest(8)), undefined);
       assert.deepEqual([...(await existingManifests(store.db, repo.uid, [digest(7), digest(8)]))], [digest(7)]);
-      await deleteRepo(store.db, repo.uid);
+      await deleteRepo(store.db, repo.uid, OWNERSHIP.deletedWithRepo);
       assert.equal(await findManifest(store.db, repo.uid, digest(7)), undefined);
     });
 
@@ -280,7 +282,7 @@ for (const database of await testDatabases()) {
       assert.equal(await reachableFromTags(store.db, repo.uid, digest(32), ["latest"]), false, "the index's references went with it");
       assert.equal(await deleteTagByName(store.db, repo.uid, "v2"), true);
       assert.equal(await deleteTagByName(store.db, repo.uid, "v2"), false);
-      await deleteRepo(store.db, repo.uid);
+      await deleteRepo(store.db, repo.uid, OWNERSHIP.deletedWithRepo);
       assert.equal(await findUpload(store.db, repo.uid, "u2"), undefined);
     });
   });

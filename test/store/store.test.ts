@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { OWNERSHIP } from "../../src/domains/index.js";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager, type Page } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { grantsFrom } from "../../src/auth/principal.js";
-import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup, type GroupRow } from "../../src/store/repositories/groups.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { grantsOf, insertRoleBinding } from "../../src/store/repositories/role-bindings.js";
-import { syncBuiltInRoles } from "../../src/store/repositories/roles.js";
-import { serverSecret } from "../../src/store/repositories/server-keys.js";
-import { inTransaction, migrate, openStore, type Store } from "../../src/store/store.js";
+import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup, type GroupRow } from "../../src/domains/iam/store/groups.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { grantsOf, insertRoleBinding } from "../../src/domains/iam/store/role-bindings.js";
+import { syncBuiltInRoles } from "../../src/domains/iam/store/roles.js";
+import { serverSecret } from "../../src/store/server-keys.js";
+import { migrate, openStore, type Store } from "../../src/store/store.js";
+import { inTransaction } from "../../src/store/transaction.js";
 import type { UidpFilter } from "../../src/store/list-query.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
@@ -61,10 +63,10 @@ for (const database of await testDatabases()) {
       await insertGroup(store.db, group(org, "", "store-org-del", 1));
       const folder = newChildUid(org);
       await insertGroup(store.db, group(folder, org, "f", 1));
-      await assert.rejects(deleteGroup(store.db, org), (e) => e instanceof ApiError && e.preconditionViolations[0]?.type === "RESOURCE_NOT_EMPTY");
+      await assert.rejects(deleteGroup(store.db, org, OWNERSHIP.ownedByGroup), (e) => e instanceof ApiError && e.preconditionViolations[0]?.type === "RESOURCE_NOT_EMPTY");
       const identity = newChildUid(folder);
       await insertIdentity(store.db, { uid: identity, group_uid: folder, name: "i", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
-      await assert.rejects(deleteGroup(store.db, folder), (e) => kind(e) === "FAILED_PRECONDITION");
+      await assert.rejects(deleteGroup(store.db, folder, OWNERSHIP.ownedByGroup), (e) => kind(e) === "FAILED_PRECONDITION");
     });
 
     test("a failed transaction writes nothing; an aborted signal rolls back", async () => {

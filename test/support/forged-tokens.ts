@@ -1,5 +1,5 @@
 import { importJWK, SignJWT, type JWK, type JWTPayload } from "jose";
-import { listSigningKeys } from "../../src/store/repositories/server-keys.js";
+import { listSigningKeys } from "../../src/store/server-keys.js";
 import type { Db } from "../../src/store/tables.js";
 
 /**

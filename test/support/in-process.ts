@@ -17,8 +17,8 @@ import { builtInRole } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { defaultLimits, type OrganizationCreation } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { insertIdentity } from "../../src/store/repositories/identities.js";
-import { bindRole } from "../../src/store/repositories/role-bindings.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { openStore, type Store } from "../../src/store/store.js";
 
 const API_URL = "http://api.test";

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { MEDIA_TYPE } from "../../src/registry/manifest.js";
+import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
 
 /**
  * Builds real OCI image layouts for tests: gzip'd tar layers, a config blob, image

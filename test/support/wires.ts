@@ -6,16 +6,6 @@ import * as grpc from "@grpc/grpc-js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { responseJson } from "../../src/rest/response-json.js";
-import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
-import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
-import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
-import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
-import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
-import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
-import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
-import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 
 /** What a call returned, the same shape whatever the protocol. */
 export interface Outcome {
@@ -43,18 +33,6 @@ export interface Wire {
   close(): void;
 }
 
-export const SERVICES: DescService[] = [
-  PingService,
-  GroupsService,
-  IdentityProvidersService,
-  AccountAssociationsService,
-  GroupInvitesService,
-  ExternalGroupRoleMappingsService,
-  TermsService,
-  ReposService,
-  TagsService,
-  ImagesService,
-];
 export const detailRegistry = createRegistry(file_google_rpc_error_details);
 
 export function methodOf(service: DescService, name: string): DescMethod {

@@ -4,8 +4,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_platform_iam_v2_groups_service } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService, file_platform_ping_v2_ping } from "../../gen/platform/ping/v2/ping_pb.js";
-import { registerHealth, type HealthControl } from "../../src/services/system/health-service.js";
-import { registerReflection } from "../../src/services/system/reflection-service.js";
+import { registerHealth, type HealthControl } from "../../src/system/health-service.js";
+import { registerReflection } from "../../src/system/reflection-service.js";
 
 /** A cleartext HTTP/2 connect-node server with reflection, health and a Ping that says "pong". */
 export interface SystemServer {

@@ -10,7 +10,7 @@ import {
   platformOfConfig,
   referencedDigests,
   type ImageIndex,
-} from "../../src/registry/manifest.js";
+} from "../../src/domains/registry/manifest.js";
 
 const d = (n: number) => `sha256:${n.toString(16).padStart(64, "0")}`;
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

@@ -1,0 +1,19 @@
+import type { Kysely } from "kysely";
+import type { Pager } from "../api/pagination.js";
+import type { TokenService } from "../auth/tokens.js";
+import type { OrganizationCreation } from "../config.js";
+import type { Database } from "../store/tables.js";
+import type { Ownership } from "./domain.js";
+
+/** What service handlers are built from. */
+export interface ServiceDeps {
+  db: Kysely<Database>;
+  pager: Pager;
+  tokens: TokenService;
+  /** Epoch milliseconds. */
+  now: () => number;
+  /** Who may create an organization over the API. */
+  organizationCreation: OrganizationCreation;
+  /** Where rows of every domain hang below groups and repos (the delete guards). */
+  ownership: Ownership;
+}

@@ -1,0 +1,44 @@
+import type { DescFile, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { Migration } from "kysely";
+import type { Database } from "../store/tables.js";
+import type { ServiceDeps } from "./deps.js";
+
+/** Tables that have column `C`. */
+export type TableWith<C extends string> = { [T in keyof Database]: C extends keyof Database[T] ? T : never }[keyof Database];
+
+/** A service descriptor bound to the factory of its implementation. */
+export interface ServiceBinding {
+  service: DescService;
+  register(router: ConnectRouter, deps: ServiceDeps): void;
+}
+
+/** Binds `service` to `create`, type-checked against the service's methods. */
+export function bind<S extends DescService>(service: S, create: (deps: ServiceDeps) => ServiceImpl<S>): ServiceBinding {
+  return { service, register: (router, deps) => router.service(service, create(deps)) };
+}
+
+/**
+ * One domain of the API (docs/adding-a-domain.md): everything the hosts, the store and the
+ * tests need to know of it, declared once. `src/domains/index.ts` lists every domain.
+ */
+export interface Domain {
+  /** The first segment of its REST paths and of its proto package (`iam`, `registry`). */
+  name: string;
+  /** Proto files whose services it serves: registered, published by reflection, transcoded to REST. */
+  files: DescFile[];
+  /** An implementation for every service of `files`. */
+  services: ServiceBinding[];
+  /** Its frozen migrations, by name; names sort across all domains in the order they run. */
+  migrations: Record<string, Migration>;
+  /** Tables whose rows belong to a group (`group_uid`): a group holding any of them cannot be deleted. */
+  ownedByGroup: TableWith<"group_uid">[];
+  /** Tables whose rows belong to a repo (`repo_uid`) and go when it is deleted. */
+  deletedWithRepo: TableWith<"repo_uid">[];
+}
+
+/** Where rows hang below groups and repos, over every domain: what the delete guards read. */
+export interface Ownership {
+  ownedByGroup: readonly TableWith<"group_uid">[];
+  deletedWithRepo: readonly TableWith<"repo_uid">[];
+}

@@ -1,0 +1,126 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { ExternalGroupRoleMappingSchema, type ExternalGroupRoleMapping } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
+import {
+  ExternalGroupRoleMappingsService,
+  ListExternalGroupRoleMappingsRequestSchema,
+  ListExternalGroupRoleMappingsResponseSchema,
+} from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { depth, newChildUid, stripSegments } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { visibilityKey } from "../../auth/principal.js";
+import {
+  deleteExternalGroupRoleMapping,
+  externalGroupRoleMappingOrderable,
+  getExternalGroupRoleMapping,
+  insertExternalGroupRoleMapping,
+  listExternalGroupRoleMappings,
+  updateExternalGroupRoleMapping,
+  type ExternalGroupRoleMappingRow,
+} from "./store/external-group-role-mappings.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { toTimestamp } from "../../api/time.js";
+import { requireGrantableRole } from "./grantable-role.js";
+
+const UPDATABLE = ["external_group_id", "role_uid"] as const;
+
+export function externalGroupRoleMappingFromRow(row: ExternalGroupRoleMappingRow): ExternalGroupRoleMapping {
+  return create(ExternalGroupRoleMappingSchema, {
+    uid: row.uid,
+    identityProviderUid: row.identity_provider_uid,
+    externalGroupId: row.external_group,
+    roleUid: row.role_uid,
+    createTime: toTimestamp(row.create_time),
+    updateTime: toTimestamp(row.update_time),
+  });
+}
+
+function checkFields(violations: Violations, m: ExternalGroupRoleMapping, prefix = "external_group_role_mapping."): void {
+  violations.text(`${prefix}external_group_id`, m.externalGroupId, { required: true, max: 256 });
+  violations.uid(`${prefix}role_uid`, m.roleUid);
+}
+
+/** ExternalGroupRoleMappingsService: an IdP group claim value to a role on the provider's group. */
+export function createExternalGroupRoleMappingsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof ExternalGroupRoleMappingsService> {
+  return {
+    async getExternalGroupRoleMapping(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return externalGroupRoleMappingFromRow(await getExternalGroupRoleMapping(db, req.uid));
+    },
+
+    async listExternalGroupRoleMappings(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListExternalGroupRoleMappingsRequestSchema,
+        request: req,
+        orderable: externalGroupRoleMappingOrderable,
+        validate: (v) => {
+          v.text("external_group_id", req.externalGroupId, { max: 256 });
+          v.uid("identity_provider_uid", req.identityProviderUid, false);
+        },
+        read: (p, uidp) =>
+          listExternalGroupRoleMappings(
+            db,
+            {
+              externalGroup: req.externalGroupId || undefined,
+              identityProviderUid: req.identityProviderUid || undefined,
+              uidp,
+              visible: ctx.values.get(visibilityKey),
+            },
+            p,
+          ),
+        map: externalGroupRoleMappingFromRow,
+      });
+      return create(ListExternalGroupRoleMappingsResponseSchema, { externalGroupRoleMappings: page.items, ...page });
+    },
+
+    async createExternalGroupRoleMapping(req, ctx) {
+      const mapping = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
+      const violations = new Violations().uid("parent", req.parent);
+      if (violations.list.length === 0 && depth(req.parent) < 2) violations.add("parent", "must be an identity provider uid");
+      checkFields(violations, mapping);
+      violations.throwIfAny();
+      const group = stripSegments(req.parent, 1)!;
+      const time = now();
+      const row = {
+        uid: newChildUid(req.parent),
+        group_uid: group,
+        identity_provider_uid: req.parent,
+        external_group: mapping.externalGroupId,
+        role_uid: mapping.roleUid,
+        create_time: time,
+        update_time: time,
+      };
+      await inTransaction(db, ctx.signal, async (trx) => {
+        await requireGrantableRole(trx, ctx, row.role_uid, group);
+        await insertExternalGroupRoleMapping(trx, row);
+      });
+      return externalGroupRoleMappingFromRow(row);
+    },
+
+    async updateExternalGroupRoleMapping(req, ctx) {
+      const patch = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
+      new Violations().uid("external_group_role_mapping.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const stored = await getExternalGroupRoleMapping(trx, patch.uid);
+        const next = applyFieldMask(ExternalGroupRoleMappingSchema, externalGroupRoleMappingFromRow(stored), patch, req.updateMask, UPDATABLE);
+        const violations = new Violations();
+        checkFields(violations, next);
+        violations.throwIfAny();
+        if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
+        return updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() });
+      });
+      return externalGroupRoleMappingFromRow(row);
+    },
+
+    async deleteExternalGroupRoleMapping(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, (trx) => deleteExternalGroupRoleMapping(trx, req.uid));
+      return create(EmptySchema);
+    },
+  };
+}

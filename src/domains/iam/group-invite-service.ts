@@ -1,0 +1,120 @@
+import { create } from "@bufbuild/protobuf";
+import { assignableRole, rolesByUid } from "./store/roles.js";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
+import {
+  GroupInvitesService,
+  ListGroupInvitesRequestSchema,
+  ListGroupInvitesResponseSchema,
+  RedeemGroupInviteResponseSchema,
+} from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
+import { failedPrecondition, notFound, unauthenticated } from "../../api/errors.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { principalKey, visibilityKey } from "../../auth/principal.js";
+import {
+  deleteGroupInvite,
+  existingBinding,
+  findGroupInviteByCodeHash,
+  getGroupInvite,
+  groupInviteOrderable,
+  identityExists,
+  insertGroupInvite,
+  listGroupInvites,
+  markGroupInviteUsed,
+} from "./store/group-invites.js";
+import { bindRole } from "./store/role-bindings.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import type { RoleWithCapabilities } from "./store/roles.js";
+import { checkGroupInviteFields, groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-fields.js";
+import { requireGrantableRole } from "./grantable-role.js";
+
+function inviteUsed(uid: string) {
+  return failedPrecondition([{ type: "INVITE_USED", subject: uid, description: "this single-use invite was already redeemed" }]);
+}
+
+/** GroupInvitesService: codes that bind their redeemer to a role on a group. */
+export function createGroupInvitesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof GroupInvitesService> {
+  return {
+    async getGroupInvite(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      const row = await getGroupInvite(db, req.uid);
+      return groupInviteFromRow(row, (await rolesByUid(db, [row.role_uid])).get(row.role_uid));
+    },
+
+    async listGroupInvites(req, ctx) {
+      let roles = new Map<string, RoleWithCapabilities>();
+      const page = await readPage({
+        pager,
+        schema: ListGroupInvitesRequestSchema,
+        request: req,
+        orderable: groupInviteOrderable,
+        validate: (v) => v.uid("role_uid", req.roleUid, false),
+        read: async (p, uidp) => {
+          const found = await listGroupInvites(db, { roleUid: req.roleUid || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p);
+          roles = await rolesByUid(db, found.rows.map((r) => r.role_uid));
+          return found;
+        },
+        map: (row) => groupInviteFromRow(row, roles.get(row.role_uid)),
+      });
+      return create(ListGroupInvitesResponseSchema, { groupInvites: page.items, ...page });
+    },
+
+    async createGroupInvite(req, ctx) {
+      const invite = req.groupInvite ?? create(GroupInviteSchema);
+      const violations = new Violations().uid("parent", req.parent);
+      const ttl = checkGroupInviteFields(violations, invite);
+      violations.throwIfAny();
+      const time = now();
+      const code = newInviteCode();
+      const row = {
+        uid: newChildUid(req.parent),
+        group_uid: req.parent,
+        role_uid: invite.roleUid,
+        email: invite.email,
+        code_hash: inviteCodeHash(code),
+        single_use: invite.singleUse ? 1 : 0,
+        expire_time: time + ttl,
+        used_time: null,
+        create_time: time,
+      };
+      const role = await inTransaction(db, ctx.signal, async (trx) => {
+        await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);
+        await insertGroupInvite(trx, row);
+        return (await rolesByUid(trx, [row.role_uid])).get(row.role_uid);
+      });
+      return groupInviteFromRow(row, role, code);
+    },
+
+    async deleteGroupInvite(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, (trx) => deleteGroupInvite(trx, req.uid));
+      return create(EmptySchema);
+    },
+
+    async redeemGroupInvite(req, ctx) {
+      const caller = ctx.values.get(principalKey);
+      if (!caller) throw unauthenticated("redeeming an invite needs `Authorization: Bearer <token>`");
+      new Violations().text("code", req.code, { required: true, max: 128 }).throwIfAny();
+      const time = now();
+      const binding = await inTransaction(db, ctx.signal, async (trx) => {
+        const invite = await findGroupInviteByCodeHash(trx, inviteCodeHash(req.code));
+        if (!invite) throw notFound("group invite", "(the given code)");
+        if (invite.expire_time <= time) {
+          throw failedPrecondition([{ type: "INVITE_EXPIRED", subject: invite.uid, description: "this invite has expired" }]);
+        }
+        if (invite.single_use === 1 && invite.used_time !== null) throw inviteUsed(invite.uid);
+        await assignableRole(trx, invite.role_uid, invite.group_uid);
+        if (!(await identityExists(trx, caller.identityUid))) throw notFound("identity", caller.identityUid);
+        const existing = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
+        if (existing) return { uid: existing, group_uid: invite.group_uid, role_uid: invite.role_uid };
+        if (invite.single_use === 1 && !(await markGroupInviteUsed(trx, invite.uid, time))) throw inviteUsed(invite.uid);
+        return bindRole(trx, invite.group_uid, caller.identityUid, invite.role_uid, time);
+      });
+      return create(RedeemGroupInviteResponseSchema, { roleBindingUid: binding.uid, groupUid: binding.group_uid, roleUid: binding.role_uid });
+    },
+  };
+}

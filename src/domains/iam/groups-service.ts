@@ -1,0 +1,86 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { GroupSchema } from "../../../gen/platform/iam/v2/group_pb.js";
+import { GroupsService, ListGroupsRequestSchema, ListGroupsResponseSchema } from "../../../gen/platform/iam/v2/groups_service_pb.js";
+import { permissionDenied } from "../../api/errors.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid, newRootUid, isRoot } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { builtInRole } from "../../auth/capabilities.js";
+import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";
+import { bindRole } from "./store/role-bindings.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { groupFromRow } from "./group-mapper.js";
+import { checkGroupFields } from "./group-validation.js";
+
+/** GroupsService: the organization tree. Authorization ran in the interceptors. */
+export function createGroupsService({ db, pager, now, organizationCreation, ownership }: ServiceDeps): ServiceImpl<typeof GroupsService> {
+  return {
+    async getGroup(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return groupFromRow(await getGroup(db, req.uid));
+    },
+
+    async listGroups(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListGroupsRequestSchema,
+        request: req,
+        orderable: groupOrderable,
+        validate: (v) => v.text("name", req.name, { max: 128 }),
+        read: (p, uidp) => listGroups(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        map: groupFromRow,
+      });
+      return create(ListGroupsResponseSchema, { groups: page.items, ...page });
+    },
+
+    async createGroup(req, ctx) {
+      const group = req.group ?? create(GroupSchema);
+      const isOrganization = req.parent === "";
+      if (isOrganization && organizationCreation !== "anyone") {
+        throw permissionDenied("organizations are created by the operator (`platform-api bootstrap`); this server does not let callers create them");
+      }
+      const violations = new Violations();
+      checkGroupFields(violations, group, isOrganization);
+      violations.throwIfAny();
+      const time = now();
+      const row = {
+        uid: isOrganization ? newRootUid() : newChildUid(req.parent),
+        parent_uid: req.parent,
+        name: group.name,
+        description: group.description,
+        create_time: time,
+        update_time: time,
+      };
+      const caller = ctx.values.get(principalKey);
+      await inTransaction(db, ctx.signal, async (trx) => {
+        await insertGroup(trx, row);
+        if (isOrganization && caller) await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
+      });
+      return groupFromRow(row);
+    },
+
+    async updateGroup(req, ctx) {
+      const patch = req.group ?? create(GroupSchema);
+      new Violations().uid("group.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const current = groupFromRow(await getGroup(trx, patch.uid));
+        const next = applyFieldMask(GroupSchema, current, patch, req.updateMask, ["name", "description"]);
+        const violations = new Violations();
+        checkGroupFields(violations, next, isRoot(next.uid));
+        violations.throwIfAny();
+        return updateGroup(trx, next.uid, { name: next.name, description: next.description, update_time: now() });
+      });
+      return groupFromRow(row);
+    },
+
+    async deleteGroup(req, ctx) {
+      await inTransaction(db, ctx.signal, (trx) => deleteGroup(trx, req.uid, ownership.ownedByGroup));
+      return create(EmptySchema);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { ClaimMatchSchema, IdentitySchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
+import type { IdentityRow, StoredClaimMatch, StoredStaticKeys } from "./store/identities.js";
+import { toTimestamp } from "../../api/time.js";
+
+const CLAIM_MATCH_STRINGS = ["issuer", "issuerPattern", "subject", "subjectPattern", "audience", "audiencePattern"] as const;
+
+/** The `claim_match` column for a message ("" when absent). */
+export function claimMatchJson(match: ClaimMatch | undefined): string {
+  if (!match) return "";
+  const out: StoredClaimMatch = {};
+  for (const key of CLAIM_MATCH_STRINGS) if (match[key] !== "") out[key] = match[key];
+  if (Object.keys(match.claims).length > 0) out.claims = { ...match.claims };
+  if (Object.keys(match.claimPatterns).length > 0) out.claimPatterns = { ...match.claimPatterns };
+  return JSON.stringify(out);
+}
+
+/** The `static_keys` column for a message ("" when absent). `issuerKeys` must already be valid JSON. */
+export function staticKeysJson(keys: StaticKeys | undefined): string {
+  if (!keys) return "";
+  const out: StoredStaticKeys = { issuer: keys.issuer, subject: keys.subject, issuerKeys: JSON.parse(keys.issuerKeys) as StoredStaticKeys["issuerKeys"] };
+  if (keys.expirationTime) out.expirationTime = timestampDate(keys.expirationTime).getTime();
+  return JSON.stringify(out);
+}
+
+function claimMatchFromJson(json: string): ClaimMatch {
+  const v = JSON.parse(json) as StoredClaimMatch;
+  const match = create(ClaimMatchSchema, { claims: { ...v.claims }, claimPatterns: { ...v.claimPatterns } });
+  for (const key of CLAIM_MATCH_STRINGS) match[key] = v[key] ?? "";
+  return match;
+}
+
+function staticKeysFromJson(json: string): StaticKeys {
+  const v = JSON.parse(json) as StoredStaticKeys;
+  return create(StaticKeysSchema, {
+    issuer: v.issuer,
+    subject: v.subject,
+    issuerKeys: JSON.stringify(v.issuerKeys),
+    expirationTime: typeof v.expirationTime === "number" ? timestampFromMs(v.expirationTime) : undefined,
+  });
+}
+
+/** The exact issuer and subject an identity is known by (for bindings), "" when none. */
+export function issuerAndSubject(claimMatch: string, staticKeys: string): { issuer: string; subject: string } {
+  if (claimMatch !== "") {
+    const v = JSON.parse(claimMatch) as StoredClaimMatch;
+    return { issuer: v.issuer ?? "", subject: v.subject ?? "" };
+  }
+  if (staticKeys !== "") {
+    const v = JSON.parse(staticKeys) as StoredStaticKeys;
+    return { issuer: v.issuer, subject: v.subject };
+  }
+  return { issuer: "", subject: "" };
+}
+
+export function identityFromRow(row: IdentityRow): Identity {
+  return create(IdentitySchema, {
+    uid: row.uid,
+    name: row.name,
+    description: row.description,
+    relationship:
+      row.claim_match !== ""
+        ? { case: "claimMatch", value: claimMatchFromJson(row.claim_match) }
+        : row.static_keys !== ""
+          ? { case: "staticKeys", value: staticKeysFromJson(row.static_keys) }
+          : { case: undefined },
+    lastSeenTime: row.last_seen_time === null ? undefined : toTimestamp(row.last_seen_time),
+    createTime: toTimestamp(row.create_time),
+    updateTime: toTimestamp(row.update_time),
+  });
+}

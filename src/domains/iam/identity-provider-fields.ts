@@ -1,0 +1,98 @@
+import { create } from "@bufbuild/protobuf";
+import type { Violations } from "../../api/validation.js";
+import { IdentityProviderSchema, type IdentityProvider, type IdentityProvider_OIDC } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
+import type { IdentityProviderChange, IdentityProviderRow } from "./store/identity-providers.js";
+import { toTimestamp } from "../../api/time.js";
+
+/** The updatable top-level fields (AIP-134 mask paths; `oidc.*` reaches inside `oidc`). */
+export const IDENTITY_PROVIDER_UPDATABLE = ["name", "description", "default_role", "oidc"] as const;
+
+/** An OAuth 2.0 scope token (RFC 6749 section 3.3). */
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+/** A JWT claim name: printable, no spaces. */
+const CLAIM = /^[\x21-\x7e]+$/;
+
+/** The API view; `withSecret` only for internal use while patching. */
+export function identityProviderFromRow(row: IdentityProviderRow, withSecret = false): IdentityProvider {
+  return create(IdentityProviderSchema, {
+    uid: row.uid,
+    name: row.name,
+    description: row.description,
+    defaultRole: row.default_role_uid,
+    configuration: {
+      case: "oidc",
+      value: {
+        issuer: row.issuer,
+        clientId: row.client_id,
+        clientSecret: withSecret ? row.client_secret : "",
+        additionalScopes: JSON.parse(row.additional_scopes) as string[],
+        groupsClaim: row.groups_claim,
+      },
+    },
+    createTime: toTimestamp(row.create_time),
+    updateTime: toTimestamp(row.update_time),
+  });
+}
+
+/** The provider's OIDC configuration (the only kind), or undefined. */
+export function oidcOf(idp: IdentityProvider): IdentityProvider_OIDC | undefined {
+  return idp.configuration.case === "oidc" ? idp.configuration.value : undefined;
+}
+
+/** The stored columns of a checked provider's writable fields. */
+export function identityProviderColumns(idp: IdentityProvider, time: number): IdentityProviderChange {
+  const oidc = oidcOf(idp)!;
+  return {
+    name: idp.name,
+    description: idp.description,
+    issuer: oidc.issuer,
+    client_id: oidc.clientId,
+    client_secret: oidc.clientSecret,
+    additional_scopes: JSON.stringify(oidc.additionalScopes),
+    groups_claim: oidc.groupsClaim,
+    default_role_uid: idp.defaultRole,
+    update_time: time,
+  };
+}
+
+/** Checks an https URL usable as an OIDC issuer. */
+export function checkHttpsUrl(violations: Violations, field: string, value: string): void {
+  if (value === "") {
+    violations.add(field, "is required");
+    return;
+  }
+  if (value.length > 2048) {
+    violations.add(field, "must be at most 2048 characters");
+    return;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    violations.add(field, "must be an https URL");
+    return;
+  }
+  if (url.protocol !== "https:") violations.add(field, "must be an https URL");
+  else if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "" || /[\s]/.test(value)) {
+    violations.add(field, "must be an https URL without credentials, query or fragment");
+  }
+}
+
+/** Checks the writable fields; `secretRequired` on create. */
+export function checkIdentityProviderFields(violations: Violations, idp: IdentityProvider, secretRequired: boolean, prefix = "identity_provider."): void {
+  violations.text(`${prefix}name`, idp.name, { required: true, max: 128 });
+  violations.text(`${prefix}description`, idp.description, { max: 1024 });
+  violations.uid(`${prefix}default_role`, idp.defaultRole, false);
+  const oidc = oidcOf(idp);
+  if (!oidc) {
+    violations.add(`${prefix}oidc`, "is required");
+    return;
+  }
+  const at = `${prefix}oidc.`;
+  checkHttpsUrl(violations, `${at}issuer`, oidc.issuer);
+  violations.text(`${at}client_id`, oidc.clientId, { required: true, max: 256 });
+  violations.text(`${at}client_secret`, oidc.clientSecret, { required: secretRequired, max: 1024 });
+  if (oidc.additionalScopes.length > 32) violations.add(`${at}additional_scopes`, "must hold at most 32 scopes");
+  oidc.additionalScopes.forEach((scope, i) => violations.text(`${at}additional_scopes[${i}]`, scope, { required: true, max: 128, pattern: SCOPE }));
+  violations.text(`${at}groups_claim`, oidc.groupsClaim, { max: 128, pattern: CLAIM });
+}

@@ -1,0 +1,94 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { IdentityProviderSchema } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
+import {
+  IdentityProvidersService,
+  ListIdentityProvidersRequestSchema,
+  ListIdentityProvidersResponseSchema,
+} from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { visibilityKey } from "../../auth/principal.js";
+import {
+  deleteIdentityProvider,
+  getIdentityProvider,
+  identityProviderOrderable,
+  insertIdentityProvider,
+  listIdentityProviders,
+  updateIdentityProvider,
+} from "./store/identity-providers.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { requireGrantableRole } from "./grantable-role.js";
+import {
+  checkIdentityProviderFields,
+  IDENTITY_PROVIDER_UPDATABLE,
+  identityProviderColumns,
+  identityProviderFromRow,
+  oidcOf,
+} from "./identity-provider-fields.js";
+
+/** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */
+export function createIdentityProvidersService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {
+  return {
+    async getIdentityProvider(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return identityProviderFromRow(await getIdentityProvider(db, req.uid));
+    },
+
+    async listIdentityProviders(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListIdentityProvidersRequestSchema,
+        request: req,
+        orderable: identityProviderOrderable,
+        validate: (v) => v.text("name", req.name, { max: 128 }),
+        read: (p, uidp) => listIdentityProviders(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        map: (row) => identityProviderFromRow(row),
+      });
+      return create(ListIdentityProvidersResponseSchema, { identityProviders: page.items, ...page });
+    },
+
+    async createIdentityProvider(req, ctx) {
+      const idp = req.identityProvider ?? create(IdentityProviderSchema);
+      const violations = new Violations().uid("parent", req.parent);
+      checkIdentityProviderFields(violations, idp, true);
+      violations.throwIfAny();
+      const time = now();
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, time) };
+      await inTransaction(db, ctx.signal, async (trx) => {
+        if (row.default_role_uid !== "") await requireGrantableRole(trx, ctx, row.default_role_uid, row.group_uid);
+        await insertIdentityProvider(trx, row);
+      });
+      return identityProviderFromRow(row);
+    },
+
+    async updateIdentityProvider(req, ctx) {
+      const patch = req.identityProvider ?? create(IdentityProviderSchema);
+      new Violations().uid("identity_provider.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const stored = await getIdentityProvider(trx, patch.uid);
+        const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored, true), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);
+        const oidc = oidcOf(next);
+        if (oidc && oidc.clientSecret === "") oidc.clientSecret = stored.client_secret;
+        const violations = new Violations();
+        checkIdentityProviderFields(violations, next, false);
+        violations.throwIfAny();
+        if (next.defaultRole !== "" && next.defaultRole !== stored.default_role_uid) {
+          await requireGrantableRole(trx, ctx, next.defaultRole, stored.group_uid);
+        }
+        return updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, now()));
+      });
+      return identityProviderFromRow(row);
+    },
+
+    async deleteIdentityProvider(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, (trx) => deleteIdentityProvider(trx, req.uid));
+      return create(EmptySchema);
+    },
+  };
+}

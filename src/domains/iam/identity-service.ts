@@ -1,0 +1,119 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema, type FieldMask } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseSchema } from "../../../gen/platform/iam/v2/identities_service_pb.js";
+import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { visibilityKey } from "../../auth/principal.js";
+import {
+  createIdentity,
+  deleteIdentity,
+  getIdentity,
+  identityOrderable,
+  listIdentities,
+  updateIdentity,
+} from "./store/identities.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { claimMatchJson, identityFromRow, staticKeysJson } from "./identity-mapper.js";
+import { checkIdentityFields } from "./identity-validation.js";
+
+const RELATIONSHIP_PATHS = [
+  { names: ["claim_match", "claimMatch"], kind: "claimMatch" },
+  { names: ["static_keys", "staticKeys"], kind: "staticKeys" },
+] as const;
+
+/**
+ * The relationship (a oneof, which applyFieldMask leaves alone) after a PATCH:
+ * no mask takes the patch's when it sets one; `*` takes the patch's (none
+ * clears it); a mask naming `claim_match` or `static_keys` sets that member from
+ * the patch, or clears it when the patch sets the other one or neither.
+ */
+function patchedRelationship(current: Identity, patch: Identity, mask: FieldMask | undefined): Identity["relationship"] {
+  const paths = mask?.paths ?? [];
+  if (paths.length === 0) return patch.relationship.case ? patch.relationship : current.relationship;
+  if (paths.includes("*")) return patch.relationship;
+  let relationship = current.relationship;
+  for (const { names, kind } of RELATIONSHIP_PATHS) {
+    if (!names.some((n) => paths.includes(n))) continue;
+    if (patch.relationship.case === kind) relationship = patch.relationship;
+    else if (relationship.case === kind) relationship = { case: undefined };
+  }
+  return relationship;
+}
+
+function relationshipColumns(identity: Identity): { claim_match: string; static_keys: string } {
+  const rel = identity.relationship;
+  return {
+    claim_match: rel.case === "claimMatch" ? claimMatchJson(rel.value) : "",
+    static_keys: rel.case === "staticKeys" ? staticKeysJson(rel.value) : "",
+  };
+}
+
+/** IdentitiesService: identities of groups. Authorization ran in the interceptors. */
+export function createIdentitiesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentitiesService> {
+  return {
+    async getIdentity(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return identityFromRow(await getIdentity(db, req.uid));
+    },
+
+    async listIdentities(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListIdentitiesRequestSchema,
+        request: req,
+        orderable: identityOrderable,
+        validate: (v) => v.text("name", req.name, { max: 128 }),
+        read: (p, uidp) => listIdentities(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        map: identityFromRow,
+      });
+      return create(ListIdentitiesResponseSchema, { identities: page.items, ...page });
+    },
+
+    async createIdentity(req, ctx) {
+      const identity = req.identity ?? create(IdentitySchema);
+      const violations = new Violations().uid("parent", req.parent);
+      checkIdentityFields(violations, identity);
+      violations.throwIfAny();
+      const time = now();
+      const row = await inTransaction(db, ctx.signal, (trx) =>
+        createIdentity(trx, {
+          uid: newChildUid(req.parent),
+          group_uid: req.parent,
+          name: identity.name,
+          description: identity.description,
+          ...relationshipColumns(identity),
+          last_seen_time: time,
+          create_time: time,
+          update_time: time,
+        }),
+      );
+      return identityFromRow(row);
+    },
+
+    async updateIdentity(req, ctx) {
+      const patch = req.identity ?? create(IdentitySchema);
+      new Violations().uid("identity.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const current = identityFromRow(await getIdentity(trx, patch.uid));
+        const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, ["name", "description"]);
+        next.relationship = patchedRelationship(current, patch, req.updateMask);
+        const violations = new Violations();
+        checkIdentityFields(violations, next);
+        violations.throwIfAny();
+        return updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() });
+      });
+      return identityFromRow(row);
+    },
+
+    async deleteIdentity(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, (trx) => deleteIdentity(trx, req.uid));
+      return create(EmptySchema);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { AccountAssociationsService, file_platform_iam_v2_account_associations_service } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
+import {
+  ExternalGroupRoleMappingsService,
+  file_platform_iam_v2_external_group_role_mappings_service,
+} from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
+import { file_platform_iam_v2_group_invites_service, GroupInvitesService } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
+import { file_platform_iam_v2_groups_service, GroupsService } from "../../../gen/platform/iam/v2/groups_service_pb.js";
+import { file_platform_iam_v2_identities_service, IdentitiesService } from "../../../gen/platform/iam/v2/identities_service_pb.js";
+import { file_platform_iam_v2_identity_providers_service, IdentityProvidersService } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { file_platform_iam_v2_roles_service, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
+import { file_platform_iam_v2_terms_service, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
+import { bind, type Domain } from "../domain.js";
+import { createAccountAssociationsService } from "./account-association-service.js";
+import { createExternalGroupRoleMappingsService } from "./external-group-role-mapping-service.js";
+import { createGroupInvitesService } from "./group-invite-service.js";
+import { createGroupsService } from "./groups-service.js";
+import { createIdentityProvidersService } from "./identity-provider-service.js";
+import { createIdentitiesService } from "./identity-service.js";
+import { groupChildOrderIndexes } from "./migrations/2026-11-22-0002-group-child-order-indexes.js";
+import { iamExtras } from "./migrations/2026-11-22-0003-iam-extras.js";
+import { hostedCapabilityNames } from "./migrations/2026-11-24-0008-hosted-capability-names.js";
+import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-association-clouds.js";
+import { createRoleBindingsService } from "./role-binding-service.js";
+import { createRolesService } from "./role-service.js";
+import { createTermsService } from "./terms-service.js";
+
+/**
+ * IAM (`platform.iam.v2`): the group tree, identities, roles and role bindings, identity
+ * providers, account associations, group invites, external group role mappings, terms.
+ * Its core tables (groups, identities, roles, bindings) were created by the store's first
+ * migration, before migrations belonged to domains.
+ */
+export const iam: Domain = {
+  name: "iam",
+  files: [
+    file_platform_iam_v2_groups_service,
+    file_platform_iam_v2_identities_service,
+    file_platform_iam_v2_roles_service,
+    file_platform_iam_v2_role_bindings_service,
+    file_platform_iam_v2_identity_providers_service,
+    file_platform_iam_v2_account_associations_service,
+    file_platform_iam_v2_group_invites_service,
+    file_platform_iam_v2_external_group_role_mappings_service,
+    file_platform_iam_v2_terms_service,
+  ],
+  services: [
+    bind(GroupsService, createGroupsService),
+    bind(IdentitiesService, createIdentitiesService),
+    bind(RolesService, createRolesService),
+    bind(RoleBindingsService, createRoleBindingsService),
+    bind(IdentityProvidersService, createIdentityProvidersService),
+    bind(AccountAssociationsService, createAccountAssociationsService),
+    bind(GroupInvitesService, createGroupInvitesService),
+    bind(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService),
+    bind(TermsService, createTermsService),
+  ],
+  migrations: {
+    "2026-11-22-0002-group-child-order-indexes": groupChildOrderIndexes,
+    "2026-11-22-0003-iam-extras": iamExtras,
+    "2026-11-24-0008-hosted-capability-names": hostedCapabilityNames,
+    "2026-11-24-0009-account-association-clouds": accountAssociationClouds,
+  },
+  ownedByGroup: [
+    "identities",
+    "roles",
+    "role_bindings",
+    "identity_providers",
+    "account_associations",
+    "group_invites",
+    "external_group_role_mappings",
+    "terms_acceptances",
+  ],
+  deletedWithRepo: [],
+};

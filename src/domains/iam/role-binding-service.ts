@@ -1,0 +1,115 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { RoleBindingInputSchema } from "../../../gen/platform/iam/v2/role_binding_pb.js";
+import {
+  ListRoleBindingsRequestSchema,
+  ListRoleBindingsResponseSchema,
+  RoleBindingsService,
+} from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { invalidField } from "../../api/errors.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { getGroup } from "./store/groups.js";
+import { getIdentity } from "./store/identities.js";
+import {
+  createRoleBinding,
+  deleteRoleBinding,
+  getRoleBinding,
+  listRoleBindings,
+  roleBindingOrderable,
+  setBindingRole,
+} from "./store/role-bindings.js";
+import { getRole } from "./store/roles.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { checkBindingScope, identityUid } from "./role-binding-validation.js";
+import { roleBindingFromRow } from "./role-binding-mapper.js";
+import { requireGrantable } from "./role-validation.js";
+
+/**
+ * RoleBindingsService. The interceptor checked the binding capability on the
+ * group; granting a role also needs every capability of the role there
+ * (requireGrantable), so nobody hands out more than they hold.
+ */
+export function createRoleBindingsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof RoleBindingsService> {
+  return {
+    async getRoleBinding(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return roleBindingFromRow(await getRoleBinding(db, req.uid));
+    },
+
+    async listRoleBindings(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListRoleBindingsRequestSchema,
+        request: req,
+        orderable: roleBindingOrderable,
+        validate: (v) => v.uid("identity", req.identity, false).uid("group", req.group, false).uid("role", req.role, false),
+        read: (p, uidp) =>
+          listRoleBindings(
+            db,
+            {
+              identity: req.identity || undefined,
+              group: req.group || undefined,
+              role: req.role || undefined,
+              uidp,
+              visible: ctx.values.get(visibilityKey),
+            },
+            p,
+          ),
+        map: roleBindingFromRow,
+      });
+      return create(ListRoleBindingsResponseSchema, { roleBindings: page.items, ...page });
+    },
+
+    async createRoleBinding(req, ctx) {
+      const input = req.roleBinding ?? create(RoleBindingInputSchema);
+      const violations = new Violations().uid("parent", req.parent);
+      identityUid(violations, "role_binding.identity_uid", input.identityUid);
+      violations.uid("role_binding.role_uid", input.roleUid);
+      violations.throwIfAny();
+      checkBindingScope(req.parent, input.identityUid, input.roleUid);
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        await getGroup(trx, req.parent);
+        await getIdentity(trx, input.identityUid);
+        const role = await getRole(trx, input.roleUid);
+        await requireGrantable(ctx.values.get(principalKey), req.parent, role.capabilities, `binding role ${role.uid}`);
+        const uid = newChildUid(req.parent);
+        await createRoleBinding(trx, { uid, group_uid: req.parent, identity_uid: input.identityUid, role_uid: role.uid, create_time: now() });
+        return getRoleBinding(trx, uid);
+      });
+      return roleBindingFromRow(row);
+    },
+
+    async updateRoleBinding(req, ctx) {
+      const patch = req.roleBinding ?? create(RoleBindingInputSchema);
+      new Violations().uid("role_binding.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const current = await getRoleBinding(trx, patch.uid);
+        if (patch.identityUid !== "" && patch.identityUid !== current.identity_uid) {
+          throw invalidField("role_binding.identity_uid", "cannot change; delete the binding and create another");
+        }
+        const before = create(RoleBindingInputSchema, { uid: current.uid, identityUid: current.identity_uid, roleUid: current.role_uid });
+        const next = applyFieldMask(RoleBindingInputSchema, before, patch, req.updateMask, ["role_uid"]);
+        new Violations().uid("role_binding.role_uid", next.roleUid).throwIfAny();
+        if (next.roleUid === current.role_uid) return current;
+        checkBindingScope(current.group_uid, current.identity_uid, next.roleUid);
+        const role = await getRole(trx, next.roleUid);
+        await requireGrantable(ctx.values.get(principalKey), current.group_uid, role.capabilities, `binding role ${role.uid}`);
+        await setBindingRole(trx, current.uid, role.uid);
+        return getRoleBinding(trx, current.uid);
+      });
+      return roleBindingFromRow(row);
+    },
+
+    async deleteRoleBinding(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, (trx) => deleteRoleBinding(trx, req.uid));
+      return create(EmptySchema);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { create } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { RoleSchema } from "../../../gen/platform/iam/v2/role_pb.js";
+import { ListRolesRequestSchema, ListRolesResponseSchema, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
+import { applyFieldMask } from "../../api/field-mask.js";
+import { readPage } from "../../api/list.js";
+import { newChildUid } from "../../api/uidp.js";
+import { Violations } from "../../api/validation.js";
+import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { deleteRole, getRole, insertRole, listRoles, roleOrderable, updateRole } from "./store/roles.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { ServiceDeps } from "../deps.js";
+import { roleFromRow } from "./role-mapper.js";
+import { builtInRoleImmutable, checkRoleFields, requireGrantable } from "./role-validation.js";
+
+/**
+ * RolesService: custom roles of groups, and the built-in roles (readable by
+ * every verified caller, immutable). Authorization ran in the interceptors;
+ * only the anti-escalation rule needs the role's data (requireGrantable).
+ */
+export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof RolesService> {
+  return {
+    async getRole(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return roleFromRow(await getRole(db, req.uid));
+    },
+
+    async listRoles(req, ctx) {
+      const page = await readPage({
+        pager,
+        schema: ListRolesRequestSchema,
+        request: req,
+        orderable: roleOrderable,
+        validate: (v) => v.text("name", req.name, { max: 64 }),
+        read: (p, uidp) => listRoles(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        map: roleFromRow,
+      });
+      return create(ListRolesResponseSchema, { roles: page.items, ...page });
+    },
+
+    async createRole(req, ctx) {
+      const role = req.role ?? create(RoleSchema);
+      const violations = new Violations().uid("parent", req.parent);
+      const capabilities = checkRoleFields(violations, role);
+      violations.throwIfAny();
+      const time = now();
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, name: role.name, description: role.description, built_in: 0, create_time: time, update_time: time };
+      return roleFromRow(await inTransaction(db, ctx.signal, (trx) => insertRole(trx, row, capabilities)));
+    },
+
+    async updateRole(req, ctx) {
+      const patch = req.role ?? create(RoleSchema);
+      new Violations().uid("role.uid", patch.uid).throwIfAny();
+      const row = await inTransaction(db, ctx.signal, async (trx) => {
+        const stored = await getRole(trx, patch.uid);
+        if (stored.built_in) throw builtInRoleImmutable(stored.uid);
+        const next = applyFieldMask(RoleSchema, roleFromRow(stored), patch, req.updateMask, ["name", "description", "capabilities"]);
+        const violations = new Violations();
+        const capabilities = checkRoleFields(violations, next);
+        violations.throwIfAny();
+        const added = capabilities.filter((c) => !stored.capabilities.includes(c));
+        await requireGrantable(ctx.values.get(principalKey), stored.group_uid, added, `adding capabilities to role ${stored.uid}`);
+        return updateRole(trx, stored.uid, { name: next.name, description: next.description, update_time: now() }, capabilities);
+      });
+      return roleFromRow(row);
+    },
+
+    async deleteRole(req, ctx) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      await inTransaction(db, ctx.signal, async (trx) => {
+        const stored = await getRole(trx, req.uid);
+        if (stored.built_in) throw builtInRoleImmutable(stored.uid);
+        await deleteRole(trx, req.uid);
+      });
+      return create(EmptySchema);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type { Selectable } from "kysely";
+import { alreadyExists, notFound, resourceNotEmpty } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { descendantRange } from "../../../api/uidp.js";
+import { isUniqueViolation } from "../../../store/dialect.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { TableWith } from "../../domain.js";
+import type { Db } from "../../../store/tables.js";
+import type { GroupTable } from "../tables.js";
+
+export type GroupRow = Selectable<GroupTable>;
+
+/** Sortable group fields: API name to column. */
+export const groupOrderable = {
+  name: "name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const GROUP_COLUMNS: UidColumns = { uid: "groups.uid", parent: "groups.parent_uid", ownerSegments: 0 };
+
+export interface GroupFilter {
+  name?: string;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+/** Throws NOT_FOUND when the group does not exist. */
+export async function getGroup(db: Db, uid: string): Promise<GroupRow> {
+  const row = await db.selectFrom("groups").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("group", uid);
+  return row;
+}
+
+function filtered(db: Db, filter: GroupFilter) {
+  return db.selectFrom("groups").where((eb) =>
+    eb.and([
+      ...(filter.name ? [eb("name", "=", filter.name)] : []),
+      ...listConditions(eb, GROUP_COLUMNS, filter.uidp, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listGroups(db: Db, filter: GroupFilter, page: Page): Promise<{ rows: GroupRow[]; total: number }> {
+  const rows = await applyPage(filtered(db, filter).selectAll(), page, "groups").execute();
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
+}
+
+/**
+ * Inserts a group. Throws NOT_FOUND when the parent does not exist and
+ * ALREADY_EXISTS when the name is taken among its siblings (organizations:
+ * among all organizations).
+ */
+export async function insertGroup(db: Db, row: GroupRow): Promise<GroupRow> {
+  if (row.parent_uid !== "") await getGroup(db, row.parent_uid);
+  try {
+    await db.insertInto("groups").values(row).execute();
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      const where = row.parent_uid === "" ? "an organization" : `a group under ${row.parent_uid}`;
+      throw alreadyExists("group", row.name, `${where} is already named "${row.name}"`);
+    }
+    throw error;
+  }
+  return row;
+}
+
+/** Writes name and description; throws NOT_FOUND or ALREADY_EXISTS (sibling name taken). */
+export async function updateGroup(db: Db, uid: string, change: Pick<GroupRow, "name" | "description" | "update_time">): Promise<GroupRow> {
+  try {
+    const row = await db.updateTable("groups").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+    if (!row) throw notFound("group", uid);
+    return row;
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw alreadyExists("group", change.name, `a sibling of ${uid} is already named "${change.name}"`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Deletes a group with no child group and no row in `ownedByGroup` (every domain's tables
+ * whose rows belong to a group: `Ownership`). Throws NOT_FOUND, or
+ * FAILED_PRECONDITION / RESOURCE_NOT_EMPTY when anything lies below it.
+ */
+export async function deleteGroup(db: Db, uid: string, ownedByGroup: readonly TableWith<"group_uid">[]): Promise<void> {
+  await getGroup(db, uid);
+  const { low, high } = descendantRange(uid);
+  const child = await db
+    .selectFrom("groups")
+    .select("uid")
+    .where("uid", ">=", low)
+    .where("uid", "<", high)
+    .limit(1)
+    .executeTakeFirst();
+  if (child) throw resourceNotEmpty("group", uid);
+  for (const table of ownedByGroup) {
+    const owned = await db.selectFrom(table).select("group_uid").where("group_uid", "=", uid).limit(1).executeTakeFirst();
+    if (owned) throw resourceNotEmpty("group", uid);
+  }
+  await db.deleteFrom("groups").where("uid", "=", uid).execute();
+}
+
+/** The organization (root group) named `name`, if any. */
+export async function findOrganizationByName(db: Db, name: string): Promise<GroupRow | undefined> {
+  return db.selectFrom("groups").selectAll().where("parent_uid", "=", "").where("name", "=", name).executeTakeFirst();
+}
+

@@ -1,0 +1,112 @@
+import type { JSONWebKeySet } from "jose";
+import type { Selectable } from "kysely";
+import { notFound } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { Db } from "../../../store/tables.js";
+import type { IdentityTable } from "../tables.js";
+
+export type IdentityRow = Selectable<IdentityTable>;
+
+/**
+ * The JSON held in `identities.claim_match` ("" when absent). Written by the
+ * Identities service, read by the token exchange. Empty values are left out.
+ */
+export interface StoredClaimMatch {
+  issuer?: string;
+  issuerPattern?: string;
+  subject?: string;
+  subjectPattern?: string;
+  audience?: string;
+  audiencePattern?: string;
+  claims?: Record<string, string>;
+  claimPatterns?: Record<string, string>;
+}
+
+/** The JSON held in `identities.static_keys` ("" when absent). */
+export interface StoredStaticKeys {
+  issuer: string;
+  subject: string;
+  /** A JWKS object. */
+  issuerKeys: JSONWebKeySet;
+  /** Epoch milliseconds; the keys are refused from then on. */
+  expirationTime?: number;
+}
+
+export async function insertIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+  await db.insertInto("identities").values(row).execute();
+  return row;
+}
+
+/** Throws NOT_FOUND when the identity does not exist. */
+export async function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
+  const row = await db.selectFrom("identities").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("identity", uid);
+  return row;
+}
+
+/** Records that the identity was just used (a successful token exchange). */
+export async function touchLastSeen(db: Db, uid: string, now: number): Promise<void> {
+  await db.updateTable("identities").set({ last_seen_time: now }).where("uid", "=", uid).execute();
+}
+
+/** Sortable identity fields: API name to column. */
+export const identityOrderable = {
+  name: "name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const IDENTITY_COLUMNS: UidColumns = { uid: "identities.uid", parent: "identities.group_uid", ownerSegments: 1 };
+
+export interface IdentityFilter {
+  name?: string;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+function filteredIdentities(db: Db, filter: IdentityFilter) {
+  return db.selectFrom("identities").where((eb) =>
+    eb.and([
+      ...(filter.name ? [eb("name", "=", filter.name)] : []),
+      ...listConditions(eb, IDENTITY_COLUMNS, filter.uidp, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listIdentities(db: Db, filter: IdentityFilter, page: Page): Promise<{ rows: IdentityRow[]; total: number }> {
+  const rows = await applyPage(filteredIdentities(db, filter).selectAll(), page, "identities").execute();
+  const total = await countRows(filteredIdentities(db, filter));
+  return { rows, total };
+}
+
+/** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */
+export async function createIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+  const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
+  if (!group) throw notFound("group", row.group_uid);
+  return insertIdentity(db, row);
+}
+
+/** Writes the mutable fields; throws NOT_FOUND. */
+export async function updateIdentity(
+  db: Db,
+  uid: string,
+  change: Pick<IdentityRow, "name" | "description" | "claim_match" | "static_keys" | "update_time">,
+): Promise<IdentityRow> {
+  const row = await db.updateTable("identities").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+  if (!row) throw notFound("identity", uid);
+  return row;
+}
+
+/**
+ * Deletes an identity and every role binding of it (they name it; none can
+ * outlive it). Run in a transaction. Throws NOT_FOUND.
+ */
+export async function deleteIdentity(db: Db, uid: string): Promise<void> {
+  await getIdentity(db, uid);
+  await db.deleteFrom("role_bindings").where("identity_uid", "=", uid).execute();
+  await db.deleteFrom("identities").where("uid", "=", uid).execute();
+}

@@ -1,0 +1,154 @@
+import type { Selectable } from "kysely";
+import { alreadyExists, notFound } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { newChildUid } from "../../../api/uidp.js";
+import { isUniqueViolation } from "../../../store/dialect.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { Db } from "../../../store/tables.js";
+import type { RoleBindingTable } from "../tables.js";
+
+export type RoleBindingRow = Selectable<RoleBindingTable>;
+
+export async function insertRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
+  await db.insertInto("role_bindings").values(row).execute();
+  return row;
+}
+
+/** Binds `identityUid` to `roleUid` on `groupUid` under a new uid. */
+export function bindRole(db: Db, groupUid: string, identityUid: string, roleUid: string, now: number): Promise<RoleBindingRow> {
+  return insertRoleBinding(db, { uid: newChildUid(groupUid), group_uid: groupUid, identity_uid: identityUid, role_uid: roleUid, create_time: now });
+}
+
+/**
+ * Every (group, capability) an identity holds through its bindings, unordered; undefined when the
+ * identity does not exist (one query: a caller's existence and grants are read together).
+ */
+export async function grantsOf(db: Db, identityUid: string): Promise<Array<{ group_uid: string; capability: string }> | undefined> {
+  const rows = await db
+    .selectFrom("identities")
+    .leftJoin("role_bindings", "role_bindings.identity_uid", "identities.uid")
+    .leftJoin("role_capabilities", "role_capabilities.role_uid", "role_bindings.role_uid")
+    .select(["role_bindings.group_uid", "role_capabilities.capability"])
+    .where("identities.uid", "=", identityUid)
+    .distinct()
+    .execute();
+  if (rows.length === 0) return undefined;
+  return rows.filter((r): r is { group_uid: string; capability: string } => r.group_uid !== null && r.capability !== null);
+}
+
+/** A binding with what responses show of its identity, group and role. */
+export interface HydratedRoleBindingRow extends RoleBindingRow {
+  identity_name: string;
+  identity_description: string;
+  identity_claim_match: string;
+  identity_static_keys: string;
+  group_name: string;
+  group_description: string;
+  role_name: string;
+  role_description: string;
+}
+
+/** Sortable binding fields: API name to column. */
+export const roleBindingOrderable = {
+  create_time: "create_time",
+  created_at: "create_time",
+};
+
+const BINDING_COLUMNS: UidColumns = { uid: "role_bindings.uid", parent: "role_bindings.group_uid", ownerSegments: 1 };
+
+export interface RoleBindingFilter {
+  identity?: string;
+  group?: string;
+  role?: string;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+function hydrated(db: Db) {
+  return db
+    .selectFrom("role_bindings")
+    .innerJoin("identities", "identities.uid", "role_bindings.identity_uid")
+    .innerJoin("groups", "groups.uid", "role_bindings.group_uid")
+    .innerJoin("roles", "roles.uid", "role_bindings.role_uid");
+}
+
+const HYDRATED_COLUMNS = [
+  "role_bindings.uid",
+  "role_bindings.group_uid",
+  "role_bindings.identity_uid",
+  "role_bindings.role_uid",
+  "role_bindings.create_time",
+  "identities.name as identity_name",
+  "identities.description as identity_description",
+  "identities.claim_match as identity_claim_match",
+  "identities.static_keys as identity_static_keys",
+  "groups.name as group_name",
+  "groups.description as group_description",
+  "roles.name as role_name",
+  "roles.description as role_description",
+] as const;
+
+/** Throws NOT_FOUND when the binding does not exist. */
+export async function getRoleBinding(db: Db, uid: string): Promise<HydratedRoleBindingRow> {
+  const row = await hydrated(db).select(HYDRATED_COLUMNS).where("role_bindings.uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("roleBinding", uid);
+  return row;
+}
+
+function filteredBindings(db: Db, filter: RoleBindingFilter) {
+  return db.selectFrom("role_bindings").where((eb) =>
+    eb.and([
+      ...(filter.identity ? [eb("role_bindings.identity_uid", "=", filter.identity)] : []),
+      ...(filter.group ? [eb("role_bindings.group_uid", "=", filter.group)] : []),
+      ...(filter.role ? [eb("role_bindings.role_uid", "=", filter.role)] : []),
+      ...listConditions(eb, BINDING_COLUMNS, filter.uidp, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`), hydrated, and the count of all matches. */
+export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: Page): Promise<{ rows: HydratedRoleBindingRow[]; total: number }> {
+  const keys = await applyPage(filteredBindings(db, filter).select("role_bindings.uid"), page, "role_bindings").execute();
+  const total = await countRows(filteredBindings(db, filter));
+  if (keys.length === 0) return { rows: [], total };
+  const found = await hydrated(db)
+    .select(HYDRATED_COLUMNS)
+    .where(
+      "role_bindings.uid",
+      "in",
+      keys.map((k) => k.uid),
+    )
+    .execute();
+  const byUid = new Map(found.map((row) => [row.uid, row]));
+  const rows = keys.map((k) => byUid.get(k.uid)).filter((row): row is HydratedRoleBindingRow => row !== undefined);
+  return { rows, total };
+}
+
+/** Inserts a binding; throws ALREADY_EXISTS when the identity already has the role on the group. */
+export async function createRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
+  try {
+    return await insertRoleBinding(db, row);
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw alreadyExists("roleBinding", row.uid, `${row.identity_uid} is already bound to ${row.role_uid} on ${row.group_uid}`);
+    }
+    throw error;
+  }
+}
+
+/** Changes a binding's role; throws NOT_FOUND or ALREADY_EXISTS. */
+export async function setBindingRole(db: Db, uid: string, roleUid: string): Promise<void> {
+  try {
+    const row = await db.updateTable("role_bindings").set({ role_uid: roleUid }).where("uid", "=", uid).returning("uid").executeTakeFirst();
+    if (!row) throw notFound("roleBinding", uid);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw alreadyExists("roleBinding", uid, `the identity of ${uid} is already bound to ${roleUid} on its group`);
+    throw error;
+  }
+}
+
+/** Deletes a binding; throws NOT_FOUND. */
+export async function deleteRoleBinding(db: Db, uid: string): Promise<void> {
+  const { numDeletedRows } = await db.deleteFrom("role_bindings").where("uid", "=", uid).executeTakeFirst();
+  if (Number(numDeletedRows) === 0) throw notFound("roleBinding", uid);
+}

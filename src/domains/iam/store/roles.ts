@@ -1,0 +1,192 @@
+import type { Selectable } from "kysely";
+import { alreadyExists, failedPrecondition, notFound } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { selfAndAncestors } from "../../../api/uidp.js";
+import { isUniqueViolation } from "../../../store/dialect.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { Db } from "../../../store/tables.js";
+import type { RoleTable } from "../tables.js";
+
+export interface BuiltInRole {
+  uid: string;
+  name: string;
+  description: string;
+  capabilities: string[];
+}
+
+/**
+ * Makes the stored built-in roles equal `roles` (names, descriptions, capability
+ * sets). Idempotent; run at start-up so a release can change what they grant.
+ */
+export async function syncBuiltInRoles(db: Db, roles: BuiltInRole[], now: number): Promise<void> {
+  for (const role of roles) {
+    const existing = await db.selectFrom("roles").select("uid").where("uid", "=", role.uid).executeTakeFirst();
+    if (existing) {
+      await db.updateTable("roles").set({ name: role.name, description: role.description }).where("uid", "=", role.uid).execute();
+    } else {
+      await db
+        .insertInto("roles")
+        .values({ uid: role.uid, group_uid: "", name: role.name, description: role.description, built_in: 1, create_time: now, update_time: now })
+        .execute();
+    }
+    const stored = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", role.uid).execute();
+    const have = new Set(stored.map((r) => r.capability));
+    const want = new Set(role.capabilities);
+    const missing = role.capabilities.filter((c) => !have.has(c));
+    const extra = [...have].filter((c) => !want.has(c));
+    if (missing.length > 0) {
+      await db.insertInto("role_capabilities").values(missing.map((capability) => ({ role_uid: role.uid, capability }))).execute();
+    }
+    if (extra.length > 0) {
+      await db.deleteFrom("role_capabilities").where("role_uid", "=", role.uid).where("capability", "in", extra).execute();
+    }
+  }
+}
+
+export type RoleRow = Selectable<RoleTable>;
+
+/** A role row with its capability names, sorted. */
+export interface RoleWithCapabilities extends RoleRow {
+  capabilities: string[];
+}
+
+/** Sortable role fields: API name to column. */
+export const roleOrderable = {
+  name: "name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const ROLE_COLUMNS: UidColumns = { uid: "roles.uid", ownerSegments: 1 };
+
+export interface RoleFilter {
+  name?: string;
+  uidp: UidpFilter;
+  /** Where custom roles may be listed; built-in roles are visible to everyone. */
+  visible: Visibility;
+}
+
+async function withCapabilities(db: Db, rows: RoleRow[]): Promise<RoleWithCapabilities[]> {
+  if (rows.length === 0) return [];
+  const caps = await db
+    .selectFrom("role_capabilities")
+    .select(["role_uid", "capability"])
+    .where(
+      "role_uid",
+      "in",
+      rows.map((r) => r.uid),
+    )
+    .execute();
+  const byRole = new Map<string, string[]>();
+  for (const { role_uid, capability } of caps) byRole.set(role_uid, [...(byRole.get(role_uid) ?? []), capability]);
+  return rows.map((row) => ({ ...row, capabilities: (byRole.get(row.uid) ?? []).sort() }));
+}
+
+/** The roles among `uids` that exist, with their capabilities, by uid. */
+export async function rolesByUid(db: Db, uids: readonly string[]): Promise<Map<string, RoleWithCapabilities>> {
+  const wanted = [...new Set(uids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.selectFrom("roles").selectAll().where("uid", "in", wanted).execute();
+  return new Map((await withCapabilities(db, rows)).map((role) => [role.uid, role]));
+}
+
+/** Throws NOT_FOUND when the role does not exist. */
+export async function getRole(db: Db, uid: string): Promise<RoleWithCapabilities> {
+  const row = await db.selectFrom("roles").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("role", uid);
+  return (await withCapabilities(db, [row]))[0];
+}
+
+function filteredRoles(db: Db, filter: RoleFilter) {
+  return db.selectFrom("roles").where((eb) => {
+    const visibility = listConditions(eb, ROLE_COLUMNS, {}, filter.visible);
+    return eb.and([
+      ...(filter.name ? [eb("roles.name", "=", filter.name)] : []),
+      ...listConditions(eb, ROLE_COLUMNS, filter.uidp, undefined),
+      ...(visibility.length > 0 ? [eb.or([eb("roles.built_in", "=", 1), ...visibility])] : []),
+    ]);
+  });
+}
+
+/**
+ * One page of roles (up to `limit + 1`, in `page.order`) and the count of all
+ * matches: the built-in roles plus the custom roles in the visible subtrees.
+ */
+export async function listRoles(db: Db, filter: RoleFilter, page: Page): Promise<{ rows: RoleWithCapabilities[]; total: number }> {
+  const rows = await applyPage(filteredRoles(db, filter).selectAll(), page, "roles").execute();
+  const total = await countRows(filteredRoles(db, filter));
+  return { rows: await withCapabilities(db, rows), total };
+}
+
+function nameTaken(error: unknown, name: string): unknown {
+  if (!isUniqueViolation(error)) return error;
+  return alreadyExists("role", name, `another role of the group is already named "${name}"`);
+}
+
+/** Inserts a custom role in an existing group; throws NOT_FOUND (group) or ALREADY_EXISTS (name). */
+export async function insertRole(db: Db, row: RoleRow, capabilities: string[]): Promise<RoleWithCapabilities> {
+  const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
+  if (!group) throw notFound("group", row.group_uid);
+  try {
+    await db.insertInto("roles").values(row).execute();
+  } catch (error) {
+    throw nameTaken(error, row.name);
+  }
+  if (capabilities.length > 0) {
+    await db.insertInto("role_capabilities").values(capabilities.map((capability) => ({ role_uid: row.uid, capability }))).execute();
+  }
+  return { ...row, capabilities: [...capabilities].sort() };
+}
+
+/** Writes a role's name, description and capability set. Run in a transaction. Throws NOT_FOUND or ALREADY_EXISTS. */
+export async function updateRole(
+  db: Db,
+  uid: string,
+  change: Pick<RoleRow, "name" | "description" | "update_time">,
+  capabilities: string[],
+): Promise<RoleWithCapabilities> {
+  let row: RoleRow | undefined;
+  try {
+    row = await db.updateTable("roles").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+  } catch (error) {
+    throw nameTaken(error, change.name);
+  }
+  if (!row) throw notFound("role", uid);
+  await db.deleteFrom("role_capabilities").where("role_uid", "=", uid).execute();
+  if (capabilities.length > 0) {
+    await db.insertInto("role_capabilities").values(capabilities.map((capability) => ({ role_uid: uid, capability }))).execute();
+  }
+  return { ...row, capabilities: [...capabilities].sort() };
+}
+
+/**
+ * Deletes a custom role no binding uses. Throws NOT_FOUND, or FAILED_PRECONDITION
+ * with a `RESOURCE_IN_USE` violation while a binding uses it. Run in a transaction.
+ */
+export async function deleteRole(db: Db, uid: string): Promise<void> {
+  await getRole(db, uid);
+  const bound = await db.selectFrom("role_bindings").select("uid").where("role_uid", "=", uid).limit(1).executeTakeFirst();
+  if (bound) {
+    throw failedPrecondition([{ type: "RESOURCE_IN_USE", subject: uid, description: `role ${uid} is still bound (${bound.uid})` }]);
+  }
+  await db.deleteFrom("role_capabilities").where("role_uid", "=", uid).execute();
+  await db.deleteFrom("roles").where("uid", "=", uid).execute();
+}
+
+/**
+ * A role that may be granted on `groupUid` (built-in, or owned by the group or
+ * one of its ancestors) and its capabilities. NOT_FOUND otherwise: a role of
+ * another subtree is as good as missing from here.
+ */
+export async function assignableRole(db: Db, roleUid: string, groupUid: string): Promise<{ uid: string; capabilities: string[] }> {
+  const role = await db
+    .selectFrom("roles")
+    .select(["uid", "group_uid", "built_in"])
+    .where("uid", "=", roleUid)
+    .executeTakeFirst();
+  if (!role || (role.built_in !== 1 && !selfAndAncestors(groupUid).includes(role.group_uid))) throw notFound("role", roleUid);
+  const capabilities = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", roleUid).execute();
+  return { uid: role.uid, capabilities: capabilities.map((c) => c.capability) };
+}

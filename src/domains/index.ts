@@ -1,0 +1,37 @@
+import type { DescFile, DescService } from "@bufbuild/protobuf";
+import type { Migration } from "kysely";
+import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
+import type { Domain, Ownership } from "./domain.js";
+import { iam } from "./iam/module.js";
+import { ping } from "./ping/module.js";
+import { registry } from "./registry/module.js";
+
+/** Every domain the server serves, in the order their services are registered. Add a new one here. */
+export const DOMAINS: readonly Domain[] = [ping, iam, registry];
+
+/** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
+export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);
+export const API_SERVICES: DescService[] = API_FILES.flatMap((f) => f.services);
+
+/** Where rows hang below groups and repos, over every domain. */
+export const OWNERSHIP: Ownership = {
+  ownedByGroup: DOMAINS.flatMap((d) => d.ownedByGroup),
+  deletedWithRepo: DOMAINS.flatMap((d) => d.deletedWithRepo),
+};
+
+/**
+ * Every migration: the store's first (the server's own tables and the IAM core) and each
+ * domain's. Names are unique and sort in the order they run; a shipped one is never edited.
+ */
+export const MIGRATIONS: Record<string, Migration> = mergeMigrations({ "2026-11-22-0001-initial": initial }, ...DOMAINS.map((d) => d.migrations));
+
+function mergeMigrations(...sets: Record<string, Migration>[]): Record<string, Migration> {
+  const all: Record<string, Migration> = {};
+  for (const set of sets) {
+    for (const [name, migration] of Object.entries(set)) {
+      if (name in all) throw new Error(`migration ${name} is declared twice`);
+      all[name] = migration;
+    }
+  }
+  return all;
+}

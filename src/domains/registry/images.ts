@@ -1,0 +1,106 @@
+import { notFound } from "../../api/errors.js";
+import { touchBlobs, unlinkedBlobs } from "./store/blobs.js";
+import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "./store/manifests.js";
+import type { Db } from "../../store/tables.js";
+import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
+
+/**
+ * The images of a repo, over its stored manifests: recording a manifest, and the
+ * architectures and sizes ImagesService serves. Independent of any wire.
+ */
+
+/** When an index names no architecture, the one measured (api-surface 3). */
+export const DEFAULT_ARCHITECTURE = "amd64";
+
+/** A manifest names manifests (or, where required, blobs) the repo does not hold. */
+export class MissingReferences extends Error {
+  constructor(readonly missing: string[]) {
+    super(`the manifest names what the repository does not hold: ${missing.join(", ")}`);
+  }
+}
+
+export interface RecordedManifest {
+  digest: string;
+  manifest: Manifest;
+  /** False when the repo already held this digest. */
+  written: boolean;
+}
+
+/**
+ * Stores `bytes` (parsed as `manifest`) as a manifest of the repo, with the manifests an
+ * index names. Everything an index names must be in the repo, and with `requireBlobs` an
+ * image's config and layers too; otherwise throws MissingReferences and writes nothing.
+ * `platform` is the image's architecture and OS when its config blob is at hand.
+ */
+export async function recordManifest(
+  db: Db,
+  repoUid: string,
+  bytes: Buffer,
+  manifest: Manifest,
+  options: { platform?: { architecture: string; os: string }; requireBlobs: boolean; now: number },
+): Promise<RecordedManifest> {
+  const digest = sha256Digest(bytes);
+  const needed = referencedDigests(manifest);
+  // Marked used before they are checked: a collection deleting one either went first (then it is missing) or spares it.
+  await touchBlobs(db, needed.blobs, options.now);
+  const present = await existingManifests(db, repoUid, needed.manifests);
+  const missing = [...(options.requireBlobs ? await unlinkedBlobs(db, repoUid, needed.blobs) : []), ...needed.manifests.filter((d) => !present.has(d))];
+  if (missing.length > 0) throw new MissingReferences(missing);
+  const row: ManifestRow = {
+    repo_uid: repoUid,
+    digest,
+    media_type: manifest.mediaType,
+    content: bytes,
+    size: bytes.length,
+    kind: manifest.kind,
+    image_size: manifest.kind === "image" ? imageSize(manifest) : 0,
+    architecture: options.platform?.architecture ?? "",
+    os: options.platform?.os ?? "",
+    artifact_type: manifest.artifactType,
+    subject_digest: manifest.subject?.digest ?? "",
+    create_time: options.now,
+  };
+  const written = await putManifest(db, row);
+  if (manifest.kind === "index") await putManifestRefs(db, repoUid, digest, needed.manifests);
+  return { digest, manifest, written };
+}
+
+async function stored(db: Db, repoUid: string, digest: string): Promise<{ row: ManifestRow; manifest: Manifest }> {
+  const row = await findManifest(db, repoUid, digest);
+  if (row === undefined) throw notFound("image", digest);
+  try {
+    return { row, manifest: parseManifest(row.content, row.media_type) };
+  } catch (error) {
+    if (error instanceof InvalidManifest) throw new Error(`stored manifest ${digest} of ${repoUid} does not parse: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Architectures of an index (distinct, in its order) or of an image manifest. Throws NOT_FOUND. */
+export async function imageArchitectures(db: Db, repoUid: string, digest: string): Promise<string[]> {
+  const { row, manifest } = await stored(db, repoUid, digest);
+  if (manifest.kind === "index") return indexArchitectures(manifest);
+  return row.architecture === "" ? [] : [row.architecture];
+}
+
+/**
+ * Size (config + layers) of one architecture's image. For an index, its entry for
+ * `architecture` (default amd64), which the repo must also store; for an image manifest,
+ * the image itself, when `architecture` is empty or its own.
+ * Throws NOT_FOUND when there is no such image.
+ */
+export async function imageSizeOf(db: Db, repoUid: string, digest: string, architecture: string): Promise<{ size: number; architecture: string; digest: string }> {
+  const { row, manifest } = await stored(db, repoUid, digest);
+  if (manifest.kind === "image") {
+    if (architecture !== "" && row.architecture !== "" && architecture !== row.architecture) {
+      throw notFound("image", `${digest} for architecture ${architecture}`);
+    }
+    return { size: row.image_size, architecture: row.architecture, digest };
+  }
+  const wanted = architecture || DEFAULT_ARCHITECTURE;
+  const entry = entryFor(manifest, wanted);
+  if (entry === undefined) throw notFound("image", `${digest} for architecture ${wanted}`);
+  const child = await findManifest(db, repoUid, entry.digest);
+  if (child === undefined || child.kind !== "image") throw notFound("image", entry.digest);
+  return { size: child.image_size, architecture: wanted, digest: entry.digest };
+}

@@ -1,0 +1,29 @@
+import { file_platform_registry_v2_images_service, ImagesService } from "../../../gen/platform/registry/v2/images_service_pb.js";
+import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
+import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
+import { bind, type Domain } from "../domain.js";
+import { createImagesService } from "./images-service.js";
+import { registry as registryTables } from "./migrations/2026-11-22-0004-registry.js";
+import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
+import { blobs } from "./migrations/2026-11-23-0006-blobs.js";
+import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
+import { createReposService } from "./repos-service.js";
+import { createTagsService } from "./tags-service.js";
+
+/**
+ * Registry (`platform.registry.v2`): repos, tags with their history, images. The OCI
+ * Distribution host (`src/registry/`) serves the same data on its own port.
+ */
+export const registry: Domain = {
+  name: "registry",
+  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service],
+  services: [bind(ReposService, createReposService), bind(TagsService, createTagsService), bind(ImagesService, createImagesService)],
+  migrations: {
+    "2026-11-22-0004-registry": registryTables,
+    "2026-11-23-0005-manifests": manifests,
+    "2026-11-23-0006-blobs": blobs,
+    "2026-11-24-0007-blob-use-time": blobUseTime,
+  },
+  ownedByGroup: ["repos"],
+  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads"],
+};

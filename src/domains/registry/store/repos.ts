@@ -1,0 +1,119 @@
+import type { Selectable } from "kysely";
+import { alreadyExists, notFound, resourceNotEmpty } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { rootOf } from "../../../api/uidp.js";
+import { isUniqueViolation } from "../../../store/dialect.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { TableWith } from "../../domain.js";
+import type { Db } from "../../../store/tables.js";
+import type { RepoTable } from "../tables.js";
+import { getGroup } from "../../iam/store/groups.js";
+
+export type RepoRow = Selectable<RepoTable>;
+
+/** Sortable repo fields: API name to column. */
+export const repoOrderable = {
+  name: "name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const REPO_COLUMNS: UidColumns = { uid: "repos.uid", parent: "repos.group_uid", ownerSegments: 1 };
+
+export interface RepoFilter {
+  name?: string;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+/** Throws NOT_FOUND when the repo does not exist. */
+export async function getRepo(db: Db, uid: string): Promise<RepoRow> {
+  const row = await db.selectFrom("repos").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("repo", uid);
+  return row;
+}
+
+function filtered(db: Db, filter: RepoFilter) {
+  return db.selectFrom("repos").where((eb) =>
+    eb.and([...(filter.name ? [eb("name", "=", filter.name)] : []), ...listConditions(eb, REPO_COLUMNS, filter.uidp, filter.visible)]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listRepos(db: Db, filter: RepoFilter, page: Page): Promise<{ rows: RepoRow[]; total: number }> {
+  const rows = await applyPage(filtered(db, filter).selectAll(), page, "repos").execute();
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
+}
+
+function taken(name: string): never {
+  throw alreadyExists("repo", name, `a repo of this organization is already named "${name}"`);
+}
+
+/**
+ * Inserts a repo; `org_uid` is derived from `group_uid`. Throws NOT_FOUND when
+ * the group does not exist and ALREADY_EXISTS when the name is taken in the organization.
+ */
+export async function insertRepo(db: Db, row: Omit<RepoRow, "org_uid">): Promise<RepoRow> {
+  await getGroup(db, row.group_uid);
+  const full: RepoRow = { ...row, org_uid: rootOf(row.group_uid) };
+  try {
+    await db.insertInto("repos").values(full).execute();
+  } catch (error) {
+    if (isUniqueViolation(error)) taken(row.name);
+    throw error;
+  }
+  return full;
+}
+
+/** Writes name and description; throws NOT_FOUND or ALREADY_EXISTS (name taken in the organization). */
+export async function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "name" | "description" | "update_time">): Promise<RepoRow> {
+  try {
+    const row = await db.updateTable("repos").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+    if (!row) throw notFound("repo", uid);
+    return row;
+  } catch (error) {
+    if (isUniqueViolation(error)) taken(change.name);
+    throw error;
+  }
+}
+
+/**
+ * Deletes a repo without tags, with its rows in `deletedWithRepo` (every domain's tables
+ * whose rows go with their repo: `Ownership`; for the registry the history of its deleted
+ * tags, its manifests, blob links and uploads; the blobs stay in the content store).
+ * Throws NOT_FOUND, or FAILED_PRECONDITION / RESOURCE_NOT_EMPTY when it has tags.
+ */
+export async function deleteRepo(db: Db, uid: string, deletedWithRepo: readonly TableWith<"repo_uid">[]): Promise<void> {
+  await getRepo(db, uid);
+  const tag = await db.selectFrom("tags").select("uid").where("repo_uid", "=", uid).limit(1).executeTakeFirst();
+  if (tag) throw resourceNotEmpty("repo", uid);
+  for (const table of deletedWithRepo) {
+    await db.deleteFrom(table).where("repo_uid", "=", uid).execute();
+  }
+  await db.deleteFrom("repos").where("uid", "=", uid).execute();
+}
+
+/** Replaces the readme; throws NOT_FOUND. */
+export async function updateReadme(db: Db, uid: string, readme: string, updateTime: number): Promise<RepoRow> {
+  const row = await db.updateTable("repos").set({ readme, update_time: updateTime }).where("uid", "=", uid).returningAll().executeTakeFirst();
+  if (!row) throw notFound("repo", uid);
+  return row;
+}
+
+/**
+ * The repo at registry path `<orgName>/<repoName>`, or undefined: for the
+ * registry host, which names repos by path.
+ */
+export async function findRepoByPath(db: Db, orgName: string, repoName: string): Promise<RepoRow | undefined> {
+  return db
+    .selectFrom("repos")
+    .innerJoin("groups", "groups.uid", "repos.org_uid")
+    .selectAll("repos")
+    .where("groups.parent_uid", "=", "")
+    .where("groups.name", "=", orgName)
+    .where("repos.name", "=", repoName)
+    .executeTakeFirst();
+}

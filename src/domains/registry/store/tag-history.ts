@@ -1,0 +1,51 @@
+import type { Selectable } from "kysely";
+import type { Db } from "../../../store/tables.js";
+import type { TagHistoryTable } from "../tables.js";
+
+export type TagHistoryRow = Selectable<TagHistoryTable>;
+
+/** The newest history record of a tag name (highest seq), or undefined. */
+export async function lastTagHistory(db: Db, repoUid: string, tagName: string): Promise<TagHistoryRow | undefined> {
+  return db
+    .selectFrom("tag_history")
+    .selectAll()
+    .where("repo_uid", "=", repoUid)
+    .where("tag_name", "=", tagName)
+    .orderBy("seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Appends a record (seq = last + 1) unless the tag name already points to
+ * `digest` in its history. Call it in the transaction that changes the tag,
+ * after the tag row was written (the row lock then serializes concurrent writers).
+ * Returns whether a record was written.
+ */
+export async function appendTagHistory(db: Db, repoUid: string, tagName: string, digest: string, updateTime: number): Promise<boolean> {
+  const last = await lastTagHistory(db, repoUid, tagName);
+  if (last?.digest === digest) return false;
+  await db
+    .insertInto("tag_history")
+    .values({ repo_uid: repoUid, tag_name: tagName, seq: (last ? Number(last.seq) : 0) + 1, digest, update_time: updateTime })
+    .execute();
+  return true;
+}
+
+/**
+ * The digests a tag name of a repo pointed to, oldest first (`update_time`,
+ * then `seq`), between `start` and `end` (epoch ms, both inclusive), at most
+ * `limit` records. The history outlives the tag: a deleted tag keeps it.
+ */
+export async function readTagHistory(
+  db: Db,
+  repoUid: string,
+  tagName: string,
+  options: { start?: number; end?: number; limit: number },
+): Promise<TagHistoryRow[]> {
+  let q = db.selectFrom("tag_history").selectAll().where("repo_uid", "=", repoUid).where("tag_name", "=", tagName);
+  if (options.start !== undefined) q = q.where("update_time", ">=", options.start);
+  if (options.end !== undefined) q = q.where("update_time", "<=", options.end);
+  const rows = await q.orderBy("update_time", "asc").orderBy("seq", "asc").limit(options.limit).execute();
+  return rows.map((r) => ({ ...r, seq: Number(r.seq), update_time: Number(r.update_time) }));
+}

@@ -1,0 +1,137 @@
+import type { Selectable } from "kysely";
+import { notFound } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { newChildUid } from "../../../api/uidp.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { Db } from "../../../store/tables.js";
+import type { TagTable } from "../tables.js";
+import { getRepo } from "./repos.js";
+import { appendTagHistory, lastTagHistory } from "./tag-history.js";
+
+export type TagRow = Selectable<TagTable>;
+
+/** Sortable tag fields: API name to column. */
+export const tagOrderable = {
+  name: "name",
+  digest: "digest",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+const TAG_COLUMNS: UidColumns = { uid: "tags.uid", parent: "tags.repo_uid", ownerSegments: 2 };
+
+export interface TagFilter {
+  name?: string;
+  digest?: string;
+  /** Epoch ms: only tags with update_time at or after it. */
+  updatedSince?: number;
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
+/** Throws NOT_FOUND when the tag does not exist. */
+export async function getTag(db: Db, uid: string): Promise<TagRow> {
+  const row = await db.selectFrom("tags").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("tag", uid);
+  return row;
+}
+
+function filtered(db: Db, filter: TagFilter) {
+  return db.selectFrom("tags").where((eb) =>
+    eb.and([
+      ...(filter.name ? [eb("name", "=", filter.name)] : []),
+      ...(filter.digest ? [eb("digest", "=", filter.digest)] : []),
+      ...(filter.updatedSince !== undefined ? [eb("update_time", ">=", filter.updatedSince)] : []),
+      ...listConditions(eb, TAG_COLUMNS, filter.uidp, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listTags(db: Db, filter: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
+  const rows = await applyPage(filtered(db, filter).selectAll(), page, "tags").execute();
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
+}
+
+/**
+ * Creates the tag `name` of a repo, or moves the existing one (same uid) to
+ * `digest`, and records a digest change in the tag history. `deprecated`
+ * undefined keeps the tag's flag (false for a new tag): a push moves a tag
+ * without touching it. Must run in a
+ * transaction so that the tag and its history never disagree. Throws NOT_FOUND
+ * when the repo does not exist.
+ */
+export async function upsertTag(
+  db: Db,
+  repoUid: string,
+  tag: { name: string; digest: string; deprecated?: boolean },
+  now: number,
+): Promise<TagRow> {
+  await getRepo(db, repoUid);
+  const deprecated = tag.deprecated ? 1 : 0;
+  // History times never go backwards, so "oldest first" is also "in the order it happened".
+  const last = await lastTagHistory(db, repoUid, tag.name);
+  const time = Math.max(now, last ? Number(last.update_time) : 0);
+  const fresh: TagRow = { uid: newChildUid(repoUid), repo_uid: repoUid, name: tag.name, digest: tag.digest, deprecated, create_time: time, update_time: time };
+  const inserted = await db
+    .insertInto("tags")
+    .values(fresh)
+    .onConflict((oc) => oc.columns(["repo_uid", "name"]).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  let row: TagRow;
+  if (inserted) {
+    row = inserted;
+  } else {
+    // Locks the row (PostgreSQL) before reading it, so concurrent moves of one tag run one after the other.
+    const current = await db
+      .updateTable("tags")
+      .set((eb) => ({ update_time: eb.ref("update_time") }))
+      .where("repo_uid", "=", repoUid)
+      .where("name", "=", tag.name)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const flag = tag.deprecated === undefined ? Number(current.deprecated) : deprecated;
+    if (current.digest === tag.digest && Number(current.deprecated) === flag) return current;
+    row = await db
+      .updateTable("tags")
+      .set({ digest: tag.digest, deprecated: flag, update_time: Math.max(time, Number(current.update_time)) })
+      .where("uid", "=", current.uid)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+  await appendTagHistory(db, repoUid, row.name, row.digest, Number(row.update_time));
+  return row;
+}
+
+/** Deletes a tag; its history stays. Throws NOT_FOUND. */
+export async function deleteTag(db: Db, uid: string): Promise<void> {
+  const result = await db.deleteFrom("tags").where("uid", "=", uid).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw notFound("tag", uid);
+}
+
+/** The tag `name` of a repo, or undefined. */
+export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
+  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
+}
+
+/**
+ * Tag names of a repo in byte order, after `last` (exclusive), at most `limit`, limited to
+ * `only` when given: the registry's tag listing.
+ */
+export async function listTagNames(db: Db, repoUid: string, options: { last?: string; limit: number; only?: string[] }): Promise<string[]> {
+  let query = db.selectFrom("tags").select("name").where("repo_uid", "=", repoUid);
+  if (options.last !== undefined) query = query.where("name", ">", options.last);
+  if (options.only !== undefined) query = options.only.length === 0 ? query.where("name", "in", [""]) : query.where("name", "in", options.only);
+  const rows = await query.orderBy("name").limit(options.limit).execute();
+  return rows.map((r) => r.name);
+}
+
+/** Deletes the tag `name` of a repo (its history stays); returns false when there was none. */
+export async function deleteTagByName(db: Db, repoUid: string, name: string): Promise<boolean> {
+  const result = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -1,0 +1,105 @@
+/** The registry domain's tables: repos, tags and their history, manifests, blobs, uploads; column conventions in src/store/tables.ts. */
+
+export interface RepoTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  /** The organization (root group) uid: repo names are unique in it, as registry paths are `<organization>/<name>`. */
+  org_uid: string;
+  name: string;
+  description: string;
+  /** Markdown; "" when none. */
+  readme: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface TagTable {
+  /** A UIDP under `repo_uid`. */
+  uid: string;
+  repo_uid: string;
+  name: string;
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  deprecated: number;
+  create_time: number;
+  update_time: number;
+}
+
+/**
+ * Every digest a tag name of a repo has pointed to, written in the transaction
+ * that moves the tag. `seq` counts from 1 per (repo, tag name); history
+ * outlives a deleted tag.
+ */
+export interface TagHistoryTable {
+  repo_uid: string;
+  tag_name: string;
+  seq: number;
+  digest: string;
+  /** When the tag started to point to `digest`, epoch ms. */
+  update_time: number;
+}
+
+/** An image manifest or index of a repo, stored whole, with what the API serves from it. */
+export interface ManifestTable {
+  repo_uid: string;
+  /** `sha256:<64 hex>` of `content`. */
+  digest: string;
+  media_type: string;
+  content: Buffer;
+  /** Bytes of `content`. */
+  size: number;
+  kind: "image" | "index";
+  /** Config plus layers for an image; 0 for an index. */
+  image_size: number;
+  /** From the image's config blob when it was known; "" otherwise and for an index. */
+  architecture: string;
+  os: string;
+  /** The manifest's artifactType (an image's config media type when absent); "" when none. */
+  artifact_type: string;
+  /** Digest of the manifest's subject (referrers API); "" when none. */
+  subject_digest: string;
+  create_time: number;
+}
+
+/** A blob the content store holds whole (written after its bytes were published). */
+export interface BlobTable {
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  size: number;
+  create_time: number;
+  /** When a push last used it (uploaded, mounted, imported, or named by a manifest it stored); garbage collection spares recent ones. */
+  use_time: number;
+}
+
+/** A blob a repo may serve: uploaded to it, mounted into it, or imported. */
+export interface RepoBlobTable {
+  repo_uid: string;
+  digest: string;
+}
+
+/** A blob upload in progress; its bytes so far are the content store's upload of the same id. */
+export interface UploadTable {
+  id: string;
+  repo_uid: string;
+  create_time: number;
+}
+
+/** A manifest an index of the repo names. */
+export interface ManifestRefTable {
+  repo_uid: string;
+  parent_digest: string;
+  child_digest: string;
+}
+
+/** Every table of the domain, by name: composed into the store's Database. */
+export interface RegistryTables {
+  repos: RepoTable;
+  tags: TagTable;
+  tag_history: TagHistoryTable;
+  manifests: ManifestTable;
+  blobs: BlobTable;
+  repo_blobs: RepoBlobTable;
+  uploads: UploadTable;
+  manifest_refs: ManifestRefTable;
+}

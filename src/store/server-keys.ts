@@ -1,0 +1,28 @@
+import type { Selectable } from "kysely";
+import type { Db, SigningKeyTable } from "./tables.js";
+
+export type SigningKeyRow = Selectable<SigningKeyTable>;
+
+/** Every signing key, newest first. */
+export async function listSigningKeys(db: Db): Promise<SigningKeyRow[]> {
+  return db.selectFrom("signing_keys").selectAll().orderBy("create_time", "desc").orderBy("kid").execute();
+}
+
+/** Inserts a key unless one with its kid exists. */
+export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void> {
+  await db.insertInto("signing_keys").values(row).onConflict((oc) => oc.column("kid").doNothing()).execute();
+}
+
+/**
+ * The secret named `name`, created from `generate()` on first use. Replicas
+ * racing to create it all end up with the one stored first.
+ */
+export async function serverSecret(db: Db, name: string, generate: () => string, now: number): Promise<string> {
+  await db
+    .insertInto("server_secrets")
+    .values({ name, value: generate(), create_time: now })
+    .onConflict((oc) => oc.column("name").doNothing())
+    .execute();
+  const row = await db.selectFrom("server_secrets").select("value").where("name", "=", name).executeTakeFirstOrThrow();
+  return row.value;
+}
