@@ -1,166 +1,162 @@
-// Alpine (and Wolfi, Chainguard) package versions, compared the way apk-tools 2 does
-// (src/version.c: `get_token`, `next_token`, `apk_version_compare_blob`). The Gentoo-style grammar
-// is `digit{.digit}[letter]{_suffix[number]}[-r#]`: numbers compare numerically (a component after
-// a dot with leading zeros sorts before one without), a letter after the numbers is greater than
-// none, the pre-release suffixes `_alpha < _beta < _pre < _rc` sort before no suffix and the
-// post-release ones `_cvs < _svn < _git < _hg < _p` after it, and `-rN` revisions compare last.
+// Alpine, Wolfi and Chainguard package versions, compared the way apk-tools does (src/version.c:
+// `token_first`, `token_next`, `token_cmp`, `apk_version_compare`). The grammar is
+// `digit{.digit}...{letter}{_suffix{number}}...{~hash}{-rN}`: numbers compare numerically, except
+// that a component after a dot with a leading zero compares as a string (`1.01 < 1.1`, as Gentoo
+// does); a letter after the numbers is greater than none; the pre-release suffixes
+// `_alpha < _beta < _pre < _rc` sort before no suffix and the post-release ones
+// `_cvs < _svn < _git < _hg < _p` after it; a `~hash` compares as a string; `-rN` revisions last.
 import { compareBig, type VersionOrdering } from "./ordering.js";
 
+/** Token kinds in grammar order; the order is part of the comparison. */
 enum Token {
-  Invalid = -1,
-  DigitOrZero = 0,
-  Digit = 1,
-  Letter = 2,
-  Suffix = 3,
-  SuffixNo = 4,
-  RevisionNo = 5,
-  End = 6,
+  InitialDigit,
+  Digit,
+  Letter,
+  Suffix,
+  SuffixNo,
+  CommitHash,
+  RevisionNo,
+  End,
+  Invalid,
 }
 
-const PRE_SUFFIXES = ["alpha", "beta", "pre", "rc"];
-const POST_SUFFIXES = ["cvs", "svn", "git", "hg", "p"];
+/** Suffix ranks; None (no suffix) is the pivot between pre- and post-release suffixes. */
+const SUFFIXES = new Map([
+  ["alpha", 1],
+  ["beta", 2],
+  ["pre", 3],
+  ["rc", 4],
+  ["cvs", 6],
+  ["svn", 7],
+  ["git", 8],
+  ["hg", 9],
+  ["p", 10],
+]);
+const SUFFIX_NONE = 5;
 
-/** A version as apk-tools reads it: token i has type `types[i]` and value `values[i]`. */
-export interface ApkVersion {
-  readonly types: Token[];
-  readonly values: bigint[];
+interface ApkToken {
+  token: Token;
+  /** The token's text: the digits, the letter, the suffix name or the hash. */
+  value: string;
+  number: bigint;
+  suffix: number;
 }
 
-const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
-const isLower = (c: string | undefined): boolean => c !== undefined && c >= "a" && c <= "z";
+/** A valid apk version: its tokens, the last one End. */
+export type ApkVersion = readonly ApkToken[];
 
-/** Splits a version into apk-tools' tokens; the last type is End or Invalid. */
-function tokenize(version: string): ApkVersion {
-  const types: Token[] = [];
-  const values: bigint[] = [];
-  let pos = 0;
-  let type: Token = Token.Digit as Token;
+const DIGITS = /^[0-9]*/;
+const SUFFIX_NAME = /^[a-z]*/;
+const HEX = /^[0-9a-fA-F]*/;
 
-  const nextToken = (): void => {
-    let next = Token.Invalid;
-    const c = version[pos];
-    if (pos >= version.length) next = Token.End;
-    else if ((type === Token.Digit || type === Token.DigitOrZero) && isLower(c)) next = Token.Letter;
-    else if (type === Token.Letter && isDigit(c)) next = Token.Digit;
-    else if (type === Token.Suffix && isDigit(c)) next = Token.SuffixNo;
-    else {
-      if (c === ".") next = Token.DigitOrZero;
-      else if (c === "_") next = Token.Suffix;
-      else if (c === "-") {
-        if (version[pos + 1] === "r") {
-          next = Token.RevisionNo;
-          pos++;
-        }
+function tokenize(version: string): ApkToken[] {
+  const tokens: ApkToken[] = [];
+  let rest = version;
+
+  const take = (pattern: RegExp): string => {
+    const match = pattern.exec(rest)![0];
+    rest = rest.slice(match.length);
+    return match;
+  };
+  const digits = (token: Token): ApkToken => {
+    const value = take(DIGITS);
+    return value === "" ? invalid() : { token, value, number: BigInt(value), suffix: 0 };
+  };
+  const invalid = (): ApkToken => ({ token: Token.Invalid, value: "", number: 0n, suffix: 0 });
+
+  /** token_next: the token after `prev`, judged by the first character of the rest. */
+  const next = (prev: Token): ApkToken => {
+    if (rest === "") return { token: Token.End, value: "", number: 0n, suffix: 0 };
+    const c = rest[0];
+    if (c >= "a" && c <= "z") {
+      if (prev > Token.Digit) return invalid();
+      rest = rest.slice(1);
+      return { token: Token.Letter, value: c, number: 0n, suffix: 0 };
+    }
+    if (c === "." || (c >= "0" && c <= "9")) {
+      if (c === ".") {
+        if (prev > Token.Digit) return invalid();
+        rest = rest.slice(1);
       }
-      pos++;
+      if (prev === Token.InitialDigit || prev === Token.Digit) return digits(Token.Digit);
+      if (prev === Token.Suffix) return digits(Token.SuffixNo);
+      return invalid();
     }
-    if (
-      next < type &&
-      !(
-        (next === Token.DigitOrZero && type === Token.Digit) ||
-        (next === Token.Suffix && type === Token.SuffixNo) ||
-        (next === Token.Digit && type === Token.Letter)
-      )
-    ) {
-      next = Token.Invalid;
+    if (c === "_") {
+      if (prev > Token.SuffixNo) return invalid();
+      rest = rest.slice(1);
+      const value = take(SUFFIX_NAME);
+      const suffix = SUFFIXES.get(value);
+      return suffix === undefined ? invalid() : { token: Token.Suffix, value, number: 0n, suffix };
     }
-    type = next;
+    if (c === "~") {
+      if (prev >= Token.CommitHash) return invalid();
+      rest = rest.slice(1);
+      const value = take(HEX);
+      return value === "" ? invalid() : { token: Token.CommitHash, value, number: 0n, suffix: 0 };
+    }
+    if (c === "-") {
+      if (prev >= Token.RevisionNo || !rest.startsWith("-r")) return invalid();
+      rest = rest.slice(2);
+      return digits(Token.RevisionNo);
+    }
+    return invalid();
   };
 
-  // One round of apk-tools' get_token: the value of the current token, then the next type.
-  const getToken = (): bigint => {
-    let value = 0n;
-    let length = 0;
-    let nextType = Token.Invalid;
-    const rest = version.slice(pos);
-    if (type === Token.DigitOrZero && rest[0] === "0") {
-      // a component after a dot that starts with zeros: minus the number of zeros, then the rest
-      while (rest[length] === "0") length++;
-      nextType = Token.Digit;
-      value = BigInt(-length);
-    } else {
-      switch (type) {
-        case Token.DigitOrZero:
-        case Token.Digit:
-        case Token.SuffixNo:
-        case Token.RevisionNo:
-          while (isDigit(rest[length])) length++;
-          value = length === 0 ? 0n : BigInt(rest.slice(0, length));
-          break;
-        case Token.Letter:
-          value = BigInt(rest.charCodeAt(0));
-          length = 1;
-          break;
-        case Token.Suffix: {
-          const pre = PRE_SUFFIXES.findIndex((s) => rest.startsWith(s));
-          if (pre >= 0) {
-            value = BigInt(pre - PRE_SUFFIXES.length);
-            length = PRE_SUFFIXES[pre].length;
-            break;
-          }
-          const post = POST_SUFFIXES.findIndex((s) => rest.startsWith(s));
-          if (post >= 0) {
-            value = BigInt(post);
-            length = POST_SUFFIXES[post].length;
-            break;
-          }
-          type = Token.Invalid;
-          return -1n;
-        }
-        default:
-          type = Token.Invalid;
-          return -1n;
-      }
-    }
-    pos += length;
-    if (pos >= version.length) type = Token.End;
-    else if (nextType !== Token.Invalid) type = nextType;
-    else nextToken();
-    return value;
-  };
-
-  while (type !== Token.End && type !== Token.Invalid) {
-    types.push(type);
-    values.push(getToken());
+  let current = digits(Token.InitialDigit);
+  tokens.push(current);
+  while (current.token < Token.End) {
+    current = next(current.token);
+    tokens.push(current);
   }
-  types.push(type);
-  values.push(0n);
-  return { types, values };
+  return tokens;
 }
 
-/**
- * Parses an apk version; undefined unless apk-tools' `apk_version_validate` accepts it. We also
- * require a leading digit and refuse the empty string, which apk-tools 2 lets through.
- */
+/** Parses an apk version; undefined unless apk-tools' `apk_version_validate` accepts it. */
 export function parseApkVersion(version: string): ApkVersion | undefined {
-  if (!isDigit(version[0])) return undefined;
-  const parsed = tokenize(version);
-  return parsed.types[parsed.types.length - 1] === Token.End ? parsed : undefined;
+  const tokens = tokenize(version);
+  return tokens[tokens.length - 1].token === Token.End ? tokens : undefined;
 }
 
-/** apk-tools' `apk_version_compare_blob` (non-fuzzy). */
+/** apk_blob_sort: bytewise, then the shorter first. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** token_cmp, for two tokens of the same kind. */
+function compareToken(a: ApkToken, b: ApkToken): number {
+  switch (a.token) {
+    case Token.Digit:
+      if (a.value.startsWith("0") || b.value.startsWith("0")) return compareText(a.value, b.value);
+      return compareBig(a.number, b.number);
+    case Token.InitialDigit:
+    case Token.SuffixNo:
+    case Token.RevisionNo:
+      return compareBig(a.number, b.number);
+    case Token.Letter:
+      return compareText(a.value, b.value);
+    case Token.Suffix:
+      return Math.sign(a.suffix - b.suffix);
+    default:
+      return compareText(a.value, b.value);
+  }
+}
+
+/** apk_version_compare (not fuzzy). */
 export function compareApkVersions(a: ApkVersion, b: ApkVersion): number {
   let i = 0;
-  let at = a.types[0];
-  let bt = b.types[0];
-  let av = 0n;
-  let bv = 0n;
-  while (at === bt && at !== Token.End && at !== Token.Invalid && av === bv) {
-    av = a.values[i];
-    bv = b.values[i];
+  while (a[i].token === b[i].token && a[i].token < Token.End) {
+    const r = compareToken(a[i], b[i]);
+    if (r !== 0) return r;
     i++;
-    at = a.types[i];
-    bt = b.types[i];
   }
-  const byValue = compareBig(av, bv);
-  if (byValue !== 0) return byValue;
-  if (at === bt) return 0;
-  // Equal so far: the longer version is greater unless it continues with a pre-release suffix.
-  if (at === Token.Suffix && a.values[i] < 0n) return -1;
-  if (bt === Token.Suffix && b.values[i] < 0n) return 1;
-  if (at > bt) return -1;
-  if (bt > at) return 1;
-  return 0;
+  const ta = a[i];
+  const tb = b[i];
+  if (ta.token === tb.token) return 0;
+  // Equal so far: the longer version is greater unless it goes on with a pre-release suffix.
+  if (ta.token === Token.Suffix && ta.suffix < SUFFIX_NONE) return -1;
+  if (tb.token === Token.Suffix && tb.suffix < SUFFIX_NONE) return 1;
+  return ta.token > tb.token ? -1 : 1;
 }
 
 export const apkOrdering: VersionOrdering<ApkVersion> = {
