@@ -1,6 +1,7 @@
 // SemVer (npm, crates.io), Go and PyPI orderings, and the index of ecosystems.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import {
   ECOSYSTEM_NAMES,
   compareVersions,
@@ -137,4 +138,47 @@ describe("the index of ecosystems", () => {
     assert.equal(samePackage({ ecosystem: "Alpine", name: "openssl" }, { ecosystem: "Alpine:v3.19", name: "openssl" }), true);
     assert.equal(samePackage({ ecosystem: "npm", name: "x" }, { ecosystem: "Packagist", name: "x" }), false);
   });
+});
+
+describe("every ordering is a total preorder", () => {
+  // Versions assembled from each grammar's pieces; a sorted list must be in order pair by pair
+  // (transitivity: Maven's MNG-5568 was a failure of it) and comparing both ways must agree.
+  const PIECES: Record<string, string[]> = {
+    Maven: ["0", "1", "2", "10", ".", "-", "a", "b", "rc", "sp", "ga", "final", "snapshot", "x", "alpha", "m", "cr"],
+    Alpine: ["0", "1", "2", "10", "01", ".", ".0", "a", "b", "_alpha", "_rc", "_p", "_git", "-r", "~ab", "~0f"],
+    Debian: ["0", "1", "2", "10", ".", "-", "a", "+", "~", ":"],
+    PyPI: ["0", "1", "2", ".", "a", "b", "rc", ".post", ".dev", "+local", "!"],
+  };
+  const semverVersion = fc
+    .tuple(
+      fc.array(fc.constantFrom("0", "1", "2", "10"), { minLength: 3, maxLength: 3 }),
+      fc.array(fc.constantFrom("0", "1", "11", "alpha", "beta", "x-y"), { maxLength: 3 }),
+      fc.constantFrom("", "+build", "+b.1"),
+    )
+    .map(([core, pre, build]) => core.join(".") + (pre.length > 0 ? `-${pre.join(".")}` : "") + build);
+  const arbitrary = (ecosystem: string): fc.Arbitrary<string> =>
+    ecosystem === "npm"
+      ? semverVersion
+      : fc
+          .array(fc.constantFrom(...PIECES[ecosystem]), { minLength: 1, maxLength: 7 })
+          .map((xs) => xs.join(""))
+          .filter((v) => isValidVersion(ecosystem, v));
+  for (const ecosystem of [...Object.keys(PIECES), "npm"]) {
+    test(ecosystem, () => {
+      const version = arbitrary(ecosystem);
+      fc.assert(
+        fc.property(fc.array(version, { minLength: 2, maxLength: 30 }), (versions) => {
+          const sorted = [...versions].sort((a, b) => compareVersions(ecosystem, a, b));
+          for (let i = 0; i < sorted.length; i++) {
+            for (let j = i + 1; j < sorted.length; j++) {
+              const ij = compareVersions(ecosystem, sorted[i], sorted[j]);
+              assert.ok(ij <= 0, `${sorted[i]} <= ${sorted[j]}`);
+              assert.equal(compareVersions(ecosystem, sorted[j], sorted[i]), 0 - ij);
+            }
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
 });
