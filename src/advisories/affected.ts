@@ -11,7 +11,7 @@
 // reopens the range at X. GIT ranges need the repository's commit graph: they are skipped.
 import { resolveEcosystem, samePackage, type Ecosystem } from "./ecosystems.js";
 import { InvalidVersionError } from "./errors.js";
-import type { OsvAffected, OsvEvent, OsvRange, OsvRecord } from "./osv-types.js";
+import type { OsvAffected, OsvEvent, OsvRange, OsvRecord } from "./osv/record.js";
 import type { VersionOrdering } from "./versions/ordering.js";
 
 /** A package at a version: what the caller asks about. */
@@ -56,13 +56,17 @@ function compareBound(ordering: VersionOrdering<unknown>, a: Bound, b: Bound): n
   return ordering.compare(a.version, b.version);
 }
 
-/** The event's single kind and value, or a reason it has none. */
+/**
+ * The event's single kind and value, or a reason it has none. Records that did not go through
+ * parseOsvRecord may break the type: the fields are checked here, not trusted.
+ */
 function readEvent(event: OsvEvent): { kind: EventKind; value: string } | string {
   if (typeof event !== "object" || event === null) return "an event is not an object";
-  const present = EVENT_KINDS.filter((k) => event[k] !== undefined);
+  const fields = event as Partial<Record<EventKind, unknown>>;
+  const present = EVENT_KINDS.filter((k) => fields[k] !== undefined);
   if (present.length !== 1) return `an event must have exactly one of ${EVENT_KINDS.join(", ")}`;
   const kind = present[0];
-  const value = event[kind];
+  const value = fields[kind];
   if (typeof value !== "string") return `${kind} is not a string`;
   return { kind, value };
 }
@@ -191,7 +195,7 @@ export function matchAffected(pkg: PackageVersion, entry: OsvAffected): Affected
  * version.
  * @throws UnknownEcosystemError, InvalidVersionError (the caller's ecosystem and version)
  */
-export function isVulnerable(pkg: PackageVersion, record: OsvRecord): boolean {
+export function isVulnerable(pkg: PackageVersion, record: Pick<OsvRecord, "affected">): boolean {
   readVersion(pkg.ecosystem, pkg.version);
   const entries = Array.isArray(record.affected) ? record.affected : [];
   return entries.some((entry) => matchAffected(pkg, entry).affected);

@@ -13,6 +13,6 @@ export {
 } from "./ecosystems.js";
 export type { Ecosystem, EcosystemName } from "./ecosystems.js";
 export { InvalidVersionError, UnknownEcosystemError } from "./errors.js";
-export type { OsvAffected, OsvEvent, OsvPackage, OsvRange, OsvRecord, OsvSeverity } from "./osv-types.js";
+export type { OsvAffected, OsvEvent, OsvPackage, OsvRange, OsvRecord, OsvSeverity } from "./osv/record.js";
 export { cvssBaseScore, cvssRating, scoreSeverities, scoreSeverity } from "./severity.js";
 export type { CvssRating, SeverityScore } from "./severity.js";

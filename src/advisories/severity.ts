@@ -1,7 +1,7 @@
 // OSV `severity[]` entries scored: the CVSS base score computed from the vector with
 // ae-cvss-calculator (CVSS 2.0, 3.0, 3.1 and 4.0 as FIRST specifies them).
 import cvss from "ae-cvss-calculator";
-import type { OsvSeverity } from "./osv-types.js";
+import type { OsvSeverity } from "./osv/record.js";
 
 export interface SeverityScore {
   /** The OSV type as given: `CVSS_V2`, `CVSS_V3`, `CVSS_V4`, `Ubuntu`, ... */

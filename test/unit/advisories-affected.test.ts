@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { evaluateAffected, isVulnerable, matchAffected } from "../../src/advisories/affected.js";
 import { InvalidVersionError, UnknownEcosystemError } from "../../src/advisories/errors.js";
-import type { OsvAffected, OsvEvent, OsvRange } from "../../src/advisories/osv-types.js";
+import type { OsvAffected, OsvEvent, OsvRange, OsvRecord } from "../../src/advisories/osv/record.js";
 
 const semver = (...events: OsvEvent[]): OsvRange => ({ type: "SEMVER", events });
 const ecosystem = (...events: OsvEvent[]): OsvRange => ({ type: "ECOSYSTEM", events });
@@ -129,9 +129,12 @@ describe("malformed records", () => {
   test("an event with zero or several fields, an unknown range type, a SEMVER range the version cannot be read in", () => {
     const reasons = (eco: string, v: string, range: OsvRange): string[] =>
       evaluateAffected(eco, v, { ranges: [range] }).unevaluable.map((u) => u.reason);
-    assert.match(reasons("npm", "1.0.0", semver({ introduced: "0", fixed: "1.0.1" }))[0], /exactly one/);
-    assert.match(reasons("npm", "1.0.0", semver({}))[0], /exactly one/);
-    assert.match(reasons("npm", "1.0.0", { type: "RPM", events: [{ introduced: "0" }] })[0], /unknown range type "RPM"/);
+    // records that did not go through parseOsvRecord can break its types
+    const loose = (value: unknown): OsvEvent => value as OsvEvent;
+    assert.match(reasons("npm", "1.0.0", semver(loose({ introduced: "0", fixed: "1.0.1" })))[0], /exactly one/);
+    assert.match(reasons("npm", "1.0.0", semver(loose({})))[0], /exactly one/);
+    assert.match(reasons("npm", "1.0.0", semver(loose({ introduced: 1 })))[0], /introduced is not a string/);
+    assert.match(reasons("npm", "1.0.0", { type: "RPM", events: [{ introduced: "0" }] } as unknown as OsvRange)[0], /unknown range type "RPM"/);
     assert.match(reasons("npm", "1.0.0", { type: "SEMVER" } as unknown as OsvRange)[0], /no events/);
     assert.match(reasons("PyPI", "1.0.post1", semver({ introduced: "0" }))[0], /"1.0.post1" is not a SemVer version/);
     assert.deepEqual(reasons("PyPI", "1.0.0", semver({ introduced: "0" })), []);
@@ -147,8 +150,9 @@ describe("malformed records", () => {
 });
 
 describe("the caller's package and version", () => {
-  const record = {
+  const record: OsvRecord = {
     id: "TEST-1",
+    modified: "2026-01-01T00:00:00Z",
     affected: [
       { package: { ecosystem: "PyPI", name: "Jinja2" }, ranges: [ecosystem({ introduced: "0" }, { fixed: "2.11.3" })] },
       { package: { ecosystem: "npm", name: "jinja2" }, ranges: [semver({ introduced: "0" })] },
@@ -165,7 +169,7 @@ describe("the caller's package and version", () => {
   });
 
   test("matchAffected: another package is simply not affected", () => {
-    assert.deepEqual(matchAffected({ ecosystem: "npm", name: "jinja2", version: "1.0.0" }, record.affected[0]), {
+    assert.deepEqual(matchAffected({ ecosystem: "npm", name: "jinja2", version: "1.0.0" }, record.affected![0]), {
       affected: false,
       unevaluable: [],
     });
@@ -180,7 +184,7 @@ describe("the caller's package and version", () => {
   test("the caller's malformed version or unknown ecosystem is a typed error, even with nothing to match", () => {
     assert.throws(() => isVulnerable({ ecosystem: "npm", name: "x", version: "1.0" }, { affected: [] }), InvalidVersionError);
     assert.throws(() => isVulnerable({ ecosystem: "Hackage", name: "x", version: "1.0" }, record), UnknownEcosystemError);
-    assert.throws(() => matchAffected({ ecosystem: "PyPI", name: "x", version: "latest" }, record.affected[0]), InvalidVersionError);
+    assert.throws(() => matchAffected({ ecosystem: "PyPI", name: "x", version: "latest" }, record.affected![0]), InvalidVersionError);
     assert.throws(() => evaluateAffected("npm", "v1.0.0", {}), InvalidVersionError);
   });
 });

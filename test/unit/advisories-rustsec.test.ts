@@ -7,14 +7,17 @@ import { join, resolve } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { evaluateAffected, isVulnerable } from "../../src/advisories/affected.js";
-import type { OsvRecord } from "../../src/advisories/osv-types.js";
+import { parseOsvDocument } from "../../src/advisories/osv/parse.js";
+import type { OsvRecord } from "../../src/advisories/osv/record.js";
 import { scoreSeverities } from "../../src/advisories/severity.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const DIR = process.env.OSV_RUSTSEC_DIR ?? resolve(REPO, "../shared/data/osv/rustsec/crates");
 const skip = existsSync(DIR) ? false : `RustSec records not found in ${DIR}`;
 
-const load = (id: string): OsvRecord => JSON.parse(readFileSync(join(DIR, `${id}.json`), "utf8")) as OsvRecord;
+/** A record as the importer reads it. */
+const read = (file: string): OsvRecord => parseOsvDocument(readFileSync(join(DIR, file)), file);
+const load = (id: string): OsvRecord => read(`${id}.json`);
 
 /**
  * Per record: versions read off its ranges (just below `introduced`, at it, just below `fixed`,
@@ -90,13 +93,13 @@ describe("RustSec OSV records", { skip }, () => {
     });
   });
 
-  test("every record evaluates without throwing; every bound is itself on the right side", () => {
+  test("every record, as the importer parses it, evaluates without throwing; every bound is on the right side", () => {
     const files = readdirSync(DIR).filter((f) => f.endsWith(".json"));
     assert.ok(files.length >= 1000, `${files.length} records`);
     const probes = ["0.0.0", "0.0.1-alpha.1", "0.1.0", "1.0.0", "1.2.3-rc.1", "99.99.99"];
     let evaluations = 0;
     for (const file of files) {
-      const record = JSON.parse(readFileSync(join(DIR, file), "utf8")) as OsvRecord;
+      const record = read(file);
       for (const entry of record.affected ?? []) {
         const ecosystem = entry.package!.ecosystem;
         for (const version of probes) {
@@ -104,8 +107,8 @@ describe("RustSec OSV records", { skip }, () => {
           evaluations++;
         }
         for (const range of entry.ranges ?? []) {
-          const introduced = new Set(range.events.flatMap((e) => (e.introduced !== undefined ? [e.introduced] : [])));
-          const fixed = new Set(range.events.flatMap((e) => (e.fixed !== undefined ? [e.fixed] : [])));
+          const introduced = new Set(range.events.flatMap((e) => ("introduced" in e ? [e.introduced] : [])));
+          const fixed = new Set(range.events.flatMap((e) => ("fixed" in e ? [e.fixed] : [])));
           const alone = { ranges: [range] };
           for (const v of introduced) {
             if (v === "0" || fixed.has(v)) continue;
