@@ -1,13 +1,14 @@
 import { createRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
-import { ApiError, errorDomainOf } from "../api/errors.js";
+import { errorDomainOf } from "../api/errors.js";
 import { isRoot, isUidp } from "../api/uidp.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { BodyTooLargeError, readBody, type BodySource } from "../rest/request-body.js";
 import { invalidArgumentError, sendStatus, writeJson, writeStatus, type FieldViolation } from "../http/status-json.js";
+import { NotFoundError } from "../store/errors.js";
 import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
 import type { Db } from "../store/tables.js";
 import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
@@ -128,7 +129,7 @@ export function createStsRoute(options: StsRouteOptions) {
     try {
       identity = await getIdentity(db, identityUid);
     } catch (error) {
-      if (!(error instanceof ApiError) || error.kind !== "NOT_FOUND") throw error;
+      if (!(error instanceof NotFoundError)) throw error;
       logger.info("sts exchange refused", { identity: identityUid, reason: "no such identity" });
       unauthenticated(res, NO_MATCH);
       return;

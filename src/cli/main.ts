@@ -1,4 +1,5 @@
 import { ApiError } from "../api/errors.js";
+import { StoreError } from "../store/errors.js";
 import { isUidp } from "../api/uidp.js";
 import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
@@ -238,7 +239,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     await run(args);
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof ApiError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const known = error instanceof UsageError || error instanceof ApiError || error instanceof StoreError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
     process.stderr.write(`platform-api: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
     if (error instanceof UsageError) process.stderr.write(HELP);
     process.exit(known ? 2 : 1);

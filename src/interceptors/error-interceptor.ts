@@ -6,6 +6,8 @@ import {
   PreconditionFailureSchema,
   ResourceInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
+import { apiErrorOf } from "../api/store-errors.js";
+import { StoreError } from "../store/errors.js";
 import { ApiError, unavailable, type ErrorKind } from "../api/errors.js";
 import { isUnavailable } from "../store/dialect.js";
 
@@ -37,6 +39,7 @@ export function codeReason(code: Code): string {
  * generic message; their cause is logged, never sent.
  */
 export function toConnectError(error: unknown, logger: Logger, domain: string): ConnectError {
+  if (error instanceof StoreError) error = apiErrorOf(error);
   if (error instanceof ApiError) {
     const details: OutgoingDetail[] = [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: error.reason, domain, metadata: error.metadata }) },

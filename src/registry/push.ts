@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
-import { ApiError } from "../api/errors.js";
 import { newChildUid } from "../api/uidp.js";
 import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { findRepoByPath, insertRepo, type RepoRow } from "../domains/registry/store/repos.js";
 import { upsertTag } from "../domains/registry/store/tags.js";
+import { ConflictError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
@@ -40,7 +40,7 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
     );
   } catch (error) {
     // Two first pushes at once: the other one created it.
-    const raced = error instanceof ApiError && error.kind === "ALREADY_EXISTS" ? await findRepoByPath(db, name.organization, name.image) : undefined;
+    const raced = error instanceof ConflictError ? await findRepoByPath(db, name.organization, name.image) : undefined;
     if (raced === undefined) throw error;
     return raced;
   }

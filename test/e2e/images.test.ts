@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
+import { NotFoundError } from "../../src/store/errors.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { importImages } from "../../src/registry/import.js";
@@ -78,7 +79,7 @@ test("import: bad input stores nothing", async () => {
     await assert.rejects(importImages(server.store, options), (e: { kind?: string }) => e.kind === "INVALID_ARGUMENT", name);
   }
   await assert.rejects(importImages(server.store, { repository: "nobody/app", paths: [single.dir], now: 1 }), (e: { kind?: string }) => e.kind === "NOT_FOUND");
-  await assert.rejects(importImages(server.store, { repository: "acme/other", paths: [single.dir], group: newChildUid(server.org.uid), now: 1 }), (e: { kind?: string }) => e.kind === "NOT_FOUND", "no such group");
+  await assert.rejects(importImages(server.store, { repository: "acme/other", paths: [single.dir], group: newChildUid(server.org.uid), now: 1 }), (e) => e instanceof NotFoundError && e.type === "group", "no such group");
   assert.equal(await findRepoByPath(server.store.db, "acme", "other"), undefined, "the failed imports created no repo");
 });
 

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { InUseError, StoreError } from "../../src/store/errors.js";
+import { apiErrorOf } from "../../src/api/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
 import { assignableRole } from "../../src/domains/iam/store/roles.js";
 import { after, before, describe, test } from "node:test";
@@ -42,8 +44,8 @@ import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "../
 import { openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
-const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
-const notEmpty = (e: unknown) => e instanceof ApiError && e.preconditionViolations[0]?.type === "RESOURCE_NOT_EMPTY";
+const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));
+const notEmpty = (e: unknown) => e instanceof InUseError && e.violation === "RESOURCE_NOT_EMPTY";
 
 function provider(uid: string, group: string, name: string, time = 1): IdentityProviderRow {
   return {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { InUseError, StoreError } from "../../src/store/errors.js";
+import { apiErrorOf } from "../../src/api/store-errors.js";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager, type Page } from "../../src/api/pagination.js";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
@@ -19,7 +21,7 @@ import { openStore, type Store } from "../../src/store/store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
-const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
+const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));
 
 function identity(group: string, name: string, time: number): IdentityRow {
   return { uid: newChildUid(group), group_uid: group, name, description: "", claim_match: "", static_keys: "", last_seen_time: time, create_time: time, update_time: time };
@@ -98,7 +100,7 @@ for (const database of await testDatabases()) {
       const binding = await createRoleBinding(store.db, { uid: newChildUid(a), group_uid: a, identity_uid: who.uid, role_uid: ra.uid, create_time: 9 });
       await assert.rejects(
         inTransaction(store.db, undefined, (trx) => deleteRole(trx, ra.uid)),
-        (e) => e instanceof ApiError && e.preconditionViolations[0]?.type === "RESOURCE_IN_USE",
+        (e) => e instanceof InUseError && e.violation === "RESOURCE_IN_USE",
       );
       await deleteRoleBinding(store.db, binding.uid);
       await inTransaction(store.db, undefined, (trx) => deleteRole(trx, ra.uid));

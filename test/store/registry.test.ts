@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { StoreError } from "../../src/store/errors.js";
+import { apiErrorOf } from "../../src/api/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager } from "../../src/api/pagination.js";
@@ -34,7 +36,7 @@ import { openStore, type Store } from "../../src/store/store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
-const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
+const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));
 const digest = (n: number) => `sha256:${n.toString(16).padStart(64, "0")}`;
 
 for (const database of await testDatabases()) {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { InUseError, StoreError } from "../../src/store/errors.js";
+import { apiErrorOf } from "../../src/api/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager, type Page } from "../../src/api/pagination.js";
@@ -16,7 +18,7 @@ import { inTransaction } from "../../src/store/transaction.js";
 import type { UidpFilter } from "../../src/store/list-query.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
-const kind = (e: unknown) => (e instanceof ApiError ? e.kind : String(e));
+const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));
 
 function group(uid: string, parent: string, name: string, time: number): GroupRow {
   return { uid, parent_uid: parent, name, description: "", create_time: time, update_time: time };
@@ -63,7 +65,7 @@ for (const database of await testDatabases()) {
       await insertGroup(store.db, group(org, "", "store-org-del", 1));
       const folder = newChildUid(org);
       await insertGroup(store.db, group(folder, org, "f", 1));
-      await assert.rejects(deleteGroup(store.db, org, OWNERSHIP.ownedByGroup), (e) => e instanceof ApiError && e.preconditionViolations[0]?.type === "RESOURCE_NOT_EMPTY");
+      await assert.rejects(deleteGroup(store.db, org, OWNERSHIP.ownedByGroup), (e) => e instanceof InUseError && e.violation === "RESOURCE_NOT_EMPTY");
       const identity = newChildUid(folder);
       await insertIdentity(store.db, { uid: identity, group_uid: folder, name: "i", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: 1, update_time: 1 });
       await assert.rejects(deleteGroup(store.db, folder, OWNERSHIP.ownedByGroup), (e) => kind(e) === "FAILED_PRECONDITION");

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound } from "../../../api/errors.js";
+import { alreadyExists, notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { isUniqueViolation } from "../../../store/dialect.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";

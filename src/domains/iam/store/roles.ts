@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, failedPrecondition, notFound } from "../../../api/errors.js";
+import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { selfAndAncestors } from "../../../api/uidp.js";
 import { isUniqueViolation } from "../../../store/dialect.js";
@@ -169,7 +169,7 @@ export async function deleteRole(db: Db, uid: string): Promise<void> {
   await getRole(db, uid);
   const bound = await db.selectFrom("role_bindings").select("uid").where("role_uid", "=", uid).limit(1).executeTakeFirst();
   if (bound) {
-    throw failedPrecondition([{ type: "RESOURCE_IN_USE", subject: uid, description: `role ${uid} is still bound (${bound.uid})` }]);
+    throw resourceInUse(uid, `role ${uid} is still bound (${bound.uid})`);
   }
   await db.deleteFrom("role_capabilities").where("role_uid", "=", uid).execute();
   await db.deleteFrom("roles").where("uid", "=", uid).execute();

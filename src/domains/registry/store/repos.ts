@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound, resourceNotEmpty } from "../../../api/errors.js";
+import { alreadyExists, notFound, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { rootOf } from "../../../api/uidp.js";
 import { isUniqueViolation } from "../../../store/dialect.js";
