@@ -4,6 +4,7 @@
  * `google.rpc.Status` with exactly one ErrorInfo plus the detail named here.
  * Nothing here knows a wire format.
  */
+import { Code } from "@connectrpc/connect";
 
 /**
  * ErrorInfo.domain of every error this server returns (spec 7: a domain name of the service):
@@ -16,6 +17,11 @@ export function errorDomainOf(config: { apiUrl: string; errorDomain?: string }):
   } catch {
     return config.apiUrl;
   }
+}
+
+/** A gRPC status code's name in UPPER_SNAKE (`Code.NotFound` -> `NOT_FOUND`): ErrorInfo reasons and logs use it. */
+export function codeName(code: Code): string {
+  return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
 export interface FieldViolation {

@@ -39,6 +39,11 @@ export function depth(uid: Uidp): number {
   return 1 + (uid.length - ROOT_LENGTH) / SEGMENT_LENGTH;
 }
 
+/** Length of the uid of a direct child of `parent`. */
+export function childUidLength(parent: Uidp): number {
+  return parent.length + SEGMENT_LENGTH;
+}
+
 /** Length of a uid with `segments` segments. */
 export function uidLength(segments: number): number {
   return ROOT_LENGTH + (segments - 1) * SEGMENT_LENGTH;

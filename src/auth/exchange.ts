@@ -1,5 +1,6 @@
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { StoredClaimMatch, StoredStaticKeys } from "../domains/iam/store/identities.js";
+import { readClaimMatch, readStaticKeys, StoredJsonError } from "../domains/iam/store/identity-json.js";
 import { matchesWhole } from "./claim-pattern.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 
@@ -27,69 +28,24 @@ export class ExchangeRefused extends Error {
 }
 
 const isString = (v: unknown): v is string => typeof v === "string";
-const isStringMap = (v: unknown): v is Record<string, string> =>
-  typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isString);
 
 /** Parses an identity's `claim_match` column; undefined for "" and throws ExchangeRefused for a malformed one. */
 export function parseClaimMatch(json: string): ClaimMatch | undefined {
-  if (json === "") return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new ExchangeRefused("the identity's claim_match is not JSON");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ExchangeRefused("the identity's claim_match is not an object");
-  const v = value as Record<string, unknown>;
-  for (const key of ["issuer", "issuerPattern", "subject", "subjectPattern", "audience", "audiencePattern"]) {
-    if (v[key] !== undefined && v[key] !== null && !isString(v[key])) throw new ExchangeRefused(`the identity's claim_match.${key} is not a string`);
-  }
-  for (const key of ["claims", "claimPatterns"]) {
-    if (v[key] !== undefined && v[key] !== null && !isStringMap(v[key])) throw new ExchangeRefused(`the identity's claim_match.${key} is not a map of strings`);
-  }
-  // Empty strings and null mean "not set", as proto3 JSON would write them.
-  const str = (key: string) => (isString(v[key]) && v[key] !== "" ? (v[key] as string) : undefined);
-  const map = (key: string) => (isStringMap(v[key]) && Object.keys(v[key] as object).length > 0 ? (v[key] as Record<string, string>) : undefined);
-  const out: ClaimMatch = {
-    issuer: str("issuer"),
-    issuerPattern: str("issuerPattern"),
-    subject: str("subject"),
-    subjectPattern: str("subjectPattern"),
-    audience: str("audience"),
-    audiencePattern: str("audiencePattern"),
-    claims: map("claims"),
-    claimPatterns: map("claimPatterns"),
-  };
-  for (const key of Object.keys(out) as (keyof ClaimMatch)[]) if (out[key] === undefined) delete out[key];
-  return out;
+  return refusedIfMalformed(() => readClaimMatch(json));
 }
 
 /** Parses an identity's `static_keys` column; undefined for "" and throws ExchangeRefused for a malformed one. */
 export function parseStaticKeys(json: string): StaticKeys | undefined {
-  if (json === "") return undefined;
-  let value: unknown;
+  return refusedIfMalformed(() => readStaticKeys(json));
+}
+
+function refusedIfMalformed<T>(read: () => T): T {
   try {
-    value = JSON.parse(json);
-  } catch {
-    throw new ExchangeRefused("the identity's static_keys is not JSON");
+    return read();
+  } catch (error) {
+    if (error instanceof StoredJsonError) throw new ExchangeRefused(error.message);
+    throw error;
   }
-  const v = value as Partial<Record<keyof StaticKeys, unknown>> | null;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ExchangeRefused("the identity's static_keys is not an object");
-  if (!isString(v.issuer) || v.issuer === "" || !isString(v.subject) || v.subject === "") {
-    throw new ExchangeRefused("the identity's static_keys needs an issuer and a subject");
-  }
-  const keys = v.issuerKeys as { keys?: unknown } | undefined;
-  if (typeof keys !== "object" || keys === null || !Array.isArray(keys.keys)) throw new ExchangeRefused("the identity's static_keys.issuerKeys is not a JWKS");
-  const expiration = v.expirationTime;
-  if (expiration !== undefined && expiration !== null && (typeof expiration !== "number" || !Number.isFinite(expiration))) {
-    throw new ExchangeRefused("the identity's static_keys.expirationTime is not a number");
-  }
-  return {
-    issuer: v.issuer,
-    subject: v.subject,
-    issuerKeys: keys as JSONWebKeySet,
-    ...(typeof expiration === "number" ? { expirationTime: expiration } : {}),
-  };
 }
 
 /** Pattern matching is claim-pattern.ts's (RE2, linear time); re-exported for the matchers below and their tests. */

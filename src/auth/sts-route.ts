@@ -1,4 +1,5 @@
 import { createRegistry } from "@bufbuild/protobuf";
+import { bearerToken, sameUrl } from "../http/credentials.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { errorDomainOf } from "../api/errors.js";
@@ -7,7 +8,8 @@ import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { BodyTooLargeError, readBody, type BodySource } from "../rest/request-body.js";
-import { invalidArgumentError, sendStatus, writeJson, writeStatus, type FieldViolation } from "../http/status-json.js";
+import type { FieldViolation } from "../api/errors.js";
+import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../http/status-json.js";
 import { NotFoundError } from "../store/errors.js";
 import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
 import type { Db } from "../store/tables.js";
@@ -38,14 +40,6 @@ function rfc3339(date: Date): string {
   return date.toISOString().replace(".000Z", "Z");
 }
 
-/** `http://a.test` and `http://a.test/` are the same audience. */
-function sameUrl(a: string, b: string): boolean {
-  try {
-    return new URL(a).href === new URL(b).href;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * `POST /sts/exchange`: the workload identity exchange (docs/authorization.md). A plain HTTP
@@ -92,8 +86,8 @@ export function createStsRoute(options: StsRouteOptions) {
     }
 
     const header = req.headers.authorization;
-    const bearer = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null;
-    if (!bearer) {
+    const bearer = bearerToken(header);
+    if (bearer === undefined) {
       unauthenticated(res, "Unauthenticated: the request needs `Authorization: Bearer <token of another OIDC issuer>`");
       return;
     }
@@ -137,7 +131,7 @@ export function createStsRoute(options: StsRouteOptions) {
 
     let claims;
     try {
-      claims = await verifyForIdentity(bearer[1], identity, upstream, now());
+      claims = await verifyForIdentity(bearer, identity, upstream, now());
     } catch (error) {
       if (error instanceof ExchangeRefused) {
         logger.info("sts exchange refused", { identity: identityUid, reason: error.reason });

@@ -3,9 +3,9 @@ import type { Registry } from "@bufbuild/protobuf";
 import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { Code as RpcCode } from "../../gen/google/rpc/code_pb.js";
 import { BadRequestSchema, ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { codeName, type FieldViolation } from "../api/errors.js";
 import type { NodeResponse, ResponseHeaders } from "./node-types.js";
 
 /**
@@ -84,10 +84,6 @@ export function statusJson(error: ConnectError, { registry, domain }: StatusTarg
   return JSON.stringify(json);
 }
 
-export interface FieldViolation {
-  field: string;
-  description: string;
-}
 
 /**
  * INVALID_ARGUMENT with ErrorInfo (reason INVALID_ARGUMENT) and a BadRequest of the violations.
@@ -135,6 +131,6 @@ export function sendStatus(
   domain: string,
   headers: ResponseHeaders = {},
 ): void {
-  const reason = status.reason ?? RpcCode[status.code] ?? "UNKNOWN";
+  const reason = status.reason ?? codeName(status.code);
   writeStatus(res, httpStatus, transcoderError(status.code as Code, reason, status.message), { registry: errorDetailsRegistry, domain }, headers);
 }

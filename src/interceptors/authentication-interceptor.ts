@@ -1,4 +1,5 @@
 import type { Interceptor } from "@connectrpc/connect";
+import { bearerToken } from "../http/credentials.js";
 import { unauthenticated } from "../api/errors.js";
 import { grantsFrom, principalKey } from "../auth/principal.js";
 import type { TokenService } from "../auth/tokens.js";
@@ -16,9 +17,9 @@ export function authenticationInterceptor(tokens: TokenService, db: Db, audience
   return (next) => async (req) => {
     const header = req.header.get("authorization");
     if (header !== null) {
-      const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
-      if (!match) throw unauthenticated("the Authorization header must be `Bearer <token>`");
-      const claims = await tokens.verify(match[1], audience);
+      const token = bearerToken(header);
+      if (token === undefined) throw unauthenticated("the Authorization header must be `Bearer <token>`");
+      const claims = await tokens.verify(token, audience);
       const pairs = await grantsOf(db, claims.sub);
       if (pairs === undefined) throw unauthenticated("the token's identity no longer exists");
       const grants = Promise.resolve(grantsFrom(pairs));

@@ -8,7 +8,7 @@ import {
 } from "../../gen/google/rpc/error_details_pb.js";
 import { apiErrorOf } from "../api/store-errors.js";
 import { StoreError } from "../store/errors.js";
-import { ApiError, unavailable, type ErrorKind } from "../api/errors.js";
+import { ApiError, codeName, unavailable, type ErrorKind } from "../api/errors.js";
 import { isUnavailable } from "../store/dialect.js";
 
 import type { Logger } from "../logger.js";
@@ -27,10 +27,6 @@ const CODES: Record<ErrorKind, Code> = {
   UNAVAILABLE: Code.Unavailable,
 };
 
-/** `Code.NotFound` -> `NOT_FOUND`. */
-export function codeReason(code: Code): string {
-  return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-}
 
 /**
  * Turns any error into a ConnectError carrying exactly one ErrorInfo (of `domain`) plus
@@ -65,7 +61,7 @@ export function toConnectError(error: unknown, logger: Logger, domain: string): 
   if (error instanceof ConnectError) {
     if (error.code === Code.Internal || error.code === Code.Unknown) return internal(error, logger, domain);
     if (error.findDetails(ErrorInfoSchema).length > 0) return error;
-    const info = create(ErrorInfoSchema, { reason: codeReason(error.code), domain });
+    const info = create(ErrorInfoSchema, { reason: codeName(error.code), domain });
     return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);
   }
   if (isUnavailable(error)) {

@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { codeName } from "../api/errors.js";
 import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../logger.js";
 import { protocolKey } from "./request-context.js";
@@ -11,13 +12,13 @@ export function loggingInterceptor(logger: Logger): Interceptor {
     try {
       return await next(req);
     } catch (error) {
-      code = Code[error instanceof ConnectError ? error.code : Code.Internal];
+      code = codeName(error instanceof ConnectError ? error.code : Code.Internal).toLowerCase();
       throw error;
     } finally {
       logger.info("call", {
         procedure: `/${req.service.typeName}/${req.method.name}`,
         protocol: req.contextValues.get(protocolKey),
-        code: code.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase(),
+        code,
         durationMs: Math.round((performance.now() - start) * 100) / 100,
         caller: req.contextValues.get(principalKey)?.identityUid ?? null,
       });

@@ -1,10 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ApiError, invalidField, notFound } from "../api/errors.js";
-import { newChildUid } from "../api/uidp.js";
-import { findOrganizationByName, getGroup } from "../domains/iam/store/groups.js";
+import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { linkBlob, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
-import { findRepoByPath, insertRepo } from "../domains/registry/store/repos.js";
+import { findOrInsertRepo } from "../domains/registry/store/repos.js";
 import { upsertTag } from "../domains/registry/store/tags.js";
 import { type Store } from "../store/store.js";
 import { inTransaction } from "../store/transaction.js";
@@ -137,15 +136,11 @@ async function repoFor(db: Db, repository: string, group: string | undefined, no
     if (error instanceof RegistryFailure) throw invalidField("repo", `${error.message}: ${repository}`);
     throw error;
   }
-  const existing = await findRepoByPath(db, name.organization, name.image);
-  if (existing) return { row: existing, created: false };
   const organization = await findOrganizationByName(db, name.organization);
   if (organization === undefined) throw notFound("organization", name.organization);
   const holder = group ?? organization.uid;
   if (holder !== organization.uid && !holder.startsWith(`${organization.uid}/`)) throw invalidField("group", `must be a group of ${name.organization}`);
-  await getGroup(db, holder);
-  const row = await insertRepo(db, { uid: newChildUid(holder), group_uid: holder, name: name.image, description: "", readme: "", create_time: now, update_time: now });
-  return { row, created: true };
+  return findOrInsertRepo(db, organization, name.image, holder, now);
 }
 
 /** Imports the inputs; throws INVALID_ARGUMENT (bad input, nothing stored) or NOT_FOUND (no such organization or group). */

@@ -1,10 +1,8 @@
 import type { Kysely } from "kysely";
-import { newChildUid } from "../api/uidp.js";
 import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
-import { findRepoByPath, insertRepo, type RepoRow } from "../domains/registry/store/repos.js";
+import { findOrInsertRepo, findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
 import { upsertTag } from "../domains/registry/store/tags.js";
-import { ConflictError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
@@ -34,16 +32,8 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
   }
   const organization = await findOrganizationByName(db, name.organization);
   if (organization === undefined) fail(404, "NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
-  try {
-    return await inTransaction(db, undefined, (trx) =>
-      insertRepo(trx, { uid: newChildUid(organization.uid), group_uid: organization.uid, name: name.image, description: "", readme: "", create_time: now, update_time: now }),
-    );
-  } catch (error) {
-    // Two first pushes at once: the other one created it.
-    const raced = error instanceof ConflictError ? await findRepoByPath(db, name.organization, name.image) : undefined;
-    if (raced === undefined) throw error;
-    return raced;
-  }
+  // Two first pushes at once: the loser gets the winner's repo.
+  return (await findOrInsertRepo(db, organization, name.image, organization.uid, now)).row;
 }
 
 /** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */

@@ -1,17 +1,10 @@
 import { decodeJwt } from "jose";
+import { bearerToken, sameUrl } from "../http/credentials.js";
 import type { NodeRequest } from "../http/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
 import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry } from "./grant.js";
-
-function sameUrl(a: string, b: string): boolean {
-  try {
-    return new URL(a).href === new URL(b).href;
-  } catch {
-    return false;
-  }
-}
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
 function challengeScope(name: RepositoryName, action: Action): string {
@@ -25,19 +18,19 @@ function challengeScope(name: RepositoryName, action: Action): string {
 async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: string | undefined, name?: RepositoryName) {
   const { config, tokens } = ctx;
   const header = req.headers.authorization;
-  const bearer = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header.trim()) : null;
+  const bearer = bearerToken(header);
   const detail = name === undefined ? null : { name: name.full };
-  if (!bearer) {
+  if (bearer === undefined) {
     fail(401, "UNAUTHORIZED", "authentication required: get a token from the realm of the WWW-Authenticate challenge", detail, {
       "www-authenticate": bearerChallenge(config.registryUrl, { scope }),
     });
   }
   try {
-    return await tokens.verify(bearer[1], config.registryUrl);
+    return await tokens.verify(bearer, config.registryUrl);
   } catch (error) {
     let audiences: string[] = [];
     try {
-      const aud = decodeJwt(bearer[1]).aud;
+      const aud = decodeJwt(bearer).aud;
       audiences = aud === undefined ? [] : Array.isArray(aud) ? aud : [aud];
     } catch {
       // not a JWT at all

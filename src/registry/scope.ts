@@ -1,3 +1,4 @@
+import { ORGANIZATION_NAME } from "../domains/iam/group-validation.js";
 import { fail } from "./registry-errors.js";
 
 /** The actions a registry token can grant on a repository. */
@@ -9,8 +10,6 @@ const ACTIONS: readonly string[] = [PULL, PUSH, DELETE];
 /** Longest repository name `<organization>/<image>` (as the Distribution spec advises). */
 export const MAX_NAME_LENGTH = 255;
 
-/** An organization name (as groups validate it). */
-const ORGANIZATION = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
 /** One path component of an image name (Distribution spec, case-insensitive). */
 const IMAGE_COMPONENT = /^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$/i;
 /** A tag (Distribution spec): at most 128 characters. */
@@ -40,7 +39,7 @@ export function parseRepositoryName(full: string): RepositoryName {
   const organization = slash < 0 ? full : full.slice(0, slash);
   const image = slash < 0 ? "" : full.slice(slash + 1);
   if (full.length > MAX_NAME_LENGTH) fail(400, "NAME_INVALID", `repository name is longer than ${MAX_NAME_LENGTH} characters`, { name: full.slice(0, 64) });
-  if (!ORGANIZATION.test(organization)) fail(400, "NAME_INVALID", "repository name must be <organization>/<image>; the organization name is invalid", { name: full });
+  if (!ORGANIZATION_NAME.test(organization)) fail(400, "NAME_INVALID", "repository name must be <organization>/<image>; the organization name is invalid", { name: full });
   if (image === "" || !image.split("/").every((c) => IMAGE_COMPONENT.test(c))) {
     fail(400, "NAME_INVALID", "repository name must be <organization>/<image>; the image name is invalid", { name: full });
   }

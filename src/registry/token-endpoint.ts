@@ -1,4 +1,5 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { bearerToken } from "../http/credentials.js";
 import { writeJson } from "../http/status-json.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
@@ -15,8 +16,8 @@ function credentialOf(req: NodeRequest, registryUrl: string): string | undefined
   const header = req.headers.authorization;
   if (header === undefined || header === "") return undefined;
   const value = String(header).trim();
-  const bearer = /^Bearer\s+(\S+)$/i.exec(value);
-  if (bearer) return bearer[1];
+  const bearer = bearerToken(value);
+  if (bearer !== undefined) return bearer;
   const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)$/i.exec(value);
   if (basic) {
     const decoded = Buffer.from(basic[1], "base64").toString("utf8");

@@ -1,7 +1,7 @@
 import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { FieldValueError, UnknownFieldError, isRepeated, protoPath, resolveFieldPath, setFieldFromString } from "./field-path.js";
 import { invalidArgumentError } from "../http/status-json.js";
-import type { FieldViolation } from "../http/status-json.js";
+import type { FieldViolation } from "../api/errors.js";
 
 /** Request fields already bound by the URL path or the body of an HTTP rule. */
 export interface BoundFields {

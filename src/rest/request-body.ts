@@ -10,7 +10,7 @@ import { findField } from "./field-path.js";
 import { duplicateKey, withoutUnknownKeys } from "./json-body.js";
 import type { RestRoute } from "./http-rules.js";
 import { invalidArgumentError, transcoderError } from "../http/status-json.js";
-import type { FieldViolation } from "../http/status-json.js";
+import type { FieldViolation } from "../api/errors.js";
 
 /** A Node request body: http.IncomingMessage and http2.Http2ServerRequest both fit. */
 export type BodySource = Readable & { readonly headers: Record<string, string | string[] | undefined> };

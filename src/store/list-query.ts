@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../api/pagination.js";
-import { ancestorsOf, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
+import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
 
 export type { UidpFilter };
 
@@ -47,7 +47,7 @@ export function listConditions(
       out.push(eb(eb.ref(columns.parent), "=", filter.childrenOf));
     } else {
       const { low, high } = descendantRange(filter.childrenOf);
-      out.push(eb.and([eb(ref, ">=", low), eb(ref, "<", high), eb(eb.fn("length", [ref]), "=", filter.childrenOf.length + 17)]));
+      out.push(eb.and([eb(ref, ">=", low), eb(ref, "<", high), eb(eb.fn("length", [ref]), "=", childUidLength(filter.childrenOf))]));
     }
   }
   if (filter.ancestorsOf) {

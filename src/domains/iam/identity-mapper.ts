@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ClaimMatchSchema, IdentitySchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { IdentityRow, StoredClaimMatch, StoredStaticKeys } from "./store/identities.js";
+import { readClaimMatch, readStaticKeys } from "./store/identity-json.js";
 import { toTimestamp } from "../../api/time.js";
 
 const CLAIM_MATCH_STRINGS = ["issuer", "issuerPattern", "subject", "subjectPattern", "audience", "audiencePattern"] as const;
@@ -25,14 +26,14 @@ export function staticKeysJson(keys: StaticKeys | undefined): string {
 }
 
 function claimMatchFromJson(json: string): ClaimMatch {
-  const v = JSON.parse(json) as StoredClaimMatch;
+  const v = readClaimMatch(json) ?? {};
   const match = create(ClaimMatchSchema, { claims: { ...v.claims }, claimPatterns: { ...v.claimPatterns } });
   for (const key of CLAIM_MATCH_STRINGS) match[key] = v[key] ?? "";
   return match;
 }
 
 function staticKeysFromJson(json: string): StaticKeys {
-  const v = JSON.parse(json) as StoredStaticKeys;
+  const v = readStaticKeys(json)!;
   return create(StaticKeysSchema, {
     issuer: v.issuer,
     subject: v.subject,
@@ -43,14 +44,10 @@ function staticKeysFromJson(json: string): StaticKeys {
 
 /** The exact issuer and subject an identity is known by (for bindings), "" when none. */
 export function issuerAndSubject(claimMatch: string, staticKeys: string): { issuer: string; subject: string } {
-  if (claimMatch !== "") {
-    const v = JSON.parse(claimMatch) as StoredClaimMatch;
-    return { issuer: v.issuer ?? "", subject: v.subject ?? "" };
-  }
-  if (staticKeys !== "") {
-    const v = JSON.parse(staticKeys) as StoredStaticKeys;
-    return { issuer: v.issuer, subject: v.subject };
-  }
+  const match = readClaimMatch(claimMatch);
+  if (match) return { issuer: match.issuer ?? "", subject: match.subject ?? "" };
+  const keys = readStaticKeys(staticKeys);
+  if (keys) return { issuer: keys.issuer, subject: keys.subject };
   return { issuer: "", subject: "" };
 }
 

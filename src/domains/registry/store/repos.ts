@@ -1,5 +1,6 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound, resourceNotEmpty } from "../../../store/errors.js";
+import { alreadyExists, ConflictError, notFound, resourceNotEmpty } from "../../../store/errors.js";
+import { newChildUid } from "../../../api/uidp.js";
 import type { Page } from "../../../api/pagination.js";
 import { rootOf } from "../../../api/uidp.js";
 import { isUniqueViolation } from "../../../store/dialect.js";
@@ -116,4 +117,30 @@ export async function findRepoByPath(db: Db, orgName: string, repoName: string):
     .where("groups.name", "=", orgName)
     .where("repos.name", "=", repoName)
     .executeTakeFirst();
+}
+
+/**
+ * The repo named `image` in organization `organization` (its uid and name), inserted into
+ * group `holder` when missing; `created` says which. An insert that loses a race with another
+ * one of the same name returns the winner's repo (outside a transaction; inside one the
+ * conflict is thrown, as the transaction is then void on PostgreSQL). Throws NOT_FOUND for a
+ * missing holder.
+ */
+export async function findOrInsertRepo(
+  db: Db,
+  organization: { uid: string; name: string },
+  image: string,
+  holder: string,
+  now: number,
+): Promise<{ row: RepoRow; created: boolean }> {
+  const existing = await findRepoByPath(db, organization.name, image);
+  if (existing !== undefined) return { row: existing, created: false };
+  try {
+    const row = await insertRepo(db, { uid: newChildUid(holder), group_uid: holder, name: image, description: "", readme: "", create_time: now, update_time: now });
+    return { row, created: true };
+  } catch (error) {
+    const raced = error instanceof ConflictError && !db.isTransaction ? await findRepoByPath(db, organization.name, image) : undefined;
+    if (raced === undefined) throw error;
+    return { row: raced, created: false };
+  }
 }
