@@ -1,13 +1,11 @@
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, endStreamFlag, errorFromJson, errorToJson } from "@connectrpc/connect/protocol-connect";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import { ApiError } from "./api/errors.js";
-import { codeReason, toConnectError } from "./interceptors/error-interceptor.js";
+import { toConnectError } from "./interceptors/error-interceptor.js";
 import type { Logger } from "./logger.js";
 
 type Request = Parameters<UniversalHandler>[0];
@@ -22,8 +20,9 @@ const COMPRESSED = 0x01;
  * connect-es answers some requests itself, before any interceptor runs: a body that
  * does not frame, decompress or decode, a body over the size limit, a bad timeout or
  * compression header, a unary call with no or two request messages. This wrapper
- * makes those answers follow the API's error rules (spec 7):
- * - a caller fault connect-es reports as INTERNAL is INVALID_ARGUMENT (`CALLER_FAULTS`);
+ * makes those answers follow the API's error rules (spec 7), through `toConnectError`
+ * like every other error:
+ * - a caller fault connect-es reports as INTERNAL is INVALID_ARGUMENT;
  * - every error answer without a google.rpc.ErrorInfo gets exactly one (reason the
  *   code's UPPER_SNAKE name, `domain`), its code and message kept. Errors that reached
  *   the error interceptor already have one and pass through byte for byte, as does
@@ -62,43 +61,14 @@ export function withFrameworkErrorsAsApiErrors(handler: UniversalHandler, logger
 }
 
 /**
- * Framework errors that are the caller's fault but come as INTERNAL: how to recognize
- * each (by connect-es's message) and the INVALID_ARGUMENT message that replaces it.
+ * The error to answer instead of `error`: undefined when it has an ErrorInfo (it went
+ * through the error interceptor, or is ours), else what `toConnectError` makes of its
+ * code and message (a caller fault INVALID_ARGUMENT, an ErrorInfo added). Its metadata
+ * stays where connect-es put it (headers or trailers), so it is not copied.
  */
-const CALLER_FAULTS: Array<{ match: (message: string) => boolean; message: (raw: string, input: string) => string }> = [
-  // The request message is not valid protobuf (truncated varint, illegal wire type, bad UTF-8).
-  {
-    match: (m) => m.startsWith("parse binary: "),
-    message: (m, input) => `Invalid argument: the request is not a valid ${input} message: ${m.slice("parse binary: ".length)}`,
-  },
-  // A frame flagged compressed on a call that names no compression (no grpc-encoding).
-  {
-    match: (m) => m === "received compressed envelope, but do not know how to decompress",
-    message: () => "Invalid argument: a request message is flagged compressed, but the request names no compression (grpc-encoding)",
-  },
-  // Compressed bytes the named compression cannot inflate (zlib's data errors are already INVALID_ARGUMENT).
-  {
-    match: (m) => m === "decompression failed",
-    message: () => "Invalid argument: a compressed request message does not decompress",
-  },
-];
-
 function fixFrameworkError(error: ConnectError, input: string, logger: Logger, domain: string): ConnectError | undefined {
   if (error.details.some((d) => ("desc" in d ? d.desc.typeName : d.type) === ErrorInfoSchema.typeName)) return undefined;
-  if (error.code === Code.Internal) {
-    const fault = CALLER_FAULTS.find((f) => f.match(error.rawMessage));
-    if (fault) return toConnectError(new ApiError("INVALID_ARGUMENT", fault.message(error.rawMessage, input)), logger, domain);
-  }
-  if (error.code === Code.Internal || error.code === Code.Unknown) {
-    logger.error("internal error raised by the RPC framework", { error: error.rawMessage });
-    return withErrorInfo(new ConnectError("Internal error", Code.Internal), domain);
-  }
-  return withErrorInfo(new ConnectError(error.rawMessage, error.code), domain);
-}
-
-function withErrorInfo(error: ConnectError, domain: string): ConnectError {
-  error.details.push({ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: codeReason(error.code), domain }) });
-  return error;
+  return toConnectError(new ConnectError(error.rawMessage, error.code), logger, domain, input);
 }
 
 // ---- gRPC: the status is in the trailers ----
@@ -120,7 +90,12 @@ async function* thenFixGrpcTrailer(body: Body, trailer: Headers, fix: Fix): Body
 function fixGrpcWebTrailer(chunk: Uint8Array, encoding: string | null, fix: Fix): Uint8Array | undefined {
   if ((chunk[0] & trailerFlag) !== trailerFlag) return undefined;
   const data = chunk.subarray(5);
-  const trailer = trailerParse((chunk[0] & COMPRESSED) === COMPRESSED ? decompress(data, encoding) : data);
+  let trailer: Headers;
+  try {
+    trailer = trailerParse((chunk[0] & COMPRESSED) === COMPRESSED ? decompress(data, encoding) : data);
+  } catch {
+    return undefined; // not a trailer connect-es wrote: pass it on
+  }
   const error = findTrailerError(trailer);
   const fixed = error && fix(error);
   if (!fixed) return undefined;
