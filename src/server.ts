@@ -5,11 +5,11 @@ import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_p
 import { errorDomainOf } from "./api/errors.js";
 import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "./auth/discovery.js";
-import { withDecodeErrorsAsInvalidArgument } from "./decode-errors.js";
 import { createStsRoute } from "./auth/sts-route.js";
 import type { TokenService } from "./auth/tokens.js";
 import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import type { ServerConfig } from "./config.js";
+import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
 import { createDualListener, type DualListener } from "./listener.js";
@@ -38,7 +38,7 @@ function protocolOf(req: NodeRequest): WireProtocol {
 /**
  * Builds the API and registry hosts on an open store: the request flow is
  * wire -> adapter (or REST transcoder; request decoding, its failures made
- * INVALID_ARGUMENT by `withDecodeErrorsAsInvalidArgument`) -> interceptors (stream shutdown -> logging ->
+ * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> logging ->
  * errors -> deadline -> authentication -> authorization) -> service handler ->
  * repository.
  */
@@ -52,7 +52,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     routes(r) {
       router = r;
       host.routes(r);
-      r.handlers.forEach((handler, i) => (r.handlers[i] = withDecodeErrorsAsInvalidArgument(handler, logger, errorDomainOf(config))));
+      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomainOf(config))));
     },
     contextValues: (req) => createContextValues().set(protocolKey, protocolOf(req)),
     fallback: (req, res) => void fallback(req, res),

@@ -29,13 +29,41 @@ const CODES: Record<ErrorKind, Code> = {
 
 
 /**
+ * Errors connect-es raises as INTERNAL although the caller is at fault, recognized by
+ * their message, and the INVALID_ARGUMENT message that replaces each. They come from
+ * decoding the request, before or (for streaming calls) inside the interceptors.
+ */
+const CALLER_FAULTS: Array<{ match: (message: string) => boolean; message: (raw: string, input: string) => string }> = [
+  // The request message is not valid protobuf (a truncated varint, an illegal wire type, bad UTF-8).
+  {
+    match: (m) => m.startsWith("parse binary: "),
+    message: (m, input) => `Invalid argument: the request is not a valid ${input} message: ${m.slice("parse binary: ".length)}`,
+  },
+  // A frame flagged compressed on a call that names no compression (no grpc-encoding or connect-content-encoding).
+  {
+    match: (m) => m === "received compressed envelope, but do not know how to decompress",
+    message: () => "Invalid argument: a request message is flagged compressed, but the request names no compression",
+  },
+  // Compressed bytes the named compression cannot inflate (zlib's data errors come as INVALID_ARGUMENT already).
+  {
+    match: (m) => m === "decompression failed",
+    message: () => "Invalid argument: a compressed request message does not decompress",
+  },
+];
+
+/**
  * Turns any error into a ConnectError carrying exactly one ErrorInfo (of `domain`) plus
  * the detail its kind calls for (spec 7). A store that is unreachable or locked
- * is UNAVAILABLE (retryable). Unknown errors become INTERNAL with a
- * generic message; their cause is logged, never sent.
+ * is UNAVAILABLE (retryable). connect-es's INTERNAL errors that are the caller's fault
+ * (`CALLER_FAULTS`; `input` names the request message type) are INVALID_ARGUMENT.
+ * Unknown errors become INTERNAL with a generic message; their cause is logged, never sent.
  */
-export function toConnectError(error: unknown, logger: Logger, domain: string): ConnectError {
+export function toConnectError(error: unknown, logger: Logger, domain: string, input = "request"): ConnectError {
   if (error instanceof StoreError) error = apiErrorOf(error);
+  if (error instanceof ConnectError && error.code === Code.Internal) {
+    const fault = CALLER_FAULTS.find((f) => f.match(error.rawMessage));
+    if (fault) return toConnectError(new ApiError("INVALID_ARGUMENT", fault.message(error.rawMessage, input)), logger, domain);
+  }
   if (error instanceof ApiError) {
     const details: OutgoingDetail[] = [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: error.reason, domain, metadata: error.metadata }) },
@@ -82,7 +110,7 @@ export function errorInterceptor(logger: Logger, domain: string): Interceptor {
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(error, logger, domain);
+      throw toConnectError(error, logger, domain, req.method.input.typeName);
     }
   };
 }

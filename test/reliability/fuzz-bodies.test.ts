@@ -176,6 +176,30 @@ function grpcCall(c: Case, body: Uint8Array): Promise<Answer> {
   });
 }
 
+/** gRPC-Web over HTTP/1.1 with a body of raw bytes (frames made by the caller); the status is in the trailer frame (flag 0x80). */
+async function grpcWebCall(c: Case, body: Uint8Array): Promise<Answer> {
+  const res = await fetch(`${server.apiUrl}/${c.method.parent.typeName}/${c.method.name}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+    body: new Uint8Array(body),
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const trailer = new Map<string, string>();
+  for (let at = 0; at + 5 <= bytes.length; at += 5 + bytes.readUInt32BE(at + 1)) {
+    if ((bytes[at] & 0x80) === 0) continue;
+    for (const line of bytes.subarray(at + 5, at + 5 + bytes.readUInt32BE(at + 1)).toString("utf8").split("\r\n")) {
+      const i = line.indexOf(":");
+      if (i > 0) trailer.set(line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim());
+    }
+  }
+  const status = trailer.get("grpc-status") ?? res.headers.get("grpc-status") ?? undefined;
+  const code = status === undefined ? undefined : Number(status);
+  const raw = trailer.get("grpc-status-details-bin");
+  const hasErrorInfo = raw !== undefined && fromBinary(StatusSchema, Buffer.from(raw, "base64")).details.some((d) => d.typeUrl.endsWith("google.rpc.ErrorInfo"));
+  const message = trailer.get("grpc-message");
+  return { ok: code === 0, httpStatus: res.status, code, message: message === undefined ? undefined : decodeURIComponent(message), hasErrorInfo };
+}
+
 // ---- inputs ----
 
 const utf8 = (text: string) => new Uint8Array(Buffer.from(text, "utf8"));
@@ -317,20 +341,9 @@ interface Wire {
   name: string;
   inputs: (c: Case) => fc.Arbitrary<Uint8Array>;
   call: (c: Case, body: Uint8Array) => Promise<Answer>;
-  /** Known failures of a property, as a todo note naming them; undefined when it must hold. */
-  todo?: { serverErrors?: string; errorInfo?: string };
 }
 
 const encoded = (c: Case) => toBinary(c.method.input, fromJson(c.method.input, c.valid));
-
-/**
- * Known gaps, all in answers connect-es makes before any interceptor runs, to be
- * checked again once the fix for malformed protobuf (issue 17) has merged.
- */
-const TODO_PARSE_BINARY = "a request that is not valid protobuf is INTERNAL (HTTP 500) without ErrorInfo (fix in progress: malformed protobuf)";
-const TODO_FRAMING =
-  "gRPC framing errors carry no ErrorInfo ('incomplete envelope', 'missing input message', a frame longer than the body limit) and a compressed-flag frame without grpc-encoding is INTERNAL";
-const TODO_CONNECT_JSON = "undecodable Connect JSON is INVALID_ARGUMENT without ErrorInfo";
 
 const wires: Wire[] = [
   { name: "REST (JSON over HTTP/1.1)", inputs: (c) => jsonBodies(c.valid[c.rest.bodyField] as JsonObject), call: restCall },
@@ -338,20 +351,18 @@ const wires: Wire[] = [
     name: "Connect JSON (HTTP/1.1)",
     inputs: (c) => jsonBodies(c.valid),
     call: (c, body) => connectCall(c, body, "application/json"),
-    todo: { errorInfo: TODO_CONNECT_JSON },
   },
   {
     name: "Connect proto (HTTP/1.1)",
     inputs: (c) => protoBodies(encoded(c)),
     call: (c, body) => connectCall(c, body, "application/proto"),
-    todo: { serverErrors: TODO_PARSE_BINARY, errorInfo: TODO_PARSE_BINARY },
   },
   {
     name: "gRPC (frames over HTTP/2)",
     inputs: (c) => grpcBodies(protoBodies(encoded(c))),
     call: grpcCall,
-    todo: { serverErrors: `${TODO_PARSE_BINARY}; ${TODO_FRAMING}`, errorInfo: `${TODO_PARSE_BINARY}; ${TODO_FRAMING}` },
   },
+  { name: "gRPC-Web (frames over HTTP/1.1)", inputs: (c) => grpcBodies(protoBodies(encoded(c))), call: grpcWebCall },
 ];
 
 for (const wire of wires) {
@@ -366,10 +377,10 @@ for (const wire of wires) {
       t.diagnostic(`seed ${SEED}, ${found.calls} calls, ${found.failed} failed`);
       assert.ok(found.calls >= RUNS);
     });
-    test("no answer is a server error (5xx, INTERNAL, UNKNOWN)", { todo: wire.todo?.serverErrors }, () => {
+    test("no answer is a server error (5xx, INTERNAL, UNKNOWN)", () => {
       assert.equal(found.serverErrors.length, 0, `seed ${SEED}:\n${summary(found.serverErrors)}`);
     });
-    test("every error carries an ErrorInfo", { todo: wire.todo?.errorInfo }, () => {
+    test("every error carries an ErrorInfo", () => {
       assert.equal(found.withoutErrorInfo.length, 0, `seed ${SEED}:\n${summary(found.withoutErrorInfo)}`);
     });
   });
