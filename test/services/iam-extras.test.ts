@@ -278,7 +278,7 @@ test("group invites: creating one needs every capability of its role; ttl and ro
   await assert.rejects(api.groupInvites.createGroupInvite({ parent: api.org, groupInvite: { roleUid: VIEWER } }, editor), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: newChildUid(api.org) } }, owner), (e) => code(e) === Code.NotFound);
   const sibling = await folder("invite-sibling");
-  await assert.rejects(api.groupInvites.createGroupInvite({ parent: sibling, groupInvite: { roleUid: inviter } }, owner), (e) => code(e) === Code.NotFound, "a role of another subtree");
+  await assert.rejects(api.groupInvites.createGroupInvite({ parent: sibling, groupInvite: { roleUid: inviter } }, owner), (e) => code(e) === Code.FailedPrecondition, "a role of another subtree is out of scope, as for bindings");
   await assert.rejects(
     api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: "bad", email: "not-an-email", ttl: { seconds: BigInt(31 * 24 * 3600) } } }, owner),
     (e) => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { InUseError, StoreError } from "../../src/store/errors.js";
 import { apiErrorOf } from "../../src/api/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
-import { assignableRole } from "../../src/domains/iam/store/roles.js";
+import { getRole } from "../../src/domains/iam/store/roles.js";
+import { checkRoleScope } from "../../src/domains/iam/role-binding-validation.js";
 import { after, before, describe, test } from "node:test";
 import { ApiError } from "../../src/api/errors.js";
 import { createPager } from "../../src/api/pagination.js";
@@ -181,9 +182,11 @@ for (const database of await testDatabases()) {
       const custom = newChildUid(team);
       await store.db.insertInto("roles").values({ uid: custom, group_uid: team, name: "custom", description: "", built_in: 0, create_time: 1, update_time: 1 }).execute();
       await store.db.insertInto("role_capabilities").values({ role_uid: custom, capability: "CAP_REPO_LIST" }).execute();
-      assert.deepEqual((await assignableRole(store.db, custom, sub)).capabilities, ["CAP_REPO_LIST"]);
-      await assert.rejects(assignableRole(store.db, custom, org), (e) => kind(e) === "NOT_FOUND");
-      assert.ok((await assignableRole(store.db, builtInRole("owner").uid, org)).capabilities.length > 10);
+      assert.deepEqual((await getRole(store.db, custom)).capabilities, ["CAP_REPO_LIST"]);
+      // One rule for where a role may be granted, decided from the uid: on its group and below; built-in roles anywhere.
+      checkRoleScope(sub, custom);
+      assert.throws(() => checkRoleScope(org, custom), (e) => e instanceof ApiError && e.preconditionViolations[0]?.type === "ROLE_OUT_OF_SCOPE");
+      checkRoleScope(org, builtInRole("owner").uid);
     });
 
     test("terms: idempotent acceptance, listed with ancestors' acceptances, paged", async () => {

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { assignableRole, rolesByUid } from "./store/roles.js";
+import { getRole, rolesByUid } from "./store/roles.js";
+import { checkRoleScope } from "./role-binding-validation.js";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
@@ -107,7 +108,8 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
           throw failedPrecondition([{ type: "INVITE_EXPIRED", subject: invite.uid, description: "this invite has expired" }]);
         }
         if (invite.single_use === 1 && invite.used_time !== null) throw inviteUsed(invite.uid);
-        await assignableRole(trx, invite.role_uid, invite.group_uid);
+        checkRoleScope(invite.group_uid, invite.role_uid);
+        await getRole(trx, invite.role_uid);
         if (!(await identityExists(trx, caller.identityUid))) throw notFound("identity", caller.identityUid);
         const existing = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
         if (existing) return { uid: existing, group_uid: invite.group_uid, role_uid: invite.role_uid };

@@ -1,4 +1,4 @@
-import { failedPrecondition } from "../../api/errors.js";
+import { failedPrecondition, type PreconditionViolation } from "../../api/errors.js";
 import { isRoot, isSelfOrDescendant, parentOf } from "../../api/uidp.js";
 import type { Violations } from "../../api/validation.js";
 
@@ -18,7 +18,7 @@ export function identityUid(violations: Violations, field: string, uid: string):
  */
 export function checkBindingScope(group: string, identity: string, role: string): void {
   const identityGroup = parentOf(identity) ?? identity;
-  const violations = [];
+  const violations: PreconditionViolation[] = [];
   if (!isSelfOrDescendant(group, identityGroup)) {
     violations.push({
       type: "IDENTITY_OUT_OF_SCOPE",
@@ -26,13 +26,29 @@ export function checkBindingScope(group: string, identity: string, role: string)
       description: `identity ${identity} belongs to group ${identityGroup} and can only be bound on it or a group below it`,
     });
   }
+  violations.push(...roleScopeViolations(group, role));
+  if (violations.length > 0) throw failedPrecondition(violations);
+}
+
+/**
+ * The one rule for where a role may be granted (bindings, invites, external group role
+ * mappings, identity provider default roles): a built-in role anywhere, a custom role on its
+ * group or below. Decided from the uid alone, before any read; FAILED_PRECONDITION with
+ * ROLE_OUT_OF_SCOPE otherwise.
+ */
+export function checkRoleScope(group: string, role: string): void {
+  const violations = roleScopeViolations(group, role);
+  if (violations.length > 0) throw failedPrecondition(violations);
+}
+
+function roleScopeViolations(group: string, role: string): PreconditionViolation[] {
   const roleGroup = parentOf(role);
-  if (roleGroup !== undefined && !isSelfOrDescendant(group, roleGroup)) {
-    violations.push({
+  if (roleGroup === undefined || isSelfOrDescendant(group, roleGroup)) return [];
+  return [
+    {
       type: "ROLE_OUT_OF_SCOPE",
       subject: role,
-      description: `role ${role} is defined in group ${roleGroup} and can only be bound on it or a group below it`,
-    });
-  }
-  if (violations.length > 0) throw failedPrecondition(violations);
+      description: `role ${role} is defined in group ${roleGroup} and can only be granted on it or a group below it`,
+    },
+  ];
 }

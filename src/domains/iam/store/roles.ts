@@ -1,7 +1,6 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import { selfAndAncestors } from "../../../api/uidp.js";
 import { isUniqueViolation } from "../../../store/dialect.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
 import type { Db } from "../../../store/tables.js";
@@ -175,18 +174,3 @@ export async function deleteRole(db: Db, uid: string): Promise<void> {
   await db.deleteFrom("roles").where("uid", "=", uid).execute();
 }
 
-/**
- * A role that may be granted on `groupUid` (built-in, or owned by the group or
- * one of its ancestors) and its capabilities. NOT_FOUND otherwise: a role of
- * another subtree is as good as missing from here.
- */
-export async function assignableRole(db: Db, roleUid: string, groupUid: string): Promise<{ uid: string; capabilities: string[] }> {
-  const role = await db
-    .selectFrom("roles")
-    .select(["uid", "group_uid", "built_in"])
-    .where("uid", "=", roleUid)
-    .executeTakeFirst();
-  if (!role || (role.built_in !== 1 && !selfAndAncestors(groupUid).includes(role.group_uid))) throw notFound("role", roleUid);
-  const capabilities = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", roleUid).execute();
-  return { uid: role.uid, capabilities: capabilities.map((c) => c.capability) };
-}
