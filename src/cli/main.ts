@@ -1,3 +1,4 @@
+import { OsvFeedError } from "../advisories/osv/errors.js";
 import { ApiError } from "../api/errors.js";
 import { StoreError } from "../store/errors.js";
 import { isUidp } from "../api/uidp.js";
@@ -11,6 +12,7 @@ import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
 import { getIdentity } from "../domains/iam/store/identities.js";
 import { openStore } from "../store/store.js";
+import { importAdvisories } from "./advisories-import.js";
 import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
 
 const serveOptions: Record<string, OptionSpec> = {
@@ -60,6 +62,11 @@ const gcOptions: Record<string, OptionSpec> = {
   ...storeOptions,
 };
 
+const advisoriesImportOptions: Record<string, OptionSpec> = {
+  strict: { type: "boolean", help: "stop at the first refused record (exit 1); by default it is reported and skipped" },
+  db: storeOptions.db,
+};
+
 const HELP = `Usage: platform-api <command> [options]
 
 Commands:
@@ -68,6 +75,7 @@ Commands:
   token             print an access token for an existing identity
   registry import   load image manifests into a repo from OCI image layouts or manifest files
   registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
+  advisories import load OSV advisory records from .json files, directories or .zip archives
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -226,7 +234,30 @@ async function registryGc(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry };
+async function advisories(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== "import") throw new UsageError(sub === undefined ? "advisories needs a subcommand: import" : `unknown advisories subcommand "${sub}"`);
+  const paths: string[] = [];
+  const o = parse(rest, advisoriesImportOptions, paths);
+  const summary =
+    "Load OSV records (https://ossf.github.io/osv-schema/) from .json files, directories of them and .zip archives\n" +
+    "(osv.dev's per-ecosystem all.zip). A record with a later `modified` replaces the stored one; the same feed twice\n" +
+    "changes nothing. Refused records are reported on stderr with their file and JSON path and skipped.\n" +
+    "Prints `read N, new N, updated N, unchanged N, rejected N`.";
+  if (o.help) return void process.stdout.write(usage("advisories import [options] <file | directory | .zip>...", summary, advisoriesImportOptions));
+  if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  try {
+    process.exitCode = await importAdvisories(store, paths, flag("strict", o));
+  } catch (error) {
+    if (error instanceof OsvFeedError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories };
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;

@@ -5,9 +5,10 @@ import type { Domain, Ownership } from "./domain.js";
 import { iam } from "./iam/module.js";
 import { ping } from "./ping/module.js";
 import { registry } from "./registry/module.js";
+import { vulnerabilities } from "./vulnerabilities/module.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
-export const DOMAINS: readonly Domain[] = [ping, iam, registry];
+export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities];
 
 /** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
 export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);

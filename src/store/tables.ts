@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { IamTables } from "../domains/iam/tables.js";
 import type { RegistryTables } from "../domains/registry/tables.js";
+import type { VulnerabilitiesTables } from "../domains/vulnerabilities/tables.js";
 
 /**
  * Table types. Times are integer epoch milliseconds and booleans 0/1, so rows
@@ -32,7 +33,7 @@ export interface SystemTables {
 }
 
 /** Every table: the server's own and each domain's (a new domain with tables adds its interface here). */
-export interface Database extends SystemTables, IamTables, RegistryTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,16 @@
+import type { Domain } from "../domain.js";
+import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
+
+/**
+ * Vulnerabilities (`platform.vulnerabilities.v2`): advisories, one per (OSV record, affected
+ * package), loaded with `platform-api advisories import`. Its tables also hold the OSV records that
+ * the advisory domain serves as documents and metadata.
+ */
+export const vulnerabilities: Domain = {
+  name: "vulnerabilities",
+  files: [],
+  services: [],
+  migrations: { "2026-11-24-0010-advisories": advisories },
+  ownedByGroup: [],
+  deletedWithRepo: [],
+};

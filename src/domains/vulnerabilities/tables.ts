@@ -1,0 +1,58 @@
+/**
+ * The vulnerabilities domain's tables: OSV records as imported, the names (ids and aliases) that
+ * find them, and the advisories derived from them. Column conventions in src/store/tables.ts.
+ */
+
+/** One OSV record, the newest `modified` imported. Withdrawn records stay (as documents). */
+export interface OsvRecordTable {
+  /** The OSV id (`RUSTSEC-2016-0001`); named `uid` because the list machinery pages on `uid`. */
+  uid: string;
+  /** `modified` as the record writes it (RFC 3339, any precision): compared exactly on import. */
+  modified: string;
+  /** `modified` in epoch ms, for ordering. */
+  modified_time: number;
+  /** `withdrawn` in epoch ms; null while the record stands. */
+  withdrawn_time: number | null;
+  /** The record's JSON text as parsed (unknown fields kept): the document served. */
+  document: string;
+}
+
+/**
+ * The names a record is found by: its id and each alias (`CVE-2016-10931`, `GHSA-...`). A name may
+ * find several records (two databases aliasing one CVE).
+ */
+export interface OsvNameTable {
+  name: string;
+  record_uid: string;
+}
+
+/**
+ * An advisory: one (record, affected package) pair. Rows exist for withdrawn records too (they are
+ * documents); `withdrawn` 1 keeps them out of the advisories served.
+ */
+export interface AdvisoryTable {
+  /** 40 hex characters: the first 20 bytes of sha256(advisory id NUL ecosystem NUL name). */
+  uid: string;
+  /** The OSV record's id. */
+  advisory_id: string;
+  /** The OSV ecosystem as the record writes it (`crates.io`, `Debian:12`). */
+  ecosystem: string;
+  artifact_name: string;
+  /** JSON array of the record's `affected[]` entries naming this package (ranges and versions). */
+  affected: string;
+  /** JSON array of the record's aliases. */
+  aliases: string;
+  /** JSON array of OSV severities: the entries' own, else the record's. */
+  severity: string;
+  withdrawn: number;
+  /** The record's `published` (else `modified`), epoch ms. */
+  create_time: number;
+  /** The record's `modified`, epoch ms. */
+  update_time: number;
+}
+
+export interface VulnerabilitiesTables {
+  osv_records: OsvRecordTable;
+  osv_names: OsvNameTable;
+  advisories: AdvisoryTable;
+}
