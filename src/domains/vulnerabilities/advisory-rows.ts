@@ -50,6 +50,7 @@ export function recordRows(record: OsvRecord): RecordRows {
       artifact_name: name,
       affected: JSON.stringify(entries),
       aliases: JSON.stringify(aliases),
+      summary: record.summary ?? "",
       severity: JSON.stringify(severity),
       withdrawn: withdrawn === null ? 0 : 1,
       create_time: record.published === undefined ? modified : osvTimeMillis(record.published),

@@ -1,4 +1,6 @@
-import type { Domain } from "../domain.js";
+import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { bind, type Domain } from "../domain.js";
+import { createAdvisoriesService } from "./advisories-service.js";
 import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
 
 /**
@@ -8,8 +10,8 @@ import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
  */
 export const vulnerabilities: Domain = {
   name: "vulnerabilities",
-  files: [],
-  services: [],
+  files: [file_platform_vulnerabilities_v2_advisories_service],
+  services: [bind(AdvisoriesService, createAdvisoriesService)],
   migrations: { "2026-11-24-0010-advisories": advisories },
   ownedByGroup: [],
   deletedWithRepo: [],

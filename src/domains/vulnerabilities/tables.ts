@@ -42,6 +42,8 @@ export interface AdvisoryTable {
   affected: string;
   /** JSON array of the record's aliases. */
   aliases: string;
+  /** The record's summary ("" when none). */
+  summary: string;
   /** JSON array of OSV severities: the entries' own, else the record's. */
   severity: string;
   withdrawn: number;

@@ -35,6 +35,7 @@ export const advisories: Migration = {
       .addColumn(...text("artifact_name"))
       .addColumn("affected", "text", (c) => c.notNull())
       .addColumn("aliases", "text", (c) => c.notNull())
+      .addColumn("summary", "text", (c) => c.notNull())
       .addColumn("severity", "text", (c) => c.notNull())
       .addColumn("withdrawn", "integer", (c) => c.notNull())
       .addColumn("create_time", "bigint", (c) => c.notNull())

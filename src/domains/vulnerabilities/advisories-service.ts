@@ -1,0 +1,59 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { AdvisoriesService, ListAdvisoriesRequestSchema, ListAdvisoriesResponseSchema } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { evaluateAffected } from "../../advisories/affected.js";
+import type { OsvAffected } from "../../advisories/osv/record.js";
+import { invalidField } from "../../api/errors.js";
+import { readPage } from "../../api/list.js";
+import { Violations } from "../../api/validation.js";
+import type { Db } from "../../store/tables.js";
+import type { ServiceDeps } from "../deps.js";
+import { advisoryFromRow } from "./advisory-mapper.js";
+import { checkArtifactNames, checkEcosystem, checkRecordNames, checkVersionFilter } from "./advisory-validation.js";
+import { advisoryCandidates, advisoryOrderable, getAdvisory, listAdvisories, type AdvisoryFilter } from "./store/advisories.js";
+
+/** Advisories a `version` filter evaluates at most (they are narrowed by `artifact_names` first). */
+export const MAX_VERSION_CANDIDATES = 5000;
+
+/** The uids among the filter's matches whose affected entries include `version` (OSV evaluation rules). */
+async function affectingVersion(db: Db, filter: AdvisoryFilter, ecosystem: string, version: string): Promise<string[]> {
+  const candidates = await advisoryCandidates(db, filter, MAX_VERSION_CANDIDATES);
+  if (candidates.length > MAX_VERSION_CANDIDATES) {
+    throw invalidField("artifact_names", `a version filter evaluates at most ${MAX_VERSION_CANDIDATES} advisories; name fewer artifacts`);
+  }
+  return candidates
+    .filter((row) => (JSON.parse(row.affected) as OsvAffected[]).some((entry) => evaluateAffected(ecosystem, version, entry).affected))
+    .map((row) => row.uid);
+}
+
+/** AdvisoriesService: advisories of the imported OSV records. Any verified caller (the interceptors checked the token). */
+export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl<typeof AdvisoriesService> {
+  return {
+    async getAdvisory(req) {
+      new Violations().uid("uid", req.uid).throwIfAny();
+      return advisoryFromRow(await getAdvisory(db, req.uid));
+    },
+
+    async listAdvisories(req) {
+      const page = await readPage({
+        pager,
+        schema: ListAdvisoriesRequestSchema,
+        request: req,
+        orderable: advisoryOrderable,
+        validate: (v) => {
+          checkRecordNames(v, "advisory_ids", req.advisoryIds);
+          checkArtifactNames(v, "artifact_names", req.artifactNames);
+          checkEcosystem(v, "ecosystem", req.ecosystem);
+          checkVersionFilter(v, req);
+        },
+        read: async (p, uidp) => {
+          const filter: AdvisoryFilter = { uidp, advisoryIds: req.advisoryIds, artifactNames: req.artifactNames, ecosystem: req.ecosystem || undefined };
+          if (req.version) filter.uids = await affectingVersion(db, filter, req.ecosystem, req.version);
+          return listAdvisories(db, filter, p);
+        },
+        map: advisoryFromRow,
+      });
+      return create(ListAdvisoriesResponseSchema, { advisories: page.items, ...page });
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { ExpressionBuilder, Selectable } from "kysely";
+import { notFound } from "../../../api/errors.js";
+import type { Page } from "../../../api/pagination.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
+import type { Database, Db } from "../../../store/tables.js";
+import type { AdvisoryTable } from "../tables.js";
+
+export type AdvisoryRow = Selectable<AdvisoryTable>;
+
+/** Sortable advisory fields: API name to column. */
+export const advisoryOrderable = {
+  advisory_id: "advisory_id",
+  artifact_name: "artifact_name",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+/** Advisory uids are root-level: no owning group. */
+const ADVISORY_COLUMNS: UidColumns = { uid: "advisories.uid", ownerSegments: 0 };
+
+export interface AdvisoryFilter {
+  uidp: UidpFilter;
+  /** Record ids or aliases. */
+  advisoryIds?: string[];
+  artifactNames?: string[];
+  /** An OSV ecosystem: exact, and without a `:suffix` every suffix of it too. */
+  ecosystem?: string;
+  /** Only these uids (the advisories a version matched). */
+  uids?: string[];
+}
+
+/** The ids of the records found by any of `names` (their ids or aliases): a subquery for `in`. */
+export function recordsNamed(db: Db, names: string[]) {
+  return db.selectFrom("osv_names").select("osv_names.record_uid").where("osv_names.name", "in", names);
+}
+
+/** The ecosystem itself, or, without a `:suffix`, also any `<ecosystem>:<suffix>` (";" follows ":" in byte order). */
+function ecosystemCondition(eb: ExpressionBuilder<Database, "advisories">, ecosystem: string) {
+  if (ecosystem.includes(":")) return eb("advisories.ecosystem", "=", ecosystem);
+  return eb.or([eb("advisories.ecosystem", "=", ecosystem), eb.and([eb("advisories.ecosystem", ">", `${ecosystem}:`), eb("advisories.ecosystem", "<", `${ecosystem};`)])]);
+}
+
+function filtered(db: Db, filter: AdvisoryFilter) {
+  return db.selectFrom("advisories").where((eb) =>
+    eb.and([
+      eb("advisories.withdrawn", "=", 0),
+      ...(filter.advisoryIds?.length ? [eb("advisories.advisory_id", "in", recordsNamed(db, filter.advisoryIds))] : []),
+      ...(filter.artifactNames?.length ? [eb("advisories.artifact_name", "in", filter.artifactNames)] : []),
+      ...(filter.ecosystem ? [ecosystemCondition(eb, filter.ecosystem)] : []),
+      ...(filter.uids ? [filter.uids.length > 0 ? eb("advisories.uid", "in", filter.uids) : eb.lit(false)] : []),
+      ...listConditions(eb, ADVISORY_COLUMNS, filter.uidp, undefined),
+    ]),
+  );
+}
+
+/** An advisory of a record that is not withdrawn; throws NOT_FOUND. */
+export async function getAdvisory(db: Db, uid: string): Promise<AdvisoryRow> {
+  const row = await db.selectFrom("advisories").selectAll().where("uid", "=", uid).where("withdrawn", "=", 0).executeTakeFirst();
+  if (!row) throw notFound("advisory", uid);
+  return row;
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
+export async function listAdvisories(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryRow[]; total: number }> {
+  const rows = await applyPage(filtered(db, filter).selectAll(), page, "advisories").execute();
+  const total = await countRows(filtered(db, filter));
+  return { rows, total };
+}
+
+/** Every match of `filter` with what matching a version needs, at most `limit + 1` rows (so the caller sees an overflow). */
+export async function advisoryCandidates(db: Db, filter: AdvisoryFilter, limit: number): Promise<Pick<AdvisoryRow, "uid" | "ecosystem" | "affected">[]> {
+  return filtered(db, filter).select(["advisories.uid", "advisories.ecosystem", "advisories.affected"]).limit(limit + 1).execute();
+}

@@ -1,0 +1,192 @@
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { isVulnerable } from "../../src/advisories/affected.js";
+import { readOsvFeed } from "../../src/advisories/osv/feed.js";
+import type { OsvRecord } from "../../src/advisories/osv/record.js";
+import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js";
+import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { feedOf, osvRecord, RUSTSEC_DIR } from "../support/osv-records.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+
+/** AdvisoriesService over every wire, on the shipped RustSec feed plus a few records of other ecosystems. */
+
+let server: TestServer;
+let wires: Wire[];
+const rustsec = readdirSync(join(RUSTSEC_DIR, "crates")).map((f) => JSON.parse(readFileSync(join(RUSTSEC_DIR, "crates", f), "utf8")) as OsvRecord);
+const served = rustsec.filter((r) => !r.withdrawn).length;
+
+before(async () => {
+  server = await startTestServer();
+  wires = allWires(server.apiPort);
+  await importOsvFeed(server.store.db, readOsvFeed([RUSTSEC_DIR]));
+  await importOsvFeed(
+    server.store.db,
+    feedOf(
+      osvRecord("PYSEC-2099-1", {
+        aliases: ["CVE-2099-0001"],
+        affected: [{ package: { ecosystem: "PyPI", name: "openssl" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "1.0.post1" }] }] }],
+      }),
+      osvRecord("DEBIAN-2099-1", {
+        affected: [{ package: { ecosystem: "Debian:12", name: "openssl" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "3.0.11-1~deb12u2" }] }] }],
+      }),
+    ),
+  );
+});
+
+after(async () => {
+  for (const wire of wires) wire.close();
+  await server.close();
+});
+
+const fieldsOf = (out: { details: JsonObject[] }) =>
+  ((detailOf(out as never, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
+
+const query = (params: Record<string, string | number | string[]>) => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  return search.toString();
+};
+
+for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
+  describe(`AdvisoriesService over ${wireName}`, () => {
+    const wire = () => wires.find((w) => w.name === wireName)!;
+    /** ListAdvisories with proto-JSON `request`; over REST the same as query parameters (`rest` overrides them). */
+    /** `token` "" sends none. */
+    const list = (request: JsonObject, rest?: string, token = server.ownerToken) =>
+      wire().call(
+        methodOf(AdvisoriesService, "ListAdvisories"),
+        request,
+        { method: "GET", path: `/vulnerabilities/v2/advisories?${rest ?? query(request as Record<string, string>)}` },
+        token,
+      );
+    const get = (uid: string, token = server.ownerToken) =>
+      wire().call(methodOf(AdvisoriesService, "GetAdvisory"), { uid }, { method: "GET", path: `/vulnerabilities/v2/advisories/${uid}` }, token);
+    const ids = (out: { body?: JsonObject }) => ((out.body?.advisories as JsonObject[] | undefined) ?? []).map((a) => `${a.advisoryId} ${a.ecosystem}/${a.artifactName}`);
+
+    test("filter by artifact name: every ecosystem's package of that name; both spellings repeat over REST", async () => {
+      const out = await list({ artifactNames: ["openssl"], orderBy: "advisory_id" });
+      assert.equal(out.code, 0, out.message);
+      const expected = rustsec.filter((r) => !r.withdrawn && r.affected?.some((a) => a.package?.name === "openssl")).map((r) => `${r.id} crates.io/openssl`);
+      assert.deepEqual(ids(out), [...expected, "DEBIAN-2099-1 Debian:12/openssl", "PYSEC-2099-1 PyPI/openssl"].sort());
+      assert.equal(out.body?.totalCount, String(expected.length + 2));
+
+      const two = await list({ artifactNames: ["openssl", "openssl-src"], ecosystem: "crates.io" }, "artifactNames=openssl&artifact_names=openssl-src&ecosystem=crates.io");
+      const names = new Set(((two.body?.advisories as JsonObject[]) ?? []).map((a) => a.artifactName));
+      assert.deepEqual([...names].sort(), ["openssl", "openssl-src"]);
+      const debian = await list({ artifactNames: ["openssl"], ecosystem: "Debian" });
+      assert.deepEqual(ids(debian), ["DEBIAN-2099-1 Debian:12/openssl"], "an ecosystem without suffix matches its suffixes");
+    });
+
+    test("filter by advisory id or alias: a CVE finds the record that aliases it", async () => {
+      const byCve = await list({ advisoryIds: ["CVE-2016-10931"] });
+      assert.deepEqual(ids(byCve), ["RUSTSEC-2016-0001 crates.io/openssl"]);
+      const mixed = await list({ advisoryIds: ["GHSA-34p9-f4q3-c4r7", "CVE-2099-0001", "NOPE-1"] }, "advisoryIds=GHSA-34p9-f4q3-c4r7&advisory_ids=CVE-2099-0001&advisoryIds=NOPE-1");
+      assert.deepEqual(ids(mixed).sort(), ["PYSEC-2099-1 PyPI/openssl", "RUSTSEC-2016-0001 crates.io/openssl"]);
+    });
+
+    test("GetAdvisory: the Advisory with aliases, scored severities and events; a withdrawn or missing one is NOT_FOUND", async () => {
+      const uid = advisoryUid("RUSTSEC-2016-0001", "crates.io", "openssl");
+      const out = await get(uid);
+      assert.equal(out.code, 0, out.message);
+      assert.deepEqual(out.body, {
+        uid,
+        advisoryId: "RUSTSEC-2016-0001",
+        createTime: "2016-11-05T12:00:00Z",
+        updateTime: "2023-06-13T13:10:24Z",
+        artifactName: "openssl",
+        aliases: ["CVE-2016-10931", "GHSA-34p9-f4q3-c4r7"],
+        events: [
+          { rangeType: "SEMVER", introduced: "0.0.0-0" },
+          { rangeType: "SEMVER", fixed: "0.9.0" },
+        ],
+        severities: [{ type: "TYPE_CVSS_V3", score: "CVSS:3.0/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H", baseScore: 8.1, osvType: "CVSS_V3" }],
+        ecosystem: "crates.io",
+        summary: "SSL/TLS MitM vulnerability due to insecure defaults",
+      });
+      const listed = await list({ advisoryIds: ["RUSTSEC-2016-0001"] });
+      assert.deepEqual((listed.body?.advisories as JsonObject[])[0], out.body, "List and Get agree");
+
+      const withdrawn = rustsec.find((r) => r.withdrawn)!;
+      const gone = await get(advisoryUid(withdrawn.id, "crates.io", withdrawn.affected![0].package!.name));
+      assert.equal(gone.code, 5);
+      assert.deepEqual(ids(await list({ advisoryIds: [withdrawn.id] })), [], "withdrawn records are not listed");
+      const missing = await get("0".repeat(40));
+      assert.equal(missing.code, 5);
+      assert.equal(detailOf(missing, "ResourceInfo")?.resourceType, "advisory");
+      if (wireName === "rest") assert.equal(missing.httpStatus, 404);
+      const bad = await get("RUSTSEC-2016-0001");
+      assert.equal(bad.code, 3);
+      assert.deepEqual(fieldsOf(bad), ["uid"]);
+    });
+
+    test("a version filter keeps the advisories affecting that version, by the OSV rules", async () => {
+      for (const version of ["0.8.0", "0.10.50", "0.10.72", "9.9.9"]) {
+        const out = await list({ artifactNames: ["openssl"], ecosystem: "crates.io", version, pageSize: 200 });
+        assert.equal(out.code, 0, out.message);
+        const expected = rustsec
+          .filter((r) => !r.withdrawn && isVulnerable({ ecosystem: "crates.io", name: "openssl", version }, r))
+          .map((r) => `${r.id} crates.io/openssl`)
+          .sort();
+        assert.deepEqual(ids(out).sort(), expected, version);
+        assert.equal(out.body?.totalCount, String(expected.length));
+      }
+      const old = await list({ artifactNames: ["openssl"], ecosystem: "crates.io", version: "0.8.0" });
+      assert.ok(ids(old).includes("RUSTSEC-2016-0001 crates.io/openssl"));
+      const fixed = await list({ artifactNames: ["openssl"], ecosystem: "crates.io", version: "0.9.0" });
+      assert.ok(!ids(fixed).includes("RUSTSEC-2016-0001 crates.io/openssl"), "fixed in 0.9.0");
+      const pypi = await list({ artifactNames: ["openssl"], ecosystem: "PyPI", version: "1.0" });
+      assert.deepEqual(ids(pypi), ["PYSEC-2099-1 PyPI/openssl"], "PEP 440: 1.0 < 1.0.post1");
+      const debian = await list({ artifactNames: ["openssl"], ecosystem: "Debian", version: "3.0.11-1~deb12u2" });
+      assert.deepEqual(ids(debian), [], "dpkg: fixed at that version");
+    });
+
+    test("every advisory is visited once by following page tokens", async () => {
+      const seen = new Set<string>();
+      let token = "";
+      let pages = 0;
+      do {
+        const out = await list(token ? { pageSize: 200, pageToken: token } : { pageSize: 200 });
+        assert.equal(out.code, 0, out.message);
+        for (const a of out.body?.advisories as JsonObject[]) seen.add(a.uid as string);
+        assert.equal(out.body?.totalCount, String(served + 2));
+        token = (out.body?.nextPageToken as string | undefined) ?? "";
+        pages++;
+      } while (token);
+      assert.equal(seen.size, served + 2);
+      assert.equal(pages, Math.ceil((served + 2) / 200));
+      const huge = await list({ pageSize: 1_000_000 });
+      assert.equal((huge.body?.advisories as JsonObject[]).length, 200, "an absurd page size is cut to 200");
+    });
+
+    test("bad filters are INVALID_ARGUMENT naming each field; no token is UNAUTHENTICATED", async () => {
+      const unknown = await list({ ecosystem: "cargo" });
+      assert.equal(unknown.code, 3);
+      assert.deepEqual(fieldsOf(unknown), ["ecosystem"]);
+      const casing = await list({ ecosystem: "pypi" });
+      assert.match(casing.message ?? "", /did you mean "PyPI"/);
+      const unmatchable = await list({ artifactNames: ["x"], ecosystem: "Hex", version: "1.0.0" });
+      assert.deepEqual(fieldsOf(unmatchable), ["ecosystem"], "an OSV ecosystem without a version ordering");
+      const malformed = await list({ artifactNames: ["openssl"], ecosystem: "crates.io", version: "v1.0" });
+      assert.deepEqual(fieldsOf(malformed), ["version"]);
+      assert.match(malformed.message ?? "", /"v1\.0" is not a valid crates\.io version/);
+      const alone = await list({ version: "1.0.0" });
+      assert.deepEqual(fieldsOf(alone).sort(), ["artifact_names", "ecosystem"]);
+      const negative = await list({ pageSize: -1 });
+      assert.deepEqual(fieldsOf(negative), ["page_size"]);
+      const many = await list({ advisoryIds: Array.from({ length: 201 }, (_, i) => `X-${i}`) });
+      assert.deepEqual(fieldsOf(many), ["advisory_ids"]);
+      const empty = await list({ artifactNames: [""] }, "artifactNames=");
+      assert.deepEqual(fieldsOf(empty), ["artifact_names[0]"]);
+
+      const anonymous = await list({}, undefined, "");
+      assert.equal(anonymous.code, 16);
+      assert.equal(reasonOf(anonymous), "UNAUTHENTICATED");
+      assert.equal((await get(advisoryUid("RUSTSEC-2016-0001", "crates.io", "openssl"), "")).code, 16);
+    });
+  });
+}
