@@ -37,7 +37,7 @@ async function rows(db: string) {
   const store = await openStore(db);
   try {
     const records = await store.db.selectFrom("osv_records").select(["uid", "modified", "withdrawn_time"]).orderBy("uid").execute();
-    const advisories = await store.db.selectFrom("advisories").select(["advisory_id", "artifact_name", "withdrawn"]).orderBy("uid").execute();
+    const advisories = await store.db.selectFrom("advisories").select(["advisory_id", "artifact_name", "withdrawn_time"]).orderBy("uid").execute();
     return { records, advisories };
   } finally {
     await store.close();
@@ -58,7 +58,7 @@ test("the RustSec feed imports whole, and a second run changes nothing", async (
   const stored = await rows(db);
   assert.equal(stored.records.length, 1206);
   assert.equal(stored.advisories.length, 1206);
-  assert.equal(stored.advisories.filter((a) => Number(a.withdrawn) === 1).length, 13, "RustSec's 13 withdrawn records");
+  assert.equal(stored.advisories.filter((a) => a.withdrawn_time !== null).length, 13, "RustSec's 13 withdrawn records");
   const second = await importer(db, RUSTSEC_DIR);
   assert.equal(second.stdout, "read 1206, new 0, updated 0, unchanged 1206, rejected 0\n");
   assert.deepEqual(await rows(db), stored);
@@ -76,7 +76,7 @@ test("a later modified replaces the record; a withdrawn one stops being an advis
   changed.affected![0].package!.name = "openssl-renamed";
   writeFileSync(join(feed, `${RECORD}.json`), JSON.stringify(changed));
   assert.equal((await importer(db, feed)).stdout, "read 1, new 0, updated 1, unchanged 0, rejected 0\n");
-  assert.deepEqual((await rows(db)).advisories, [{ advisory_id: RECORD, artifact_name: "openssl-renamed", withdrawn: 0 }]);
+  assert.deepEqual((await rows(db)).advisories, [{ advisory_id: RECORD, artifact_name: "openssl-renamed", withdrawn_time: null }]);
 
   writeFileSync(join(feed, `${RECORD}.json`), JSON.stringify({ ...changed, modified: "2020-01-01T00:00:00Z", summary: "older" }));
   assert.equal((await importer(db, feed)).stdout, "read 1, new 0, updated 0, unchanged 1, rejected 0\n");
@@ -85,7 +85,7 @@ test("a later modified replaces the record; a withdrawn one stops being an advis
   assert.equal((await importer(db, feed)).stdout, "read 1, new 0, updated 1, unchanged 0, rejected 0\n");
   const after = await rows(db);
   assert.equal(Number(after.records[0].withdrawn_time), Date.parse("2031-01-01T00:00:00Z"));
-  assert.equal(Number(after.advisories[0].withdrawn), 1);
+  assert.equal(Number(after.advisories[0].withdrawn_time), Date.parse("2031-01-01T00:00:00Z"));
 });
 
 test("bad inputs are reported with their file and JSON path and skipped; nothing of them is stored", async () => {

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { SecurityAdvisoryService } from "../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { isVulnerable } from "../../src/advisories/affected.js";
 import { readOsvFeed } from "../../src/advisories/osv/feed.js";
@@ -13,7 +14,7 @@ import { feedOf, osvRecord, RUSTSEC_DIR } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
 
-/** AdvisoriesService over every wire, on the shipped RustSec feed plus a few records of other ecosystems. */
+/** AdvisoriesService and SecurityAdvisoryService over every wire, on the shipped RustSec feed plus a few records of other ecosystems. */
 
 let server: TestServer;
 let wires: Wire[];
@@ -187,6 +188,103 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(anonymous.code, 16);
       assert.equal(reasonOf(anonymous), "UNAUTHENTICATED");
       assert.equal((await get(advisoryUid("RUSTSEC-2016-0001", "crates.io", "openssl"), "")).code, 16);
+    });
+  });
+}
+
+for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
+  describe(`SecurityAdvisoryService over ${wireName}, without a token`, () => {
+    const wire = () => wires.find((w) => w.name === wireName)!;
+    const call = (name: string, path: string, request: JsonObject, rest?: string, token = "") =>
+      wire().call(methodOf(SecurityAdvisoryService, name), request, { method: "GET", path: `${path}?${rest ?? query(request as Record<string, string>)}` }, token);
+    const documents = (request: JsonObject, rest?: string) => call("ListDocuments", "/advisory/v2/documents", request, rest);
+    const metadata = (request: JsonObject, rest?: string, token?: string) => call("ListVulnerabilityMetadata", "/advisory/v2/metadata", request, rest, token);
+    const advisoriesOf = (doc: JsonObject) => (doc.advisories as JsonObject[]).map((a) => `${a.id} ${a.packageNamespace}`);
+
+    test("ListDocuments: one document per artifact with its advisories and their events", async () => {
+      const out = await documents({ artifactNames: ["openssl"] });
+      assert.equal(out.code, 0, out.message);
+      const [doc, ...more] = out.body?.documents as JsonObject[];
+      assert.equal(more.length, 0);
+      assert.equal(doc.id, "openssl");
+      const crates = rustsec.filter((r) => r.affected?.some((a) => a.package?.name === "openssl")).map((r) => `${r.id} crates.io`);
+      assert.deepEqual(advisoriesOf(doc), [...crates.sort(), "DEBIAN-2099-1 Debian:12", "PYSEC-2099-1 PyPI"].sort());
+      const first = (doc.advisories as JsonObject[]).find((a) => a.id === "RUSTSEC-2016-0001")!;
+      assert.deepEqual(first, {
+        id: "RUSTSEC-2016-0001",
+        events: [
+          { timestamp: "2023-06-13T13:10:24Z", rangeType: "SEMVER", introduced: "0.0.0-0" },
+          { timestamp: "2023-06-13T13:10:24Z", rangeType: "SEMVER", fixed: "0.9.0" },
+        ],
+        aliases: ["CVE-2016-10931", "GHSA-34p9-f4q3-c4r7"],
+        packageNamespace: "crates.io",
+        summary: "SSL/TLS MitM vulnerability due to insecure defaults",
+      });
+      assert.equal(out.body?.totalCount, "1");
+    });
+
+    test("ListDocuments by CVE or id keeps the advisories found; a withdrawn record's stays, marked", async () => {
+      const byCve = await documents({ cves: ["CVE-2016-10931"] });
+      assert.deepEqual((byCve.body?.documents as JsonObject[]).map((d) => [d.id, advisoriesOf(d)]), [["openssl", ["RUSTSEC-2016-0001 crates.io"]]]);
+      const withdrawn = rustsec.find((r) => r.withdrawn)!;
+      const name = withdrawn.affected![0].package!.name;
+      const out = await documents({ ids: [withdrawn.id], id: name }, `ids=${withdrawn.id}&id=${name}`);
+      const [doc] = out.body?.documents as JsonObject[];
+      assert.equal(doc.id, name);
+      const [advisory] = doc.advisories as JsonObject[];
+      assert.equal(advisory.id, withdrawn.id);
+      assert.equal(Date.parse(advisory.withdrawn as string), Date.parse(withdrawn.withdrawn!));
+      const both = await documents({ cves: ["CVE-2016-10931"], ids: [withdrawn.id] });
+      assert.deepEqual(both.body?.documents ?? [], [], "filters combine with AND");
+    });
+
+    test("ListDocuments pages over artifacts", async () => {
+      const artifacts = new Set(rustsec.flatMap((r) => r.affected?.map((a) => a.package!.name) ?? []));
+      const first = await documents({ pageSize: 3, orderBy: "id desc" });
+      assert.equal(first.body?.totalCount, String(artifacts.size), "openssl is shared by three ecosystems: one document");
+      const ids = (first.body?.documents as JsonObject[]).map((d) => d.id as string);
+      assert.deepEqual(ids, [...artifacts].sort().reverse().slice(0, 3));
+      const next = await documents({ pageSize: 3, orderBy: "id desc", pageToken: first.body!.nextPageToken as string });
+      assert.deepEqual((next.body?.documents as JsonObject[]).map((d) => d.id), [...artifacts].sort().reverse().slice(3, 6));
+    });
+
+    test("ListVulnerabilityMetadata: by id or alias, withdrawn records included, ordered by id", async () => {
+      const out = await metadata({ ids: ["CVE-2016-10931"] });
+      assert.equal(out.code, 0, out.message);
+      assert.deepEqual(out.body?.vulnerabilityMetadata, [
+        {
+          id: "RUSTSEC-2016-0001",
+          summary: "SSL/TLS MitM vulnerability due to insecure defaults",
+          details: rustsec.find((r) => r.id === "RUSTSEC-2016-0001")!.details,
+          references: [
+            { type: "TYPE_PACKAGE", url: "https://crates.io/crates/openssl" },
+            { type: "TYPE_ADVISORY", url: "https://rustsec.org/advisories/RUSTSEC-2016-0001.html" },
+            { type: "TYPE_WEB", url: "https://github.com/sfackler/rust-openssl/releases/tag/v0.9.0" },
+          ],
+          severities: [{ type: "TYPE_CVSS_V3", score: "CVSS:3.0/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H", baseScore: 8.1, osvType: "CVSS_V3" }],
+          aliases: ["CVE-2016-10931", "GHSA-34p9-f4q3-c4r7"],
+          published: "2016-11-05T12:00:00Z",
+          modified: "2023-06-13T13:10:24Z",
+        },
+      ]);
+      const withdrawn = rustsec.find((r) => r.withdrawn)!;
+      const gone = await metadata({ id: withdrawn.id });
+      assert.equal(Date.parse((gone.body?.vulnerabilityMetadata as JsonObject[])[0].withdrawn as string), Date.parse(withdrawn.withdrawn!));
+      const page = await metadata({ pageSize: 3 });
+      const sorted = [...rustsec.map((r) => r.id), "DEBIAN-2099-1", "PYSEC-2099-1"].sort();
+      assert.deepEqual((page.body?.vulnerabilityMetadata as JsonObject[]).map((m) => m.id), sorted.slice(0, 3), "id asc by default");
+      assert.equal(page.body?.totalCount, String(sorted.length));
+      const newest = await metadata({ pageSize: 1, orderBy: "modified desc" });
+      const latest = [...rustsec].sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified))[0];
+      assert.equal(Date.parse((newest.body?.vulnerabilityMetadata as JsonObject[])[0].modified as string), Date.parse(latest.modified));
+    });
+
+    test("bad list parameters are INVALID_ARGUMENT; a bad token is refused even here", async () => {
+      assert.deepEqual(fieldsOf(await metadata({ pageSize: -5 })), ["page_size"]);
+      assert.deepEqual(fieldsOf(await metadata({ orderBy: "summary" })), ["order_by"]);
+      assert.deepEqual(fieldsOf(await documents({ cves: Array.from({ length: 201 }, (_, i) => `CVE-${i}`) })), ["cves"]);
+      assert.deepEqual(fieldsOf(await documents({ artifactNames: ["x".repeat(2000)] })), ["artifact_names[0]"]);
+      assert.equal((await metadata({}, undefined, "not-a-token")).code, 16);
     });
   });
 }

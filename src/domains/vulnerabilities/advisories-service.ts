@@ -47,7 +47,7 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
           checkVersionFilter(v, req);
         },
         read: async (p, uidp) => {
-          const filter: AdvisoryFilter = { uidp, advisoryIds: req.advisoryIds, artifactNames: req.artifactNames, ecosystem: req.ecosystem || undefined };
+          const filter: AdvisoryFilter = { uidp, recordNames: [req.advisoryIds], artifactNames: [req.artifactNames], ecosystem: req.ecosystem || undefined };
           if (req.version) filter.uids = await affectingVersion(db, filter, req.ecosystem, req.version);
           return listAdvisories(db, filter, p);
         },

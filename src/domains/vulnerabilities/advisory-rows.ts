@@ -52,7 +52,7 @@ export function recordRows(record: OsvRecord): RecordRows {
       aliases: JSON.stringify(aliases),
       summary: record.summary ?? "",
       severity: JSON.stringify(severity),
-      withdrawn: withdrawn === null ? 0 : 1,
+      withdrawn_time: withdrawn,
       create_time: record.published === undefined ? modified : osvTimeMillis(record.published),
       update_time: modified,
     };

@@ -28,7 +28,7 @@ export interface OsvNameTable {
 
 /**
  * An advisory: one (record, affected package) pair. Rows exist for withdrawn records too (they are
- * documents); `withdrawn` 1 keeps them out of the advisories served.
+ * documents); a `withdrawn_time` keeps them out of the advisories served.
  */
 export interface AdvisoryTable {
   /** 40 hex characters: the first 20 bytes of sha256(advisory id NUL ecosystem NUL name). */
@@ -46,7 +46,8 @@ export interface AdvisoryTable {
   summary: string;
   /** JSON array of OSV severities: the entries' own, else the record's. */
   severity: string;
-  withdrawn: number;
+  /** The record's `withdrawn` in epoch ms; null while it stands. */
+  withdrawn_time: number | null;
   /** The record's `published` (else `modified`), epoch ms. */
   create_time: number;
   /** The record's `modified`, epoch ms. */

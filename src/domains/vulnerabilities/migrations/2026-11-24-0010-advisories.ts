@@ -37,7 +37,7 @@ export const advisories: Migration = {
       .addColumn("aliases", "text", (c) => c.notNull())
       .addColumn("summary", "text", (c) => c.notNull())
       .addColumn("severity", "text", (c) => c.notNull())
-      .addColumn("withdrawn", "integer", (c) => c.notNull())
+      .addColumn("withdrawn_time", "bigint")
       .addColumn("create_time", "bigint", (c) => c.notNull())
       .addColumn("update_time", "bigint", (c) => c.notNull())
       .addPrimaryKeyConstraint("advisories_pk", ["uid"])

@@ -20,15 +20,19 @@ export const advisoryOrderable = {
 /** Advisory uids are root-level: no owning group. */
 const ADVISORY_COLUMNS: UidColumns = { uid: "advisories.uid", ownerSegments: 0 };
 
+/** Conditions combine with AND; each list of values is one condition (OR within it); empty lists are no condition. */
 export interface AdvisoryFilter {
-  uidp: UidpFilter;
-  /** Record ids or aliases. */
-  advisoryIds?: string[];
-  artifactNames?: string[];
+  uidp?: UidpFilter;
+  /** Records found by one of the names of each list (ids or aliases). */
+  recordNames?: string[][];
+  /** Artifact names, exact: one of each list. */
+  artifactNames?: string[][];
   /** An OSV ecosystem: exact, and without a `:suffix` every suffix of it too. */
   ecosystem?: string;
   /** Only these uids (the advisories a version matched). */
   uids?: string[];
+  /** Withdrawn records' advisories too (documents show them; advisories do not). */
+  includeWithdrawn?: boolean;
 }
 
 /** The ids of the records found by any of `names` (their ids or aliases): a subquery for `in`. */
@@ -42,34 +46,38 @@ function ecosystemCondition(eb: ExpressionBuilder<Database, "advisories">, ecosy
   return eb.or([eb("advisories.ecosystem", "=", ecosystem), eb.and([eb("advisories.ecosystem", ">", `${ecosystem}:`), eb("advisories.ecosystem", "<", `${ecosystem};`)])]);
 }
 
-function filtered(db: Db, filter: AdvisoryFilter) {
+/** The lists of a filter that are conditions: the non-empty ones. */
+export const nonEmpty = (lists: string[][] | undefined): string[][] => (lists ?? []).filter((list) => list.length > 0);
+
+/** The advisories matching `filter`, as a query to select from. */
+export function filteredAdvisories(db: Db, filter: AdvisoryFilter) {
   return db.selectFrom("advisories").where((eb) =>
     eb.and([
-      eb("advisories.withdrawn", "=", 0),
-      ...(filter.advisoryIds?.length ? [eb("advisories.advisory_id", "in", recordsNamed(db, filter.advisoryIds))] : []),
-      ...(filter.artifactNames?.length ? [eb("advisories.artifact_name", "in", filter.artifactNames)] : []),
+      ...(filter.includeWithdrawn ? [] : [eb("advisories.withdrawn_time", "is", null)]),
+      ...nonEmpty(filter.recordNames).map((names) => eb("advisories.advisory_id", "in", recordsNamed(db, names))),
+      ...nonEmpty(filter.artifactNames).map((names) => eb("advisories.artifact_name", "in", names)),
       ...(filter.ecosystem ? [ecosystemCondition(eb, filter.ecosystem)] : []),
       ...(filter.uids ? [filter.uids.length > 0 ? eb("advisories.uid", "in", filter.uids) : eb.lit(false)] : []),
-      ...listConditions(eb, ADVISORY_COLUMNS, filter.uidp, undefined),
+      ...listConditions(eb, ADVISORY_COLUMNS, filter.uidp ?? {}, undefined),
     ]),
   );
 }
 
 /** An advisory of a record that is not withdrawn; throws NOT_FOUND. */
 export async function getAdvisory(db: Db, uid: string): Promise<AdvisoryRow> {
-  const row = await db.selectFrom("advisories").selectAll().where("uid", "=", uid).where("withdrawn", "=", 0).executeTakeFirst();
+  const row = await db.selectFrom("advisories").selectAll().where("uid", "=", uid).where("withdrawn_time", "is", null).executeTakeFirst();
   if (!row) throw notFound("advisory", uid);
   return row;
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listAdvisories(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "advisories").execute();
-  const total = await countRows(filtered(db, filter));
+  const rows = await applyPage(filteredAdvisories(db, filter).selectAll(), page, "advisories").execute();
+  const total = await countRows(filteredAdvisories(db, filter));
   return { rows, total };
 }
 
 /** Every match of `filter` with what matching a version needs, at most `limit + 1` rows (so the caller sees an overflow). */
 export async function advisoryCandidates(db: Db, filter: AdvisoryFilter, limit: number): Promise<Pick<AdvisoryRow, "uid" | "ecosystem" | "affected">[]> {
-  return filtered(db, filter).select(["advisories.uid", "advisories.ecosystem", "advisories.affected"]).limit(limit + 1).execute();
+  return filteredAdvisories(db, filter).select(["advisories.uid", "advisories.ecosystem", "advisories.affected"]).limit(limit + 1).execute();
 }
