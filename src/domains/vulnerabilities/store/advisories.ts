@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Selectable } from "kysely";
-import { notFound } from "../../../api/errors.js";
+import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";
