@@ -23,15 +23,32 @@ export async function openStore(url: string, options: DatabaseOptions = {}): Pro
   return { db, dialect, description, close: () => db.destroy() };
 }
 
-/** Runs every pending migration of every domain; throws the first failure. */
-export async function migrate(db: Kysely<Database>): Promise<void> {
-  // On PostgreSQL the migration tables live in the schema the connection works in (its search_path).
-  const schema =
-    dialectOfDb(db) === "postgres"
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema
-      : undefined;
+/**
+ * The PostgreSQL advisory lock every process takes around its migrations. Kysely's migrator
+ * introspects every schema of the database before it locks, and that introspection fails on a
+ * table another process is altering at the same moment (replicas starting together, test suites
+ * in parallel schemas); one lock for the database makes migrations run one process at a time.
+ */
+export const MIGRATION_LOCK_KEY = 7_270_112_026;
+
+/** Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws the first failure. */
+export async function migrate(db: Kysely<Database>, to?: string): Promise<void> {
+  if (dialectOfDb(db) !== "postgres") return runMigrations(db, undefined, to);
+  await db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    try {
+      // The migration tables live in the schema the connection works in (its search_path).
+      const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(conn)).rows[0].schema;
+      await runMigrations(conn, schema, to);
+    } finally {
+      await sql`select pg_advisory_unlock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    }
+  });
+}
+
+async function runMigrations(db: Kysely<Database>, schema: string | undefined, to: string | undefined): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: schema });
-  const { error } = await migrator.migrateToLatest();
+  const { error } = to === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(to);
   if (error) throw error;
 }
 

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { Migrator, sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { newRootUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { prepareStore } from "../../src/bootstrap.js";
-import { openDatabase, dialectOfDb, type OpenedDatabase } from "../../src/store/dialect.js";
-import { MIGRATIONS as migrations } from "../../src/domains/index.js";
+import { openDatabase, type OpenedDatabase } from "../../src/store/dialect.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { migrate } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
@@ -26,10 +25,7 @@ for (const database of await testDatabases()) {
       const url = await database.fresh();
       const db = openDatabase(url);
       opened.push({ db, url });
-      const schema =
-        dialectOfDb(db.db) === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.db)).rows[0].schema : undefined;
-      const migrator = new Migrator({ db: db.db, provider: { getMigrations: async () => migrations }, migrationTableSchema: schema });
-      assert.equal((await migrator.migrateTo(name)).error, undefined);
+      await migrate(db.db, name);
       return db;
     }
 

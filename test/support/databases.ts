@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { MIGRATION_LOCK_KEY } from "../../src/store/store.js";
 
 /**
  * The backends every store test runs against. `TEST_DIALECTS=sqlite` (or
@@ -49,7 +50,10 @@ export async function dropFresh(url: string): Promise<void> {
   if (!name) return;
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
+  // Under the migration lock: another process's migrator introspects every schema, and fails on a table dropped meanwhile.
+  await client.query(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
   await client.query(`drop schema if exists ${name} cascade`);
+  await client.query(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
   await client.end();
 }
 
