@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound } from "../../../store/errors.js";
+import { alreadyExists } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -19,7 +19,7 @@ export const accountAssociationOrderable = {
 };
 
 /** An association's uid is its group's uid: it sits at the group's depth. */
-const COLUMNS: UidColumns = { uid: "account_associations.uid", ownerSegments: 0 };
+const ACCOUNT_ASSOCIATIONS = resourceTable("account_associations", "account association", { ownerSegments: 0 });
 
 export interface AccountAssociationFilter {
   name?: string;
@@ -28,46 +28,31 @@ export interface AccountAssociationFilter {
 }
 
 /** Throws NOT_FOUND when the group has no association. */
-export async function getAccountAssociation(db: Db, uid: string): Promise<AccountAssociationRow> {
-  const row = await db.selectFrom("account_associations").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("account association", uid);
-  return row;
-}
-
-function filtered(db: Db, filter: AccountAssociationFilter) {
-  return db.selectFrom("account_associations").where((eb) =>
-    eb.and([...(filter.name ? [eb("name", "=", filter.name)] : []), ...listConditions(eb, COLUMNS, filter.uidp, filter.visible)]),
-  );
+export function getAccountAssociation(db: Db, uid: string): Promise<AccountAssociationRow> {
+  return getByUid(db, ACCOUNT_ASSOCIATIONS, uid);
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listAccountAssociations(db: Db, filter: AccountAssociationFilter, page: Page): Promise<{ rows: AccountAssociationRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "account_associations").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listAccountAssociations(db: Db, { name, uidp, visible }: AccountAssociationFilter, page: Page): Promise<{ rows: AccountAssociationRow[]; total: number }> {
+  return listPage(db, ACCOUNT_ASSOCIATIONS, { equals: { name }, uidp, visible }, page);
 }
 
 /** Inserts a group's association; NOT_FOUND without the group, ALREADY_EXISTS when it has one. */
 export async function insertAccountAssociation(db: Db, row: AccountAssociationRow): Promise<AccountAssociationRow> {
   await getGroup(db, row.group_uid);
-  try {
-    await db.insertInto("account_associations").values(row).execute();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw alreadyExists("account association", row.uid, `group ${row.uid} already has an account association`);
-    throw error;
-  }
+  await unlessTaken(
+    () => db.insertInto("account_associations").values(row).execute(),
+    () => alreadyExists("account association", row.uid, `group ${row.uid} already has an account association`),
+  );
   return row;
 }
 
 export type AccountAssociationChange = Omit<AccountAssociationRow, "uid" | "group_uid" | "create_time">;
 
-export async function updateAccountAssociation(db: Db, uid: string, change: AccountAssociationChange): Promise<AccountAssociationRow> {
-  const row = await db.updateTable("account_associations").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-  if (!row) throw notFound("account association", uid);
-  return row;
+export function updateAccountAssociation(db: Db, uid: string, change: AccountAssociationChange): Promise<AccountAssociationRow> {
+  return updateByUid(db, ACCOUNT_ASSOCIATIONS, uid, change);
 }
 
-export async function deleteAccountAssociation(db: Db, uid: string): Promise<void> {
-  const { numDeletedRows } = await db.deleteFrom("account_associations").where("uid", "=", uid).executeTakeFirst();
-  if (numDeletedRows === 0n) throw notFound("account association", uid);
+export function deleteAccountAssociation(db: Db, uid: string): Promise<void> {
+  return deleteByUid(db, ACCOUNT_ASSOCIATIONS, uid);
 }

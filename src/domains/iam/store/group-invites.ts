@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
-import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -15,7 +15,7 @@ export const groupInviteOrderable = {
   expiration_time: "expire_time",
 };
 
-const COLUMNS: UidColumns = { uid: "group_invites.uid", parent: "group_invites.group_uid", ownerSegments: 1 };
+const GROUP_INVITES = resourceTable("group_invites", "group invite", { parent: "group_uid", ownerSegments: 1 });
 
 export interface GroupInviteFilter {
   roleUid?: string;
@@ -24,10 +24,8 @@ export interface GroupInviteFilter {
 }
 
 /** Throws NOT_FOUND when the invite does not exist. */
-export async function getGroupInvite(db: Db, uid: string): Promise<GroupInviteRow> {
-  const row = await db.selectFrom("group_invites").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("group invite", uid);
-  return row;
+export function getGroupInvite(db: Db, uid: string): Promise<GroupInviteRow> {
+  return getByUid(db, GROUP_INVITES, uid);
 }
 
 /** The invite whose code hashes to `codeHash`, if any. */
@@ -35,17 +33,9 @@ export async function findGroupInviteByCodeHash(db: Db, codeHash: string): Promi
   return db.selectFrom("group_invites").selectAll().where("code_hash", "=", codeHash).executeTakeFirst();
 }
 
-function filtered(db: Db, filter: GroupInviteFilter) {
-  return db.selectFrom("group_invites").where((eb) =>
-    eb.and([...(filter.roleUid ? [eb("role_uid", "=", filter.roleUid)] : []), ...listConditions(eb, COLUMNS, filter.uidp, filter.visible)]),
-  );
-}
-
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listGroupInvites(db: Db, filter: GroupInviteFilter, page: Page): Promise<{ rows: GroupInviteRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "group_invites").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listGroupInvites(db: Db, { roleUid, uidp, visible }: GroupInviteFilter, page: Page): Promise<{ rows: GroupInviteRow[]; total: number }> {
+  return listPage(db, GROUP_INVITES, { equals: { role_uid: roleUid }, uidp, visible }, page);
 }
 
 /** Inserts an invite; NOT_FOUND when its group does not exist. */
@@ -66,9 +56,8 @@ export async function markGroupInviteUsed(db: Db, uid: string, time: number): Pr
   return numUpdatedRows > 0n;
 }
 
-export async function deleteGroupInvite(db: Db, uid: string): Promise<void> {
-  const { numDeletedRows } = await db.deleteFrom("group_invites").where("uid", "=", uid).executeTakeFirst();
-  if (numDeletedRows === 0n) throw notFound("group invite", uid);
+export function deleteGroupInvite(db: Db, uid: string): Promise<void> {
+  return deleteByUid(db, GROUP_INVITES, uid);
 }
 
 

@@ -1,9 +1,9 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound, resourceNotEmpty } from "../../../store/errors.js";
+import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { descendantRange } from "../../../api/uidp.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupTable } from "../tables.js";
@@ -19,7 +19,7 @@ export const groupOrderable = {
   updated_at: "update_time",
 };
 
-const GROUP_COLUMNS: UidColumns = { uid: "groups.uid", parent: "groups.parent_uid", ownerSegments: 0 };
+const GROUPS = resourceTable("groups", "group", { parent: "parent_uid", ownerSegments: 0 });
 
 export interface GroupFilter {
   name?: string;
@@ -28,26 +28,13 @@ export interface GroupFilter {
 }
 
 /** Throws NOT_FOUND when the group does not exist. */
-export async function getGroup(db: Db, uid: string): Promise<GroupRow> {
-  const row = await db.selectFrom("groups").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("group", uid);
-  return row;
-}
-
-function filtered(db: Db, filter: GroupFilter) {
-  return db.selectFrom("groups").where((eb) =>
-    eb.and([
-      ...(filter.name ? [eb("name", "=", filter.name)] : []),
-      ...listConditions(eb, GROUP_COLUMNS, filter.uidp, filter.visible),
-    ]),
-  );
+export function getGroup(db: Db, uid: string): Promise<GroupRow> {
+  return getByUid(db, GROUPS, uid);
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listGroups(db: Db, filter: GroupFilter, page: Page): Promise<{ rows: GroupRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "groups").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listGroups(db: Db, { name, uidp, visible }: GroupFilter, page: Page): Promise<{ rows: GroupRow[]; total: number }> {
+  return listPage(db, GROUPS, { equals: { name }, uidp, visible }, page);
 }
 
 /**
@@ -57,30 +44,20 @@ export async function listGroups(db: Db, filter: GroupFilter, page: Page): Promi
  */
 export async function insertGroup(db: Db, row: GroupRow): Promise<GroupRow> {
   if (row.parent_uid !== "") await getGroup(db, row.parent_uid);
-  try {
-    await db.insertInto("groups").values(row).execute();
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      const where = row.parent_uid === "" ? "an organization" : `a group under ${row.parent_uid}`;
-      throw alreadyExists("group", row.name, `${where} is already named "${row.name}"`);
-    }
-    throw error;
-  }
+  const where = row.parent_uid === "" ? "an organization" : `a group under ${row.parent_uid}`;
+  await unlessTaken(
+    () => db.insertInto("groups").values(row).execute(),
+    () => alreadyExists("group", row.name, `${where} is already named "${row.name}"`),
+  );
   return row;
 }
 
 /** Writes name and description; throws NOT_FOUND or ALREADY_EXISTS (sibling name taken). */
-export async function updateGroup(db: Db, uid: string, change: Pick<GroupRow, "name" | "description" | "update_time">): Promise<GroupRow> {
-  try {
-    const row = await db.updateTable("groups").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-    if (!row) throw notFound("group", uid);
-    return row;
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw alreadyExists("group", change.name, `a sibling of ${uid} is already named "${change.name}"`);
-    }
-    throw error;
-  }
+export function updateGroup(db: Db, uid: string, change: Pick<GroupRow, "name" | "description" | "update_time">): Promise<GroupRow> {
+  return unlessTaken(
+    () => updateByUid(db, GROUPS, uid, change),
+    () => alreadyExists("group", change.name, `a sibling of ${uid} is already named "${change.name}"`),
+  );
 }
 
 /**

@@ -2,7 +2,8 @@ import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { IdentityTable } from "../tables.js";
 
@@ -38,11 +39,11 @@ export async function insertIdentity(db: Db, row: IdentityRow): Promise<Identity
   return row;
 }
 
+const IDENTITIES = resourceTable("identities", "identity", { parent: "group_uid", ownerSegments: 1 });
+
 /** Throws NOT_FOUND when the identity does not exist. */
-export async function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
-  const row = await db.selectFrom("identities").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("identity", uid);
-  return row;
+export function getIdentity(db: Db, uid: string): Promise<IdentityRow> {
+  return getByUid(db, IDENTITIES, uid);
 }
 
 /** Records that the identity was just used (a successful token exchange). */
@@ -59,28 +60,15 @@ export const identityOrderable = {
   updated_at: "update_time",
 };
 
-const IDENTITY_COLUMNS: UidColumns = { uid: "identities.uid", parent: "identities.group_uid", ownerSegments: 1 };
-
 export interface IdentityFilter {
   name?: string;
   uidp: UidpFilter;
   visible: Visibility;
 }
 
-function filteredIdentities(db: Db, filter: IdentityFilter) {
-  return db.selectFrom("identities").where((eb) =>
-    eb.and([
-      ...(filter.name ? [eb("name", "=", filter.name)] : []),
-      ...listConditions(eb, IDENTITY_COLUMNS, filter.uidp, filter.visible),
-    ]),
-  );
-}
-
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listIdentities(db: Db, filter: IdentityFilter, page: Page): Promise<{ rows: IdentityRow[]; total: number }> {
-  const rows = await applyPage(filteredIdentities(db, filter).selectAll(), page, "identities").execute();
-  const total = await countRows(filteredIdentities(db, filter));
-  return { rows, total };
+export function listIdentities(db: Db, { name, uidp, visible }: IdentityFilter, page: Page): Promise<{ rows: IdentityRow[]; total: number }> {
+  return listPage(db, IDENTITIES, { equals: { name }, uidp, visible }, page);
 }
 
 /** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */
@@ -91,14 +79,12 @@ export async function createIdentity(db: Db, row: IdentityRow): Promise<Identity
 }
 
 /** Writes the mutable fields; throws NOT_FOUND. */
-export async function updateIdentity(
+export function updateIdentity(
   db: Db,
   uid: string,
   change: Pick<IdentityRow, "name" | "description" | "claim_match" | "static_keys" | "update_time">,
 ): Promise<IdentityRow> {
-  const row = await db.updateTable("identities").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-  if (!row) throw notFound("identity", uid);
-  return row;
+  return updateByUid(db, IDENTITIES, uid, change);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound, resourceNotEmpty } from "../../../store/errors.js";
+import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { parentOf } from "../../../api/uidp.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { IdentityProviderTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -19,7 +19,7 @@ export const identityProviderOrderable = {
   updated_at: "update_time",
 };
 
-const COLUMNS: UidColumns = { uid: "identity_providers.uid", parent: "identity_providers.group_uid", ownerSegments: 1 };
+const IDENTITY_PROVIDERS = resourceTable("identity_providers", "identity provider", { parent: "group_uid", ownerSegments: 1 });
 
 export interface IdentityProviderFilter {
   name?: string;
@@ -28,23 +28,13 @@ export interface IdentityProviderFilter {
 }
 
 /** Throws NOT_FOUND when the provider does not exist. */
-export async function getIdentityProvider(db: Db, uid: string): Promise<IdentityProviderRow> {
-  const row = await db.selectFrom("identity_providers").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("identity provider", uid);
-  return row;
-}
-
-function filtered(db: Db, filter: IdentityProviderFilter) {
-  return db.selectFrom("identity_providers").where((eb) =>
-    eb.and([...(filter.name ? [eb("name", "=", filter.name)] : []), ...listConditions(eb, COLUMNS, filter.uidp, filter.visible)]),
-  );
+export function getIdentityProvider(db: Db, uid: string): Promise<IdentityProviderRow> {
+  return getByUid(db, IDENTITY_PROVIDERS, uid);
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listIdentityProviders(db: Db, filter: IdentityProviderFilter, page: Page): Promise<{ rows: IdentityProviderRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "identity_providers").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listIdentityProviders(db: Db, { name, uidp, visible }: IdentityProviderFilter, page: Page): Promise<{ rows: IdentityProviderRow[]; total: number }> {
+  return listPage(db, IDENTITY_PROVIDERS, { equals: { name }, uidp, visible }, page);
 }
 
 function nameTaken(row: { group_uid: string; name: string }) {
@@ -54,27 +44,18 @@ function nameTaken(row: { group_uid: string; name: string }) {
 /** Inserts a provider; NOT_FOUND when its group does not exist, ALREADY_EXISTS when the name is taken in the group. */
 export async function insertIdentityProvider(db: Db, row: IdentityProviderRow): Promise<IdentityProviderRow> {
   await getGroup(db, row.group_uid);
-  try {
-    await db.insertInto("identity_providers").values(row).execute();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw nameTaken(row);
-    throw error;
-  }
+  await unlessTaken(() => db.insertInto("identity_providers").values(row).execute(), () => nameTaken(row));
   return row;
 }
 
 export type IdentityProviderChange = Omit<IdentityProviderRow, "uid" | "group_uid" | "create_time">;
 
 /** Writes the changeable columns; NOT_FOUND or ALREADY_EXISTS (name taken). */
-export async function updateIdentityProvider(db: Db, uid: string, change: IdentityProviderChange): Promise<IdentityProviderRow> {
-  try {
-    const row = await db.updateTable("identity_providers").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-    if (!row) throw notFound("identity provider", uid);
-    return row;
-  } catch (error) {
-    if (isUniqueViolation(error)) throw nameTaken({ group_uid: parentOf(uid) ?? uid, name: change.name });
-    throw error;
-  }
+export function updateIdentityProvider(db: Db, uid: string, change: IdentityProviderChange): Promise<IdentityProviderRow> {
+  return unlessTaken(
+    () => updateByUid(db, IDENTITY_PROVIDERS, uid, change),
+    () => nameTaken({ group_uid: parentOf(uid) ?? uid, name: change.name }),
+  );
 }
 
 /** Deletes a provider without role mappings: NOT_FOUND, or FAILED_PRECONDITION / RESOURCE_NOT_EMPTY. */

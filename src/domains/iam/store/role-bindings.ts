@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import { applyPage, countRows, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import { deleteByUid, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { RoleBindingTable } from "../tables.js";
 
@@ -54,7 +54,7 @@ export const roleBindingOrderable = {
   created_at: "create_time",
 };
 
-const BINDING_COLUMNS: UidColumns = { uid: "role_bindings.uid", parent: "role_bindings.group_uid", ownerSegments: 1 };
+const ROLE_BINDINGS = resourceTable("role_bindings", "roleBinding", { parent: "group_uid", ownerSegments: 1 });
 
 export interface RoleBindingFilter {
   identity?: string;
@@ -95,21 +95,12 @@ export async function getRoleBinding(db: Db, uid: string): Promise<HydratedRoleB
   return row;
 }
 
-function filteredBindings(db: Db, filter: RoleBindingFilter) {
-  return db.selectFrom("role_bindings").where((eb) =>
-    eb.and([
-      ...(filter.identity ? [eb("role_bindings.identity_uid", "=", filter.identity)] : []),
-      ...(filter.group ? [eb("role_bindings.group_uid", "=", filter.group)] : []),
-      ...(filter.role ? [eb("role_bindings.role_uid", "=", filter.role)] : []),
-      ...listConditions(eb, BINDING_COLUMNS, filter.uidp, filter.visible),
-    ]),
-  );
-}
-
 /** One page (up to `limit + 1` rows, in `page.order`), hydrated, and the count of all matches. */
 export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: Page): Promise<{ rows: HydratedRoleBindingRow[]; total: number }> {
-  const keys = await applyPage(filteredBindings(db, filter).select("role_bindings.uid"), page, "role_bindings").execute();
-  const total = await countRows(filteredBindings(db, filter));
+  const equals = { identity_uid: filter.identity, group_uid: filter.group, role_uid: filter.role };
+  const query = listQuery(db, ROLE_BINDINGS, { equals, uidp: filter.uidp, visible: filter.visible });
+  const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").execute();
+  const total = await countRows(query);
   if (keys.length === 0) return { rows: [], total };
   const found = await hydrated(db)
     .select(HYDRATED_COLUMNS)
@@ -125,30 +116,22 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
 }
 
 /** Inserts a binding; throws ALREADY_EXISTS when the identity already has the role on the group. */
-export async function createRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
-  try {
-    return await insertRoleBinding(db, row);
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw alreadyExists("roleBinding", row.uid, `${row.identity_uid} is already bound to ${row.role_uid} on ${row.group_uid}`);
-    }
-    throw error;
-  }
+export function createRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
+  return unlessTaken(
+    () => insertRoleBinding(db, row),
+    () => alreadyExists("roleBinding", row.uid, `${row.identity_uid} is already bound to ${row.role_uid} on ${row.group_uid}`),
+  );
 }
 
 /** Changes a binding's role; throws NOT_FOUND or ALREADY_EXISTS. */
 export async function setBindingRole(db: Db, uid: string, roleUid: string): Promise<void> {
-  try {
-    const row = await db.updateTable("role_bindings").set({ role_uid: roleUid }).where("uid", "=", uid).returning("uid").executeTakeFirst();
-    if (!row) throw notFound("roleBinding", uid);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw alreadyExists("roleBinding", uid, `the identity of ${uid} is already bound to ${roleUid} on its group`);
-    throw error;
-  }
+  await unlessTaken(
+    () => updateByUid(db, ROLE_BINDINGS, uid, { role_uid: roleUid }),
+    () => alreadyExists("roleBinding", uid, `the identity of ${uid} is already bound to ${roleUid} on its group`),
+  );
 }
 
 /** Deletes a binding; throws NOT_FOUND. */
-export async function deleteRoleBinding(db: Db, uid: string): Promise<void> {
-  const { numDeletedRows } = await db.deleteFrom("role_bindings").where("uid", "=", uid).executeTakeFirst();
-  if (Number(numDeletedRows) === 0) throw notFound("roleBinding", uid);
+export function deleteRoleBinding(db: Db, uid: string): Promise<void> {
+  return deleteByUid(db, ROLE_BINDINGS, uid);
 }

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import { listConditions, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { RoleTable } from "../tables.js";
 
@@ -58,7 +58,7 @@ export const roleOrderable = {
   updated_at: "update_time",
 };
 
-const ROLE_COLUMNS: UidColumns = { uid: "roles.uid", ownerSegments: 1 };
+const ROLES = resourceTable("roles", "role", { ownerSegments: 1 });
 
 export interface RoleFilter {
   name?: string;
@@ -93,20 +93,7 @@ export async function rolesByUid(db: Db, uids: readonly string[]): Promise<Map<s
 
 /** Throws NOT_FOUND when the role does not exist. */
 export async function getRole(db: Db, uid: string): Promise<RoleWithCapabilities> {
-  const row = await db.selectFrom("roles").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("role", uid);
-  return (await withCapabilities(db, [row]))[0];
-}
-
-function filteredRoles(db: Db, filter: RoleFilter) {
-  return db.selectFrom("roles").where((eb) => {
-    const visibility = listConditions(eb, ROLE_COLUMNS, {}, filter.visible);
-    return eb.and([
-      ...(filter.name ? [eb("roles.name", "=", filter.name)] : []),
-      ...listConditions(eb, ROLE_COLUMNS, filter.uidp, undefined),
-      ...(visibility.length > 0 ? [eb.or([eb("roles.built_in", "=", 1), ...visibility])] : []),
-    ]);
-  });
+  return (await withCapabilities(db, [await getByUid(db, ROLES, uid)]))[0];
 }
 
 /**
@@ -114,13 +101,23 @@ function filteredRoles(db: Db, filter: RoleFilter) {
  * matches: the built-in roles plus the custom roles in the visible subtrees.
  */
 export async function listRoles(db: Db, filter: RoleFilter, page: Page): Promise<{ rows: RoleWithCapabilities[]; total: number }> {
-  const rows = await applyPage(filteredRoles(db, filter).selectAll(), page, "roles").execute();
-  const total = await countRows(filteredRoles(db, filter));
+  const { rows, total } = await listPage(
+    db,
+    ROLES,
+    {
+      equals: { name: filter.name },
+      uidp: filter.uidp,
+      where: (eb) => {
+        const visibility = listConditions(eb, ROLES.columns, {}, filter.visible);
+        return visibility.length > 0 ? [eb.or([eb("roles.built_in", "=", 1), ...visibility])] : [];
+      },
+    },
+    page,
+  );
   return { rows: await withCapabilities(db, rows), total };
 }
 
-function nameTaken(error: unknown, name: string): unknown {
-  if (!isUniqueViolation(error)) return error;
+function nameTaken(name: string) {
   return alreadyExists("role", name, `another role of the group is already named "${name}"`);
 }
 
@@ -128,11 +125,7 @@ function nameTaken(error: unknown, name: string): unknown {
 export async function insertRole(db: Db, row: RoleRow, capabilities: string[]): Promise<RoleWithCapabilities> {
   const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
   if (!group) throw notFound("group", row.group_uid);
-  try {
-    await db.insertInto("roles").values(row).execute();
-  } catch (error) {
-    throw nameTaken(error, row.name);
-  }
+  await unlessTaken(() => db.insertInto("roles").values(row).execute(), () => nameTaken(row.name));
   if (capabilities.length > 0) {
     await db.insertInto("role_capabilities").values(capabilities.map((capability) => ({ role_uid: row.uid, capability }))).execute();
   }
@@ -146,13 +139,7 @@ export async function updateRole(
   change: Pick<RoleRow, "name" | "description" | "update_time">,
   capabilities: string[],
 ): Promise<RoleWithCapabilities> {
-  let row: RoleRow | undefined;
-  try {
-    row = await db.updateTable("roles").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-  } catch (error) {
-    throw nameTaken(error, change.name);
-  }
-  if (!row) throw notFound("role", uid);
+  const row = await unlessTaken(() => updateByUid(db, ROLES, uid, change), () => nameTaken(change.name));
   await db.deleteFrom("role_capabilities").where("role_uid", "=", uid).execute();
   if (capabilities.length > 0) {
     await db.insertInto("role_capabilities").values(capabilities.map((capability) => ({ role_uid: uid, capability }))).execute();

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid, selfAndAncestors } from "../../../api/uidp.js";
-import { applyPage, countRows } from "../../../store/list-query.js";
+import { listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TermsAcceptanceTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -40,22 +40,16 @@ export async function acceptTerms(db: Db, groupUid: string, docIds: string[], ac
   return docIds.map((doc) => byDoc.get(doc)!);
 }
 
+const TERMS_ACCEPTANCES = resourceTable("terms_acceptances", "terms acceptance", { parent: "group_uid", ownerSegments: 1 });
+
 export interface TermsFilter {
   /** Acceptances made at this group or at any of its ancestors. */
   groupUid: string;
   docId?: string;
 }
 
-function filtered(db: Db, filter: TermsFilter) {
-  return db
-    .selectFrom("terms_acceptances")
-    .where("group_uid", "in", selfAndAncestors(filter.groupUid))
-    .$if(filter.docId !== undefined, (q) => q.where("doc_id", "=", filter.docId!));
-}
-
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listTermsAcceptances(db: Db, filter: TermsFilter, page: Page): Promise<{ rows: TermsAcceptanceRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "terms_acceptances").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listTermsAcceptances(db: Db, filter: TermsFilter, page: Page): Promise<{ rows: TermsAcceptanceRow[]; total: number }> {
+  const groups = selfAndAncestors(filter.groupUid);
+  return listPage(db, TERMS_ACCEPTANCES, { equals: { doc_id: filter.docId }, where: (eb) => [eb("group_uid", "in", groups)] }, page);
 }

@@ -1,10 +1,10 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, ConflictError, notFound, resourceNotEmpty } from "../../../store/errors.js";
+import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
 import { newChildUid } from "../../../api/uidp.js";
 import type { Page } from "../../../api/pagination.js";
 import { rootOf } from "../../../api/uidp.js";
-import { isUniqueViolation } from "../../../store/dialect.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { RepoTable } from "../tables.js";
@@ -21,7 +21,7 @@ export const repoOrderable = {
   updated_at: "update_time",
 };
 
-const REPO_COLUMNS: UidColumns = { uid: "repos.uid", parent: "repos.group_uid", ownerSegments: 1 };
+const REPOS = resourceTable("repos", "repo", { parent: "group_uid", ownerSegments: 1 });
 
 export interface RepoFilter {
   name?: string;
@@ -30,27 +30,17 @@ export interface RepoFilter {
 }
 
 /** Throws NOT_FOUND when the repo does not exist. */
-export async function getRepo(db: Db, uid: string): Promise<RepoRow> {
-  const row = await db.selectFrom("repos").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("repo", uid);
-  return row;
-}
-
-function filtered(db: Db, filter: RepoFilter) {
-  return db.selectFrom("repos").where((eb) =>
-    eb.and([...(filter.name ? [eb("name", "=", filter.name)] : []), ...listConditions(eb, REPO_COLUMNS, filter.uidp, filter.visible)]),
-  );
+export function getRepo(db: Db, uid: string): Promise<RepoRow> {
+  return getByUid(db, REPOS, uid);
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listRepos(db: Db, filter: RepoFilter, page: Page): Promise<{ rows: RepoRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "repos").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listRepos(db: Db, { name, uidp, visible }: RepoFilter, page: Page): Promise<{ rows: RepoRow[]; total: number }> {
+  return listPage(db, REPOS, { equals: { name }, uidp, visible }, page);
 }
 
-function taken(name: string): never {
-  throw alreadyExists("repo", name, `a repo of this organization is already named "${name}"`);
+function taken(name: string) {
+  return alreadyExists("repo", name, `a repo of this organization is already named "${name}"`);
 }
 
 /**
@@ -60,25 +50,13 @@ function taken(name: string): never {
 export async function insertRepo(db: Db, row: Omit<RepoRow, "org_uid">): Promise<RepoRow> {
   await getGroup(db, row.group_uid);
   const full: RepoRow = { ...row, org_uid: rootOf(row.group_uid) };
-  try {
-    await db.insertInto("repos").values(full).execute();
-  } catch (error) {
-    if (isUniqueViolation(error)) taken(row.name);
-    throw error;
-  }
+  await unlessTaken(() => db.insertInto("repos").values(full).execute(), () => taken(row.name));
   return full;
 }
 
 /** Writes name and description; throws NOT_FOUND or ALREADY_EXISTS (name taken in the organization). */
-export async function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "name" | "description" | "update_time">): Promise<RepoRow> {
-  try {
-    const row = await db.updateTable("repos").set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-    if (!row) throw notFound("repo", uid);
-    return row;
-  } catch (error) {
-    if (isUniqueViolation(error)) taken(change.name);
-    throw error;
-  }
+export function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "name" | "description" | "update_time">): Promise<RepoRow> {
+  return unlessTaken(() => updateByUid(db, REPOS, uid, change), () => taken(change.name));
 }
 
 /**
@@ -98,10 +76,8 @@ export async function deleteRepo(db: Db, uid: string, deletedWithRepo: readonly 
 }
 
 /** Replaces the readme; throws NOT_FOUND. */
-export async function updateReadme(db: Db, uid: string, readme: string, updateTime: number): Promise<RepoRow> {
-  const row = await db.updateTable("repos").set({ readme, update_time: updateTime }).where("uid", "=", uid).returningAll().executeTakeFirst();
-  if (!row) throw notFound("repo", uid);
-  return row;
+export function updateReadme(db: Db, uid: string, readme: string, updateTime: number): Promise<RepoRow> {
+  return updateByUid(db, REPOS, uid, { readme, update_time: updateTime });
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
-import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import type { UidpFilter, Visibility } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
@@ -20,7 +20,7 @@ export const tagOrderable = {
   updated_at: "update_time",
 };
 
-const TAG_COLUMNS: UidColumns = { uid: "tags.uid", parent: "tags.repo_uid", ownerSegments: 2 };
+const TAGS = resourceTable("tags", "tag", { parent: "repo_uid", ownerSegments: 2 });
 
 export interface TagFilter {
   name?: string;
@@ -32,28 +32,18 @@ export interface TagFilter {
 }
 
 /** Throws NOT_FOUND when the tag does not exist. */
-export async function getTag(db: Db, uid: string): Promise<TagRow> {
-  const row = await db.selectFrom("tags").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("tag", uid);
-  return row;
-}
-
-function filtered(db: Db, filter: TagFilter) {
-  return db.selectFrom("tags").where((eb) =>
-    eb.and([
-      ...(filter.name ? [eb("name", "=", filter.name)] : []),
-      ...(filter.digest ? [eb("digest", "=", filter.digest)] : []),
-      ...(filter.updatedSince !== undefined ? [eb("update_time", ">=", filter.updatedSince)] : []),
-      ...listConditions(eb, TAG_COLUMNS, filter.uidp, filter.visible),
-    ]),
-  );
+export function getTag(db: Db, uid: string): Promise<TagRow> {
+  return getByUid(db, TAGS, uid);
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listTags(db: Db, filter: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
-  const rows = await applyPage(filtered(db, filter).selectAll(), page, "tags").execute();
-  const total = await countRows(filtered(db, filter));
-  return { rows, total };
+export function listTags(db: Db, { name, digest, updatedSince, uidp, visible }: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
+  return listPage(
+    db,
+    TAGS,
+    { equals: { name, digest }, uidp, visible, where: (eb) => (updatedSince === undefined ? [] : [eb("update_time", ">=", updatedSince)]) },
+    page,
+  );
 }
 
 /**
@@ -108,9 +98,8 @@ export async function upsertTag(
 }
 
 /** Deletes a tag; its history stays. Throws NOT_FOUND. */
-export async function deleteTag(db: Db, uid: string): Promise<void> {
-  const result = await db.deleteFrom("tags").where("uid", "=", uid).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw notFound("tag", uid);
+export function deleteTag(db: Db, uid: string): Promise<void> {
+  return deleteByUid(db, TAGS, uid);
 }
 
 /** The tag `name` of a repo, or undefined. */

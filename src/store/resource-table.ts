@@ -1,0 +1,136 @@
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool, Updateable } from "kysely";
+import type { Page } from "../api/pagination.js";
+import { isUniqueViolation } from "./dialect.js";
+import { notFound, type ConflictError } from "./errors.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
+import type { Database, Db } from "./tables.js";
+
+/**
+ * The standard methods of a resource table (a table keyed by a string `uid`): get, list,
+ * update and delete by uid, typed by the table's name. A repository declares its table once
+ * with `resourceTable` and builds its functions from these; what is special to it (checks
+ * before a write, hydration, conflicts) stays in the repository.
+ */
+
+/** The tables whose rows are API resources: keyed by a string `uid`. */
+export type ResourceTableName = { [T in keyof Database]: Database[T] extends { uid: string } ? T : never }[keyof Database];
+
+/** A row of table `T` as read. */
+export type RowOf<T extends ResourceTableName> = Selectable<Database[T]>;
+
+/** A resource table: its name, what errors call one row, and how its uid sits in the tree. */
+export interface ResourceTable<T extends ResourceTableName> {
+  name: T;
+  /** What a NOT_FOUND calls a row, e.g. "identity provider". */
+  type: string;
+  /** For `listConditions`: the qualified uid column, the parent column, the depth below the owning group. */
+  columns: UidColumns;
+}
+
+/**
+ * Declares a resource table. `parent` is the column holding the parent uid, when there is one
+ * (`children_of` then uses its index); `ownerSegments` the segments between a row's uid and its
+ * owning group (0 for groups).
+ */
+export function resourceTable<T extends ResourceTableName>(
+  name: T,
+  type: string,
+  tree: { parent?: keyof Database[T] & string; ownerSegments: number },
+): ResourceTable<T> {
+  const parent = tree.parent === undefined ? undefined : `${name}.${tree.parent}`;
+  return { name, type, columns: { uid: `${name}.uid`, parent, ownerSegments: tree.ownerSegments } };
+}
+
+/**
+ * The one loosely typed view of the store. Kysely resolves column names from a literal table
+ * name; with the name a type parameter (`T extends ResourceTableName`) it cannot, although every
+ * such table has the `uid` column these helpers use. The helpers' signatures keep callers typed.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LooseDb = Kysely<any>;
+
+function loose(db: Db): LooseDb {
+  return db as unknown as LooseDb;
+}
+
+/** The row `uid`; throws NotFoundError. */
+export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
+  const row = await loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound(table.type, uid);
+  return row as RowOf<T>;
+}
+
+/** Writes `change` to row `uid` and returns the row; throws NotFoundError. */
+export async function updateByUid<T extends ResourceTableName>(
+  db: Db,
+  table: ResourceTable<T>,
+  uid: string,
+  change: Updateable<Database[T]>,
+): Promise<RowOf<T>> {
+  const row = await loose(db).updateTable(table.name as string).set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
+  if (!row) throw notFound(table.type, uid);
+  return row as RowOf<T>;
+}
+
+/** Deletes row `uid`; throws NotFoundError when there was none. */
+export async function deleteByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<void> {
+  const { numDeletedRows } = await loose(db).deleteFrom(table.name as string).where("uid", "=", uid).executeTakeFirst();
+  if (Number(numDeletedRows) === 0) throw notFound(table.type, uid);
+}
+
+/** What a listing of a resource table matches. */
+export interface ListFilter<T extends ResourceTableName> {
+  /** The request's uidp filter; absent for listings that take none. */
+  uidp?: UidpFilter;
+  /** The caller's visible subtrees (undefined: unrestricted). */
+  visible?: Visibility;
+  /** Columns that must equal a value; an undefined or "" value is no condition. */
+  equals?: { [C in keyof RowOf<T>]?: RowOf<T>[C] };
+  /** Further conditions, ANDed with the others. */
+  where?: (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>[];
+}
+
+/** The list query: the rows of `table` that `filter` matches, nothing selected yet. */
+export function listQuery<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, filter: ListFilter<T>): SelectQueryBuilder<Database, T, object> {
+  return looseListQuery(db, table, filter) as unknown as SelectQueryBuilder<Database, T, object>;
+}
+
+function looseListQuery<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, filter: ListFilter<T>) {
+  return loose(db)
+    .selectFrom(table.name as string)
+    .where((eb) => {
+      const conditions: Expression<SqlBool>[] = [];
+      for (const [column, value] of Object.entries(filter.equals ?? {})) {
+        if (value !== undefined && value !== "") conditions.push(eb(column, "=", value));
+      }
+      conditions.push(...listConditions(eb, table.columns, filter.uidp ?? {}, filter.visible));
+      conditions.push(...(filter.where?.(eb as unknown as ExpressionBuilder<Database, T>) ?? []));
+      return eb.and(conditions);
+    });
+}
+
+/** One page (up to `limit + 1` rows, in `page.order`) of the rows `filter` matches, and the count of all matches. */
+export async function listPage<T extends ResourceTableName>(
+  db: Db,
+  table: ResourceTable<T>,
+  filter: ListFilter<T>,
+  page: Page,
+): Promise<{ rows: RowOf<T>[]; total: number }> {
+  const query = looseListQuery(db, table, filter);
+  const rows = await applyPage(query.selectAll(), page, table.name).execute();
+  const total = await countRows(query);
+  return { rows: rows as RowOf<T>[], total };
+}
+
+/**
+ * Runs a write, turning a unique-key violation into the ConflictError `conflict` makes
+ * (which says which key is taken); other errors pass.
+ */
+export async function unlessTaken<R>(write: () => Promise<R>, conflict: () => ConflictError): Promise<R> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict();
+    throw error;
+  }
+}
