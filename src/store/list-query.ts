@@ -11,6 +11,12 @@ export type { UidpFilter };
  */
 export type Visibility = string[] | undefined;
 
+/** Where a listing may look: the request's uidp filter and the caller's visible subtrees. */
+export interface ListScope {
+  uidp: UidpFilter;
+  visible: Visibility;
+}
+
 type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 
 /** How a table's uid column relates to the tree. */

@@ -12,6 +12,11 @@ import type { Database, Db } from "./tables.js";
  * before a write, hydration, conflicts) stays in the repository.
  */
 
+/** Sort keys (`order_by`) of a resource's create time, under its name and the hosted service's alias. */
+export const CREATE_TIME_ORDERABLE = { create_time: "create_time", created_at: "create_time" };
+/** Sort keys of a resource's create and update times. */
+export const TIMES_ORDERABLE = { ...CREATE_TIME_ORDERABLE, update_time: "update_time", updated_at: "update_time" };
+
 /** The tables whose rows are API resources: keyed by a string `uid`. */
 export type ResourceTableName = { [T in keyof Database]: Database[T] extends { uid: string } ? T : never }[keyof Database];
 

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AccountAssociationSchema } from "../../../gen/platform/iam/v2/account_association_pb.js";
 import {
@@ -8,9 +7,8 @@ import {
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
 import {
   accountAssociationOrderable,
   deleteAccountAssociation,
@@ -31,23 +29,18 @@ import {
 /** AccountAssociationsService: one association per group, whose uid is the group's uid. */
 export function createAccountAssociationsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof AccountAssociationsService> {
   return {
-    async getAccountAssociation(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return accountAssociationFromRow(await getAccountAssociation(db, req.uid));
-    },
+    getAccountAssociation: (req) => getMethod(req.uid, (uid) => getAccountAssociation(db, uid), accountAssociationFromRow),
 
-    async listAccountAssociations(req, ctx) {
-      const page = await readPage({
+    listAccountAssociations: (req, ctx) =>
+      listMethod(ctx, ListAccountAssociationsResponseSchema, "accountAssociations", {
         pager,
         schema: ListAccountAssociationsRequestSchema,
         request: req,
         orderable: accountAssociationOrderable,
         validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (p, uidp) => listAccountAssociations(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listAccountAssociations(db, { name: req.name || undefined, ...scope }, page),
         map: accountAssociationFromRow,
-      });
-      return create(ListAccountAssociationsResponseSchema, { accountAssociations: page.items, ...page });
-    },
+      }),
 
     async createAccountAssociation(req, ctx) {
       const association = req.accountAssociation ?? create(AccountAssociationSchema);
@@ -74,10 +67,6 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
       return accountAssociationFromRow(row);
     },
 
-    async deleteAccountAssociation(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteAccountAssociation(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteAccountAssociation: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteAccountAssociation),
   };
 }

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ExternalGroupRoleMappingSchema, type ExternalGroupRoleMapping } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
 import {
@@ -8,10 +7,9 @@ import {
   ListExternalGroupRoleMappingsResponseSchema,
 } from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { depth, newChildUid, stripSegments } from "../../api/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
 import {
   deleteExternalGroupRoleMapping,
   externalGroupRoleMappingOrderable,
@@ -47,13 +45,10 @@ function checkFields(violations: Violations, m: ExternalGroupRoleMapping, prefix
 /** ExternalGroupRoleMappingsService: an IdP group claim value to a role on the provider's group. */
 export function createExternalGroupRoleMappingsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof ExternalGroupRoleMappingsService> {
   return {
-    async getExternalGroupRoleMapping(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return externalGroupRoleMappingFromRow(await getExternalGroupRoleMapping(db, req.uid));
-    },
+    getExternalGroupRoleMapping: (req) => getMethod(req.uid, (uid) => getExternalGroupRoleMapping(db, uid), externalGroupRoleMappingFromRow),
 
-    async listExternalGroupRoleMappings(req, ctx) {
-      const page = await readPage({
+    listExternalGroupRoleMappings: (req, ctx) =>
+      listMethod(ctx, ListExternalGroupRoleMappingsResponseSchema, "externalGroupRoleMappings", {
         pager,
         schema: ListExternalGroupRoleMappingsRequestSchema,
         request: req,
@@ -62,21 +57,14 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
           v.text("external_group_id", req.externalGroupId, { max: 256 });
           v.uid("identity_provider_uid", req.identityProviderUid, false);
         },
-        read: (p, uidp) =>
+        read: (page, scope) =>
           listExternalGroupRoleMappings(
             db,
-            {
-              externalGroup: req.externalGroupId || undefined,
-              identityProviderUid: req.identityProviderUid || undefined,
-              uidp,
-              visible: ctx.values.get(visibilityKey),
-            },
-            p,
+            { externalGroup: req.externalGroupId || undefined, identityProviderUid: req.identityProviderUid || undefined, ...scope },
+            page,
           ),
         map: externalGroupRoleMappingFromRow,
-      });
-      return create(ListExternalGroupRoleMappingsResponseSchema, { externalGroupRoleMappings: page.items, ...page });
-    },
+      }),
 
     async createExternalGroupRoleMapping(req, ctx) {
       const mapping = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
@@ -117,10 +105,6 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
       return externalGroupRoleMappingFromRow(row);
     },
 
-    async deleteExternalGroupRoleMapping(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteExternalGroupRoleMapping(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteExternalGroupRoleMapping: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteExternalGroupRoleMapping),
   };
 }

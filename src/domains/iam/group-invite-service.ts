@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { getRole, rolesByUid } from "./store/roles.js";
 import { checkRoleScope } from "./role-binding-validation.js";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
 import {
@@ -11,10 +10,10 @@ import {
   RedeemGroupInviteResponseSchema,
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { failedPrecondition, notFound, unauthenticated } from "../../api/errors.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { deleteMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { principalKey } from "../../auth/principal.js";
 import {
   deleteGroupInvite,
   existingBinding,
@@ -48,20 +47,19 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
 
     async listGroupInvites(req, ctx) {
       let roles = new Map<string, RoleWithCapabilities>();
-      const page = await readPage({
+      return listMethod(ctx, ListGroupInvitesResponseSchema, "groupInvites", {
         pager,
         schema: ListGroupInvitesRequestSchema,
         request: req,
         orderable: groupInviteOrderable,
         validate: (v) => v.uid("role_uid", req.roleUid, false),
-        read: async (p, uidp) => {
-          const found = await listGroupInvites(db, { roleUid: req.roleUid || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p);
+        read: async (page, scope) => {
+          const found = await listGroupInvites(db, { roleUid: req.roleUid || undefined, ...scope }, page);
           roles = await rolesByUid(db, found.rows.map((r) => r.role_uid));
           return found;
         },
         map: (row) => groupInviteFromRow(row, roles.get(row.role_uid)),
       });
-      return create(ListGroupInvitesResponseSchema, { groupInvites: page.items, ...page });
     },
 
     async createGroupInvite(req, ctx) {
@@ -90,11 +88,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       return groupInviteFromRow(row, role, code);
     },
 
-    async deleteGroupInvite(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteGroupInvite(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteGroupInvite: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteGroupInvite),
 
     async redeemGroupInvite(req, ctx) {
       const caller = ctx.values.get(principalKey);

@@ -5,11 +5,11 @@ import { GroupSchema } from "../../../gen/platform/iam/v2/group_pb.js";
 import { GroupsService, ListGroupsRequestSchema, ListGroupsResponseSchema } from "../../../gen/platform/iam/v2/groups_service_pb.js";
 import { permissionDenied } from "../../api/errors.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid, newRootUid, isRoot } from "../../api/uidp.js";
 import { Violations } from "../../api/validation.js";
+import { getMethod, listMethod } from "../../api/standard-methods.js";
 import { builtInRole } from "../../auth/capabilities.js";
-import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { principalKey } from "../../auth/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";
 import { bindRole } from "./store/role-bindings.js";
 import { inTransaction } from "../../store/transaction.js";
@@ -20,23 +20,18 @@ import { checkGroupFields } from "./group-validation.js";
 /** GroupsService: the organization tree. Authorization ran in the interceptors. */
 export function createGroupsService({ db, pager, now, organizationCreation, ownership }: ServiceDeps): ServiceImpl<typeof GroupsService> {
   return {
-    async getGroup(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return groupFromRow(await getGroup(db, req.uid));
-    },
+    getGroup: (req) => getMethod(req.uid, (uid) => getGroup(db, uid), groupFromRow),
 
-    async listGroups(req, ctx) {
-      const page = await readPage({
+    listGroups: (req, ctx) =>
+      listMethod(ctx, ListGroupsResponseSchema, "groups", {
         pager,
         schema: ListGroupsRequestSchema,
         request: req,
         orderable: groupOrderable,
         validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (p, uidp) => listGroups(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listGroups(db, { name: req.name || undefined, ...scope }, page),
         map: groupFromRow,
-      });
-      return create(ListGroupsResponseSchema, { groups: page.items, ...page });
-    },
+      }),
 
     async createGroup(req, ctx) {
       const group = req.group ?? create(GroupSchema);

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentityProviderSchema } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
 import {
@@ -8,10 +7,9 @@ import {
   ListIdentityProvidersResponseSchema,
 } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
 import {
   deleteIdentityProvider,
   getIdentityProvider,
@@ -34,23 +32,18 @@ import {
 /** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */
 export function createIdentityProvidersService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {
   return {
-    async getIdentityProvider(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return identityProviderFromRow(await getIdentityProvider(db, req.uid));
-    },
+    getIdentityProvider: (req) => getMethod(req.uid, (uid) => getIdentityProvider(db, uid), identityProviderFromRow),
 
-    async listIdentityProviders(req, ctx) {
-      const page = await readPage({
+    listIdentityProviders: (req, ctx) =>
+      listMethod(ctx, ListIdentityProvidersResponseSchema, "identityProviders", {
         pager,
         schema: ListIdentityProvidersRequestSchema,
         request: req,
         orderable: identityProviderOrderable,
         validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (p, uidp) => listIdentityProviders(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listIdentityProviders(db, { name: req.name || undefined, ...scope }, page),
         map: (row) => identityProviderFromRow(row),
-      });
-      return create(ListIdentityProvidersResponseSchema, { identityProviders: page.items, ...page });
-    },
+      }),
 
     async createIdentityProvider(req, ctx) {
       const idp = req.identityProvider ?? create(IdentityProviderSchema);
@@ -85,10 +78,6 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       return identityProviderFromRow(row);
     },
 
-    async deleteIdentityProvider(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteIdentityProvider(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteIdentityProvider: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteIdentityProvider),
   };
 }

@@ -1,13 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema, type FieldMask } from "@bufbuild/protobuf/wkt";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseSchema } from "../../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
 import {
   createIdentity,
   deleteIdentity,
@@ -56,23 +55,18 @@ function relationshipColumns(identity: Identity): { claim_match: string; static_
 /** IdentitiesService: identities of groups. Authorization ran in the interceptors. */
 export function createIdentitiesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentitiesService> {
   return {
-    async getIdentity(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return identityFromRow(await getIdentity(db, req.uid));
-    },
+    getIdentity: (req) => getMethod(req.uid, (uid) => getIdentity(db, uid), identityFromRow),
 
-    async listIdentities(req, ctx) {
-      const page = await readPage({
+    listIdentities: (req, ctx) =>
+      listMethod(ctx, ListIdentitiesResponseSchema, "identities", {
         pager,
         schema: ListIdentitiesRequestSchema,
         request: req,
         orderable: identityOrderable,
         validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (p, uidp) => listIdentities(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listIdentities(db, { name: req.name || undefined, ...scope }, page),
         map: identityFromRow,
-      });
-      return create(ListIdentitiesResponseSchema, { identities: page.items, ...page });
-    },
+      }),
 
     async createIdentity(req, ctx) {
       const identity = req.identity ?? create(IdentitySchema);
@@ -110,10 +104,6 @@ export function createIdentitiesService({ db, pager, now }: ServiceDeps): Servic
       return identityFromRow(row);
     },
 
-    async deleteIdentity(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteIdentity(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteIdentity: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteIdentity),
   };
 }

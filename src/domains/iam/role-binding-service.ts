@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleBindingInputSchema } from "../../../gen/platform/iam/v2/role_binding_pb.js";
 import {
@@ -9,10 +8,10 @@ import {
 } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { invalidField } from "../../api/errors.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";
 import { getIdentity } from "./store/identities.js";
 import {
@@ -37,34 +36,19 @@ import { requireGrantable } from "./role-validation.js";
  */
 export function createRoleBindingsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof RoleBindingsService> {
   return {
-    async getRoleBinding(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return roleBindingFromRow(await getRoleBinding(db, req.uid));
-    },
+    getRoleBinding: (req) => getMethod(req.uid, (uid) => getRoleBinding(db, uid), roleBindingFromRow),
 
-    async listRoleBindings(req, ctx) {
-      const page = await readPage({
+    listRoleBindings: (req, ctx) =>
+      listMethod(ctx, ListRoleBindingsResponseSchema, "roleBindings", {
         pager,
         schema: ListRoleBindingsRequestSchema,
         request: req,
         orderable: roleBindingOrderable,
         validate: (v) => v.uid("identity", req.identity, false).uid("group", req.group, false).uid("role", req.role, false),
-        read: (p, uidp) =>
-          listRoleBindings(
-            db,
-            {
-              identity: req.identity || undefined,
-              group: req.group || undefined,
-              role: req.role || undefined,
-              uidp,
-              visible: ctx.values.get(visibilityKey),
-            },
-            p,
-          ),
+        read: (page, scope) =>
+          listRoleBindings(db, { identity: req.identity || undefined, group: req.group || undefined, role: req.role || undefined, ...scope }, page),
         map: roleBindingFromRow,
-      });
-      return create(ListRoleBindingsResponseSchema, { roleBindings: page.items, ...page });
-    },
+      }),
 
     async createRoleBinding(req, ctx) {
       const input = req.roleBinding ?? create(RoleBindingInputSchema);
@@ -106,10 +90,6 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
       return roleBindingFromRow(row);
     },
 
-    async deleteRoleBinding(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteRoleBinding(trx, req.uid));
-      return create(EmptySchema);
-    },
+    deleteRoleBinding: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteRoleBinding),
   };
 }

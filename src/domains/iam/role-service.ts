@@ -4,10 +4,10 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleSchema } from "../../../gen/platform/iam/v2/role_pb.js";
 import { ListRolesRequestSchema, ListRolesResponseSchema, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { principalKey, visibilityKey } from "../../auth/principal.js";
+import { principalKey } from "../../auth/principal.js";
 import { deleteRole, getRole, insertRole, listRoles, roleOrderable, updateRole } from "./store/roles.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
@@ -21,23 +21,18 @@ import { builtInRoleImmutable, checkRoleFields, requireGrantable } from "./role-
  */
 export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof RolesService> {
   return {
-    async getRole(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return roleFromRow(await getRole(db, req.uid));
-    },
+    getRole: (req) => getMethod(req.uid, (uid) => getRole(db, uid), roleFromRow),
 
-    async listRoles(req, ctx) {
-      const page = await readPage({
+    listRoles: (req, ctx) =>
+      listMethod(ctx, ListRolesResponseSchema, "roles", {
         pager,
         schema: ListRolesRequestSchema,
         request: req,
         orderable: roleOrderable,
         validate: (v) => v.text("name", req.name, { max: 64 }),
-        read: (p, uidp) => listRoles(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listRoles(db, { name: req.name || undefined, ...scope }, page),
         map: roleFromRow,
-      });
-      return create(ListRolesResponseSchema, { roles: page.items, ...page });
-    },
+      }),
 
     async createRole(req, ctx) {
       const role = req.role ?? create(RoleSchema);

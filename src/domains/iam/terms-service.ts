@@ -3,8 +3,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { TermsAcceptanceSchema, type TermsAcceptance } from "../../../gen/platform/iam/v2/terms_pb.js";
 import { AcceptTermsResponseSchema, ListTermsAcceptancesRequestSchema, ListTermsAcceptancesResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
 import { unauthenticated } from "../../api/errors.js";
-import { readPage } from "../../api/list.js";
 import { rootOf } from "../../api/uidp.js";
+import { listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";
@@ -47,8 +47,8 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
       return create(AcceptTermsResponseSchema, { group: req.group, documentIds: docs, termsAcceptances: rows.map(termsAcceptanceFromRow) });
     },
 
-    async listTermsAcceptances(req) {
-      const page = await readPage({
+    listTermsAcceptances: (req, ctx) =>
+      listMethod(ctx, ListTermsAcceptancesResponseSchema, "termsAcceptances", {
         pager,
         schema: ListTermsAcceptancesRequestSchema,
         request: req,
@@ -57,13 +57,12 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
           v.uid("group", req.group);
           v.text("doc_id", req.docId, { max: 128, pattern: DOC_ID });
         },
-        read: async (p) => {
+        // Acceptances at the group and its ancestors: no uidp filter, no visibility narrowing.
+        read: async (page) => {
           await getGroup(db, req.group);
-          return listTermsAcceptances(db, { groupUid: req.group, docId: req.docId || undefined }, p);
+          return listTermsAcceptances(db, { groupUid: req.group, docId: req.docId || undefined }, page);
         },
         map: termsAcceptanceFromRow,
-      });
-      return create(ListTermsAcceptancesResponseSchema, { termsAcceptances: page.items, ...page });
-    },
+      }),
   };
 }

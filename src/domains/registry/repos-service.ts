@@ -1,13 +1,11 @@
 import { create } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RepoReadmeSchema, RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
 import { ListReposRequestSchema, ListReposResponseSchema, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { readPage } from "../../api/list.js";
 import { newChildUid } from "../../api/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
@@ -17,23 +15,18 @@ import { checkReadme, checkRepoFields, REPO_NAME } from "./registry-validation.j
 /** ReposService: image repositories of groups. Authorization ran in the interceptors. */
 export function createReposService({ db, pager, now, ownership }: ServiceDeps): ServiceImpl<typeof ReposService> {
   return {
-    async getRepo(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return repoFromRow(await getRepo(db, req.uid));
-    },
+    getRepo: (req) => getMethod(req.uid, (uid) => getRepo(db, uid), repoFromRow),
 
-    async listRepos(req, ctx) {
-      const page = await readPage({
+    listRepos: (req, ctx) =>
+      listMethod(ctx, ListReposResponseSchema, "repos", {
         pager,
         schema: ListReposRequestSchema,
         request: req,
         orderable: repoOrderable,
         validate: (v) => v.text("name", req.name, { max: 255, pattern: REPO_NAME }),
-        read: (p, uidp) => listRepos(db, { name: req.name || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p),
+        read: (page, scope) => listRepos(db, { name: req.name || undefined, ...scope }, page),
         map: repoFromRow,
-      });
-      return create(ListReposResponseSchema, { repos: page.items, ...page });
-    },
+      }),
 
     async createRepo(req, ctx) {
       const repo = req.repo ?? create(RepoSchema);
@@ -69,16 +62,9 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
       return repoFromRow(row);
     },
 
-    async deleteRepo(req, ctx) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      await inTransaction(db, ctx.signal, (trx) => deleteRepo(trx, req.uid, ownership.deletedWithRepo));
-      return create(EmptySchema);
-    },
+    deleteRepo: (req, ctx) => deleteMethod(db, ctx, req.uid, (trx, uid) => deleteRepo(trx, uid, ownership.deletedWithRepo)),
 
-    async getRepoReadme(req) {
-      new Violations().uid("uid", req.uid).throwIfAny();
-      return readmeFromRow(await getRepo(db, req.uid));
-    },
+    getRepoReadme: (req) => getMethod(req.uid, (uid) => getRepo(db, uid), readmeFromRow),
 
     async updateRepoReadme(req, ctx) {
       const patch = req.repoReadme ?? create(RepoReadmeSchema);

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import { alreadyExists } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -12,19 +12,14 @@ export type AccountAssociationRow = Selectable<AccountAssociationTable>;
 /** Sortable account association fields: API name to column. */
 export const accountAssociationOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 /** An association's uid is its group's uid: it sits at the group's depth. */
 const ACCOUNT_ASSOCIATIONS = resourceTable("account_associations", "account association", { ownerSegments: 0 });
 
-export interface AccountAssociationFilter {
+export interface AccountAssociationFilter extends ListScope {
   name?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the group has no association. */

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import { alreadyExists } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { ExternalGroupRoleMappingTable } from "../tables.js";
 import { getIdentityProvider } from "./identity-providers.js";
@@ -12,20 +12,15 @@ export type ExternalGroupRoleMappingRow = Selectable<ExternalGroupRoleMappingTab
 /** Sortable mapping fields: API name to column. */
 export const externalGroupRoleMappingOrderable = {
   external_group_id: "external_group",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 /** A mapping sits under its provider, itself under the group: two segments below the group. */
 const MAPPINGS = resourceTable("external_group_role_mappings", "external group role mapping", { parent: "identity_provider_uid", ownerSegments: 2 });
 
-export interface ExternalGroupRoleMappingFilter {
+export interface ExternalGroupRoleMappingFilter extends ListScope {
   externalGroup?: string;
   identityProviderUid?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the mapping does not exist. */

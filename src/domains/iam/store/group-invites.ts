@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { CREATE_TIME_ORDERABLE, deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -10,17 +10,14 @@ export type GroupInviteRow = Selectable<GroupInviteTable>;
 
 /** Sortable invite fields: API name to column. */
 export const groupInviteOrderable = {
-  create_time: "create_time",
-  created_at: "create_time",
+  ...CREATE_TIME_ORDERABLE,
   expiration_time: "expire_time",
 };
 
 const GROUP_INVITES = resourceTable("group_invites", "group invite", { parent: "group_uid", ownerSegments: 1 });
 
-export interface GroupInviteFilter {
+export interface GroupInviteFilter extends ListScope {
   roleUid?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the invite does not exist. */

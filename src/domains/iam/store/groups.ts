@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { descendantRange } from "../../../api/uidp.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupTable } from "../tables.js";
@@ -13,18 +13,13 @@ export type GroupRow = Selectable<GroupTable>;
 /** Sortable group fields: API name to column. */
 export const groupOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 const GROUPS = resourceTable("groups", "group", { parent: "parent_uid", ownerSegments: 0 });
 
-export interface GroupFilter {
+export interface GroupFilter extends ListScope {
   name?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the group does not exist. */

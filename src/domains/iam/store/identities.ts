@@ -2,8 +2,8 @@ import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { IdentityTable } from "../tables.js";
 
@@ -54,16 +54,11 @@ export async function touchLastSeen(db: Db, uid: string, now: number): Promise<v
 /** Sortable identity fields: API name to column. */
 export const identityOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
-export interface IdentityFilter {
+export interface IdentityFilter extends ListScope {
   name?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */

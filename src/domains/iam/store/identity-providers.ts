@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { parentOf } from "../../../api/uidp.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { IdentityProviderTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -13,18 +13,13 @@ export type IdentityProviderRow = Selectable<IdentityProviderTable>;
 /** Sortable identity provider fields: API name to column. */
 export const identityProviderOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 const IDENTITY_PROVIDERS = resourceTable("identity_providers", "identity provider", { parent: "group_uid", ownerSegments: 1 });
 
-export interface IdentityProviderFilter {
+export interface IdentityProviderFilter extends ListScope {
   name?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the provider does not exist. */

@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
-import { applyPage, countRows, type UidpFilter, type Visibility } from "../../../store/list-query.js";
-import { deleteByUid, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import { applyPage, countRows, type ListScope } from "../../../store/list-query.js";
+import { CREATE_TIME_ORDERABLE, deleteByUid, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { RoleBindingTable } from "../tables.js";
 
@@ -50,18 +50,15 @@ export interface HydratedRoleBindingRow extends RoleBindingRow {
 
 /** Sortable binding fields: API name to column. */
 export const roleBindingOrderable = {
-  create_time: "create_time",
-  created_at: "create_time",
+  ...CREATE_TIME_ORDERABLE,
 };
 
 const ROLE_BINDINGS = resourceTable("role_bindings", "roleBinding", { parent: "group_uid", ownerSegments: 1 });
 
-export interface RoleBindingFilter {
+export interface RoleBindingFilter extends ListScope {
   identity?: string;
   group?: string;
   role?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 function hydrated(db: Db) {

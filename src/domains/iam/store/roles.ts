@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { listConditions, type UidpFilter, type Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { RoleTable } from "../tables.js";
 
@@ -52,10 +52,7 @@ export interface RoleWithCapabilities extends RoleRow {
 /** Sortable role fields: API name to column. */
 export const roleOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 const ROLES = resourceTable("roles", "role", { ownerSegments: 1 });

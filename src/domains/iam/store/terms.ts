@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid, selfAndAncestors } from "../../../api/uidp.js";
-import { listPage, resourceTable } from "../../../store/resource-table.js";
+import { CREATE_TIME_ORDERABLE, listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TermsAcceptanceTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -11,8 +11,7 @@ export type TermsAcceptanceRow = Selectable<TermsAcceptanceTable>;
 /** Sortable acceptance fields: API name to column. */
 export const termsAcceptanceOrderable = {
   doc_id: "doc_id",
-  create_time: "create_time",
-  created_at: "create_time",
+  ...CREATE_TIME_ORDERABLE,
 };
 
 /**

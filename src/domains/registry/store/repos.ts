@@ -3,8 +3,8 @@ import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/e
 import { newChildUid } from "../../../api/uidp.js";
 import type { Page } from "../../../api/pagination.js";
 import { rootOf } from "../../../api/uidp.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { RepoTable } from "../tables.js";
@@ -15,18 +15,13 @@ export type RepoRow = Selectable<RepoTable>;
 /** Sortable repo fields: API name to column. */
 export const repoOrderable = {
   name: "name",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 const REPOS = resourceTable("repos", "repo", { parent: "group_uid", ownerSegments: 1 });
 
-export interface RepoFilter {
+export interface RepoFilter extends ListScope {
   name?: string;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the repo does not exist. */

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
-import type { UidpFilter, Visibility } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
+import type { ListScope } from "../../../store/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
@@ -14,21 +14,16 @@ export type TagRow = Selectable<TagTable>;
 export const tagOrderable = {
   name: "name",
   digest: "digest",
-  create_time: "create_time",
-  created_at: "create_time",
-  update_time: "update_time",
-  updated_at: "update_time",
+  ...TIMES_ORDERABLE,
 };
 
 const TAGS = resourceTable("tags", "tag", { parent: "repo_uid", ownerSegments: 2 });
 
-export interface TagFilter {
+export interface TagFilter extends ListScope {
   name?: string;
   digest?: string;
   /** Epoch ms: only tags with update_time at or after it. */
   updatedSince?: number;
-  uidp: UidpFilter;
-  visible: Visibility;
 }
 
 /** Throws NOT_FOUND when the tag does not exist. */

@@ -1,0 +1,62 @@
+import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Kysely } from "kysely";
+import { visibilityKey } from "../auth/principal.js";
+import type { ListScope } from "../store/list-query.js";
+import type { Database, Db } from "../store/tables.js";
+import { inTransaction } from "../store/transaction.js";
+import { readPage, type ListRequestFields } from "./list.js";
+import type { Page, Pager, Orderable } from "./pagination.js";
+import { Violations } from "./validation.js";
+
+/**
+ * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and
+ * List (spec 4.1). A handler that does more (hydration, extra checks) writes its own body
+ * from the same parts (`Violations`, `readPage`, `inTransaction`).
+ */
+
+/** Get (AIP-131): checks `uid` (INVALID_ARGUMENT), reads it (`read` throws NOT_FOUND) and maps the row. */
+export async function getMethod<Row, Item>(uid: string, read: (uid: string) => Promise<Row>, map: (row: Row) => Item): Promise<Item> {
+  new Violations().uid("uid", uid).throwIfAny();
+  return map(await read(uid));
+}
+
+/** Delete (AIP-135): checks `uid`, runs `remove` in a transaction (it throws NOT_FOUND), answers Empty. */
+export async function deleteMethod(
+  db: Kysely<Database>,
+  ctx: HandlerContext,
+  uid: string,
+  remove: (trx: Db, uid: string) => Promise<void>,
+): Promise<Empty> {
+  new Violations().uid("uid", uid).throwIfAny();
+  await inTransaction(db, ctx.signal, (trx) => remove(trx, uid));
+  return create(EmptySchema);
+}
+
+/** The element type of repeated field `K` of message `Res`. */
+type ItemOf<Res extends DescMessage, K extends keyof MessageInitShape<Res>> = NonNullable<MessageInitShape<Res>[K]> extends readonly (infer E)[] ? E : never;
+
+/**
+ * List (AIP-132, spec 4.1): one page through `readPage` (the uidp filter, paging fields and
+ * `validate` checked together), `read` given the caller's visibility from the authorization
+ * interceptor; the response is `response` with the items under `items` and the envelope fields.
+ */
+export async function listMethod<Req extends DescMessage, Res extends DescMessage, K extends keyof MessageInitShape<Res> & string, Row extends { uid: string }>(
+  ctx: HandlerContext,
+  response: Res,
+  items: K,
+  options: {
+    pager: Pager;
+    schema: Req;
+    request: MessageShape<Req> & ListRequestFields;
+    orderable: Orderable;
+    validate?: (violations: Violations) => void;
+    read: (page: Page, scope: ListScope) => Promise<{ rows: Row[]; total: number }>;
+    map: (row: Row) => ItemOf<Res, K>;
+  },
+): Promise<MessageShape<Res>> {
+  const visible = ctx.values.get(visibilityKey);
+  const page = await readPage({ ...options, read: (p, uidp) => options.read(p, { uidp, visible }) });
+  return create(response, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>);
+}
