@@ -19,12 +19,8 @@ import {
 } from "./store/account-associations.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import {
-  ACCOUNT_ASSOCIATION_UPDATABLE,
-  accountAssociationColumns,
-  accountAssociationFromRow,
-  checkAccountAssociationFields,
-} from "./account-association-fields.js";
+import { accountAssociationColumns, accountAssociationFromRow } from "./account-association-mapper.js";
+import { ACCOUNT_ASSOCIATION_UPDATABLE, checkAccountAssociationFields } from "./account-association-validation.js";
 
 /** AccountAssociationsService: one association per group, whose uid is the group's uid. */
 export function createAccountAssociationsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof AccountAssociationsService> {

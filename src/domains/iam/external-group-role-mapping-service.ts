@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ExternalGroupRoleMappingSchema, type ExternalGroupRoleMapping } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
+import { ExternalGroupRoleMappingSchema } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
 import {
   ExternalGroupRoleMappingsService,
   ListExternalGroupRoleMappingsRequestSchema,
@@ -17,30 +17,12 @@ import {
   insertExternalGroupRoleMapping,
   listExternalGroupRoleMappings,
   updateExternalGroupRoleMapping,
-  type ExternalGroupRoleMappingRow,
 } from "./store/external-group-role-mappings.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import { toTimestamp } from "../../api/time.js";
+import { externalGroupRoleMappingFromRow } from "./external-group-role-mapping-mapper.js";
+import { checkExternalGroupRoleMappingFields, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE } from "./external-group-role-mapping-validation.js";
 import { requireGrantableRole } from "./grantable-role.js";
-
-const UPDATABLE = ["external_group_id", "role_uid"] as const;
-
-export function externalGroupRoleMappingFromRow(row: ExternalGroupRoleMappingRow): ExternalGroupRoleMapping {
-  return create(ExternalGroupRoleMappingSchema, {
-    uid: row.uid,
-    identityProviderUid: row.identity_provider_uid,
-    externalGroupId: row.external_group,
-    roleUid: row.role_uid,
-    createTime: toTimestamp(row.create_time),
-    updateTime: toTimestamp(row.update_time),
-  });
-}
-
-function checkFields(violations: Violations, m: ExternalGroupRoleMapping, prefix = "external_group_role_mapping."): void {
-  violations.text(`${prefix}external_group_id`, m.externalGroupId, { required: true, max: 256 });
-  violations.uid(`${prefix}role_uid`, m.roleUid);
-}
 
 /** ExternalGroupRoleMappingsService: an IdP group claim value to a role on the provider's group. */
 export function createExternalGroupRoleMappingsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof ExternalGroupRoleMappingsService> {
@@ -70,7 +52,7 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
       const mapping = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
       const violations = new Violations().uid("parent", req.parent);
       if (violations.list.length === 0 && depth(req.parent) < 2) violations.add("parent", "must be an identity provider uid");
-      checkFields(violations, mapping);
+      checkExternalGroupRoleMappingFields(violations, mapping);
       violations.throwIfAny();
       const group = stripSegments(req.parent, 1)!;
       const time = now();
@@ -95,9 +77,9 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
       new Violations().uid("external_group_role_mapping.uid", patch.uid).throwIfAny();
       const row = await inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getExternalGroupRoleMapping(trx, patch.uid);
-        const next = applyFieldMask(ExternalGroupRoleMappingSchema, externalGroupRoleMappingFromRow(stored), patch, req.updateMask, UPDATABLE);
+        const next = applyFieldMask(ExternalGroupRoleMappingSchema, externalGroupRoleMappingFromRow(stored), patch, req.updateMask, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE);
         const violations = new Violations();
-        checkFields(violations, next);
+        checkExternalGroupRoleMappingFields(violations, next);
         violations.throwIfAny();
         if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
         return updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() });

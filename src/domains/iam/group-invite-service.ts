@@ -29,7 +29,8 @@ import { bindRole } from "./store/role-bindings.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import type { RoleWithCapabilities } from "./store/roles.js";
-import { checkGroupInviteFields, groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-fields.js";
+import { groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-mapper.js";
+import { checkGroupInviteFields } from "./group-invite-validation.js";
 import { requireGrantableRole } from "./grantable-role.js";
 
 function inviteUsed(uid: string) {

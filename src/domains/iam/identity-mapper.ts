@@ -25,6 +25,15 @@ export function staticKeysJson(keys: StaticKeys | undefined): string {
   return JSON.stringify(out);
 }
 
+/** The stored columns of an identity's relationship (a claim match or static keys). */
+export function relationshipColumns(identity: Identity): { claim_match: string; static_keys: string } {
+  const rel = identity.relationship;
+  return {
+    claim_match: rel.case === "claimMatch" ? claimMatchJson(rel.value) : "",
+    static_keys: rel.case === "staticKeys" ? staticKeysJson(rel.value) : "",
+  };
+}
+
 function claimMatchFromJson(json: string): ClaimMatch {
   const v = readClaimMatch(json) ?? {};
   const match = create(ClaimMatchSchema, { claims: { ...v.claims }, claimPatterns: { ...v.claimPatterns } });

@@ -21,13 +21,8 @@ import {
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import { requireGrantableRole } from "./grantable-role.js";
-import {
-  checkIdentityProviderFields,
-  IDENTITY_PROVIDER_UPDATABLE,
-  identityProviderColumns,
-  identityProviderFromRow,
-  oidcOf,
-} from "./identity-provider-fields.js";
+import { identityProviderColumns, identityProviderFromRow, oidcOf } from "./identity-provider-mapper.js";
+import { checkIdentityProviderFields, IDENTITY_PROVIDER_UPDATABLE } from "./identity-provider-validation.js";
 
 /** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */
 export function createIdentityProvidersService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {

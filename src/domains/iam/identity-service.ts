@@ -17,7 +17,7 @@ import {
 } from "./store/identities.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import { claimMatchJson, identityFromRow, staticKeysJson } from "./identity-mapper.js";
+import { identityFromRow, relationshipColumns } from "./identity-mapper.js";
 import { checkIdentityFields } from "./identity-validation.js";
 
 const RELATIONSHIP_PATHS = [
@@ -42,14 +42,6 @@ function patchedRelationship(current: Identity, patch: Identity, mask: FieldMask
     else if (relationship.case === kind) relationship = { case: undefined };
   }
   return relationship;
-}
-
-function relationshipColumns(identity: Identity): { claim_match: string; static_keys: string } {
-  const rel = identity.relationship;
-  return {
-    claim_match: rel.case === "claimMatch" ? claimMatchJson(rel.value) : "",
-    static_keys: rel.case === "staticKeys" ? staticKeysJson(rel.value) : "",
-  };
 }
 
 /** IdentitiesService: identities of groups. Authorization ran in the interceptors. */

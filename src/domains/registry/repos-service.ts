@@ -9,8 +9,8 @@ import { Violations } from "../../api/validation.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import { readmeFromRow, repoFromRow } from "./registry-mappers.js";
-import { checkReadme, checkRepoFields, REPO_NAME } from "./registry-validation.js";
+import { readmeFromRow, repoFromRow } from "./repo-mapper.js";
+import { checkReadme, checkRepoFields, REPO_NAME } from "./repo-validation.js";
 
 /** ReposService: image repositories of groups. Authorization ran in the interceptors. */
 export function createReposService({ db, pager, now, ownership }: ServiceDeps): ServiceImpl<typeof ReposService> {

@@ -8,8 +8,8 @@ import { Violations } from "../../api/validation.js";
 import { deleteTag, getTag, listTags, tagOrderable, upsertTag } from "./store/tags.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import { tagFromRow } from "./registry-mappers.js";
-import { checkTagFields, DIGEST, TAG_NAME } from "./registry-validation.js";
+import { tagFromRow } from "./tag-mapper.js";
+import { checkTagFields, DIGEST, TAG_NAME } from "./tag-validation.js";
 
 /** TagsService: tags of repos, each move recorded in the tag history. Authorization ran in the interceptors. */
 export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof TagsService> {

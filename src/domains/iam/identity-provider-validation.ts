@@ -1,8 +1,6 @@
-import { create } from "@bufbuild/protobuf";
+import type { IdentityProvider } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
 import type { Violations } from "../../api/validation.js";
-import { IdentityProviderSchema, type IdentityProvider, type IdentityProvider_OIDC } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
-import type { IdentityProviderChange, IdentityProviderRow } from "./store/identity-providers.js";
-import { toTimestamp } from "../../api/time.js";
+import { oidcOf } from "./identity-provider-mapper.js";
 
 /** The updatable top-level fields (AIP-134 mask paths; `oidc.*` reaches inside `oidc`). */
 export const IDENTITY_PROVIDER_UPDATABLE = ["name", "description", "default_role", "oidc"] as const;
@@ -11,49 +9,6 @@ export const IDENTITY_PROVIDER_UPDATABLE = ["name", "description", "default_role
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** A JWT claim name: printable, no spaces. */
 const CLAIM = /^[\x21-\x7e]+$/;
-
-/** The API view; `withSecret` only for internal use while patching. */
-export function identityProviderFromRow(row: IdentityProviderRow, withSecret = false): IdentityProvider {
-  return create(IdentityProviderSchema, {
-    uid: row.uid,
-    name: row.name,
-    description: row.description,
-    defaultRole: row.default_role_uid,
-    configuration: {
-      case: "oidc",
-      value: {
-        issuer: row.issuer,
-        clientId: row.client_id,
-        clientSecret: withSecret ? row.client_secret : "",
-        additionalScopes: JSON.parse(row.additional_scopes) as string[],
-        groupsClaim: row.groups_claim,
-      },
-    },
-    createTime: toTimestamp(row.create_time),
-    updateTime: toTimestamp(row.update_time),
-  });
-}
-
-/** The provider's OIDC configuration (the only kind), or undefined. */
-export function oidcOf(idp: IdentityProvider): IdentityProvider_OIDC | undefined {
-  return idp.configuration.case === "oidc" ? idp.configuration.value : undefined;
-}
-
-/** The stored columns of a checked provider's writable fields. */
-export function identityProviderColumns(idp: IdentityProvider, time: number): IdentityProviderChange {
-  const oidc = oidcOf(idp)!;
-  return {
-    name: idp.name,
-    description: idp.description,
-    issuer: oidc.issuer,
-    client_id: oidc.clientId,
-    client_secret: oidc.clientSecret,
-    additional_scopes: JSON.stringify(oidc.additionalScopes),
-    groups_claim: oidc.groupsClaim,
-    default_role_uid: idp.defaultRole,
-    update_time: time,
-  };
-}
 
 /** Checks an https URL usable as an OIDC issuer. */
 export function checkHttpsUrl(violations: Violations, field: string, value: string): void {

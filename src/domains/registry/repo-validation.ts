@@ -1,22 +1,13 @@
 import type { Violations } from "../../api/validation.js";
+import { REPO_NAME } from "../../registry/scope.js";
 
-import { DIGEST } from "./manifest.js";
-import { REPO_NAME, TAG_NAME } from "../../registry/scope.js";
-
-export { DIGEST, REPO_NAME, TAG_NAME };
-/** An OCI platform architecture, e.g. amd64, arm64, ppc64le. */
-export const ARCHITECTURE = /^[a-z0-9_]+$/;
+export { REPO_NAME };
 /** Readme limit in UTF-8 bytes. */
 export const MAX_README_BYTES = 256 * 1024;
 
 export function checkRepoFields(violations: Violations, repo: { name: string; description: string }, prefix = "repo."): void {
   violations.text(`${prefix}name`, repo.name, { required: true, max: 255, pattern: REPO_NAME });
   violations.text(`${prefix}description`, repo.description, { max: 1024 });
-}
-
-export function checkTagFields(violations: Violations, tag: { name: string; digest: string }, prefix = "tag."): void {
-  violations.text(`${prefix}name`, tag.name, { required: true, max: 128, pattern: TAG_NAME });
-  violations.text(`${prefix}digest`, tag.digest, { required: true, max: 71, pattern: DIGEST });
 }
 
 export function checkReadme(violations: Violations, content: string, field = "repo_readme.content"): void {

@@ -1,8 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import { AccountAssociationSchema, type AccountAssociation } from "../../../gen/platform/iam/v2/account_association_pb.js";
+import type { AccountAssociation } from "../../../gen/platform/iam/v2/account_association_pb.js";
 import type { Violations } from "../../api/validation.js";
-import type { AccountAssociationRow, AccountAssociationChange } from "./store/account-associations.js";
-import { toTimestamp } from "../../api/time.js";
 
 /** The updatable top-level fields (AIP-134 mask paths; `google.project_id` and the like reach inside). */
 export const ACCOUNT_ASSOCIATION_UPDATABLE = ["name", "description", "amazon", "google", "azure", "github"] as const;
@@ -14,51 +11,6 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 const CLIENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const MAX_AZURE_CLIENTS = 32;
 const MAX_GITHUB_INSTALLATIONS = 100;
-
-/** `github_app_installations` column: installations by app id (decimal string). */
-type StoredInstallations = Record<string, Array<{ installationId: string; name: string }>>;
-
-export function accountAssociationFromRow(row: AccountAssociationRow): AccountAssociation {
-  const clientIds = JSON.parse(row.azure_client_ids) as Record<string, string>;
-  const apps = JSON.parse(row.github_app_installations) as StoredInstallations;
-  return create(AccountAssociationSchema, {
-    uid: row.uid,
-    name: row.name,
-    description: row.description,
-    amazon: row.amazon_account_id ? { account: row.amazon_account_id } : undefined,
-    google: row.google_project_id || row.google_project_number ? { projectId: row.google_project_id, projectNumber: row.google_project_number } : undefined,
-    azure: row.azure_tenant_id || Object.keys(clientIds).length > 0 ? { tenantId: row.azure_tenant_id, clientIds } : undefined,
-    github:
-      Object.keys(apps).length > 0
-        ? {
-            appInstallations: Object.fromEntries(
-              Object.entries(apps).map(([app, list]) => [app, { installations: list.map((i) => ({ installationId: BigInt(i.installationId), name: i.name })) }]),
-            ),
-          }
-        : undefined,
-    createTime: toTimestamp(row.create_time),
-    updateTime: toTimestamp(row.update_time),
-  });
-}
-
-/** The stored columns of a checked association's writable fields. */
-export function accountAssociationColumns(a: AccountAssociation, time: number): AccountAssociationChange {
-  const apps: StoredInstallations = {};
-  for (const [app, { installations }] of Object.entries(a.github?.appInstallations ?? {})) {
-    apps[app] = installations.map((i) => ({ installationId: String(i.installationId), name: i.name }));
-  }
-  return {
-    name: a.name,
-    description: a.description,
-    amazon_account_id: a.amazon?.account ?? "",
-    google_project_id: a.google?.projectId ?? "",
-    google_project_number: a.google?.projectNumber ?? "",
-    azure_tenant_id: a.azure?.tenantId ?? "",
-    azure_client_ids: JSON.stringify(a.azure?.clientIds ?? {}),
-    github_app_installations: JSON.stringify(apps),
-    update_time: time,
-  };
-}
 
 /** Each cloud is optional; one that is given needs its required fields (the hosted service's rules). */
 export function checkAccountAssociationFields(violations: Violations, a: AccountAssociation, prefix = "account_association."): void {

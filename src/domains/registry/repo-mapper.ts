@@ -1,8 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { RepoReadmeSchema, RepoSchema, type Repo, type RepoReadme } from "../../../gen/platform/registry/v2/repo_pb.js";
-import { TagSchema, type Tag } from "../../../gen/platform/registry/v2/tag_pb.js";
 import type { RepoRow } from "./store/repos.js";
-import type { TagRow } from "./store/tags.js";
 import { toTimestamp } from "../../api/time.js";
 
 export function repoFromRow(row: RepoRow): Repo {
@@ -17,15 +15,4 @@ export function repoFromRow(row: RepoRow): Repo {
 
 export function readmeFromRow(row: RepoRow): RepoReadme {
   return create(RepoReadmeSchema, { uid: row.uid, content: row.readme });
-}
-
-export function tagFromRow(row: TagRow): Tag {
-  return create(TagSchema, {
-    uid: row.uid,
-    name: row.name,
-    digest: row.digest,
-    deprecated: Number(row.deprecated) === 1,
-    createTime: toTimestamp(Number(row.create_time)),
-    updateTime: toTimestamp(Number(row.update_time)),
-  });
 }

@@ -1,0 +1,16 @@
+import { create } from "@bufbuild/protobuf";
+import { TermsAcceptanceSchema, type TermsAcceptance } from "../../../gen/platform/iam/v2/terms_pb.js";
+import { toTimestamp } from "../../api/time.js";
+import { rootOf } from "../../api/uidp.js";
+import type { TermsAcceptanceRow } from "./store/terms.js";
+
+export function termsAcceptanceFromRow(row: TermsAcceptanceRow): TermsAcceptance {
+  return create(TermsAcceptanceSchema, {
+    uid: row.uid,
+    docId: row.doc_id,
+    acceptedBy: row.accepted_by,
+    groupUid: row.group_uid,
+    orgUid: rootOf(row.group_uid),
+    createTime: toTimestamp(row.create_time),
+  });
+}

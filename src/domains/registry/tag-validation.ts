@@ -1,0 +1,10 @@
+import type { Violations } from "../../api/validation.js";
+import { TAG_NAME } from "../../registry/scope.js";
+import { DIGEST } from "./manifest.js";
+
+export { DIGEST, TAG_NAME };
+
+export function checkTagFields(violations: Violations, tag: { name: string; digest: string }, prefix = "tag."): void {
+  violations.text(`${prefix}name`, tag.name, { required: true, max: 128, pattern: TAG_NAME });
+  violations.text(`${prefix}digest`, tag.digest, { required: true, max: 71, pattern: DIGEST });
+}
