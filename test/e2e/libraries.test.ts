@@ -90,6 +90,10 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
           updateTime: (found.body!.artifacts as JsonObject[])[0].updateTime,
         },
       ]);
+      const literal = await list({ ecosystems: ["ECOSYSTEM_JAVASCRIPT"], query: "is-n" }, { ecosystems: "JAVASCRIPT", query: "is-n" });
+      assert.deepEqual((literal.body!.artifacts as JsonObject[]).map((a) => a.name), ["is-number"]);
+      const wildcard = await list({ ecosystems: ["ECOSYSTEM_JAVASCRIPT"], query: "%" }, { ecosystems: "JAVASCRIPT", query: "%" });
+      assert.equal(wildcard.body!.totalCount, "0", "% and _ are matched literally");
       const python = await list({ ecosystems: ["ECOSYSTEM_PYTHON"] }, { ecosystems: "PYTHON" });
       assert.equal(python.body!.totalCount, "0");
     });

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable, type SqlBool } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { notFound } from "../../../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type Visibility } from "../../../store/list-query.js";
@@ -47,7 +47,7 @@ function filteredArtifacts(db: Db, filter: ArtifactFilter) {
   return db.selectFrom("artifacts").where((eb) =>
     eb.and([
       eb("artifacts.ecosystem", "in", filter.ecosystems),
-      ...(filter.query ? [eb("artifacts.name_lower", "like", `%${escapeLike(filter.query.toLowerCase())}%`)] : []),
+      ...(filter.query ? [sql<SqlBool>`${eb.ref("artifacts.name_lower")} like ${`%${escapeLike(filter.query.toLowerCase())}%`} escape '\\'`] : []),
       ...listConditions(eb, ARTIFACT_COLUMNS, {}, filter.visible),
     ]),
   );
