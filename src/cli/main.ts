@@ -13,6 +13,8 @@ import { createServer } from "../server.js";
 import { getIdentity } from "../domains/iam/store/identities.js";
 import { openStore } from "../store/store.js";
 import { importAdvisories } from "./advisories-import.js";
+import { importLibraryDocuments } from "./libraries-import.js";
+import { LibraryFeedError } from "../libraries/feed.js";
 import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
 
 const serveOptions: Record<string, OptionSpec> = {
@@ -67,6 +69,12 @@ const advisoriesImportOptions: Record<string, OptionSpec> = {
   db: storeOptions.db,
 };
 
+const librariesImportOptions: Record<string, OptionSpec> = {
+  org: { type: "string", help: "the organization (uid or name) whose library index receives the artifacts (required)" },
+  strict: { type: "boolean", help: "stop at the first refused document (exit 1); by default it is reported and skipped" },
+  db: storeOptions.db,
+};
+
 const HELP = `Usage: platform-api <command> [options]
 
 Commands:
@@ -76,6 +84,7 @@ Commands:
   registry import   load image manifests into a repo from OCI image layouts or manifest files
   registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
   advisories import load OSV advisory records from .json files, directories or .zip archives
+  libraries import  load an organization's library index from npm and PyPI metadata documents
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -257,7 +266,32 @@ async function advisories(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories };
+async function libraries(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== "import") throw new UsageError(sub === undefined ? "libraries needs a subcommand: import" : `unknown libraries subcommand "${sub}"`);
+  const paths: string[] = [];
+  const o = parse(rest, librariesImportOptions, paths);
+  const summary =
+    "Load an organization's library index from the ecosystems' own metadata: npm package documents (the registry's\n" +
+    "`GET /<package>` or `npm view <package> --json`) and PyPI JSON API documents (`/pypi/<project>/json`), as .json\n" +
+    "files or folders of them. Changed metadata replaces the stored artifact; the same documents twice change nothing.\n" +
+    "Refused documents are reported on stderr with their file and skipped.\n" +
+    "Prints `read N, new N, updated N, unchanged N, rejected N`.";
+  if (o.help) return void process.stdout.write(usage("libraries import --org <organization> [options] <file | directory>...", summary, librariesImportOptions));
+  if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
+  if (paths.length === 0) throw new UsageError("give at least one .json metadata document or folder of them");
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  try {
+    process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));
+  } catch (error) {
+    if (error instanceof LibraryFeedError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories, libraries };
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;

@@ -4,12 +4,13 @@ import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { advisory } from "./advisory/module.js";
 import type { Domain, Ownership } from "./domain.js";
 import { iam } from "./iam/module.js";
+import { libraries } from "./libraries/module.js";
 import { ping } from "./ping/module.js";
 import { registry } from "./registry/module.js";
 import { vulnerabilities } from "./vulnerabilities/module.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
-export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities, advisory];
+export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities, advisory, libraries];
 
 /** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
 export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);

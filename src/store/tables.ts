@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type { IamTables } from "../domains/iam/tables.js";
+import type { LibrariesTables } from "../domains/libraries/tables.js";
 import type { RegistryTables } from "../domains/registry/tables.js";
 import type { VulnerabilitiesTables } from "../domains/vulnerabilities/tables.js";
 
@@ -33,7 +34,7 @@ export interface SystemTables {
 }
 
 /** Every table: the server's own and each domain's (a new domain with tables adds its interface here). */
-export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,107 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ArtifactsService,
+  GetArtifactCountResponse_EcosystemCountSchema,
+  GetArtifactCountResponseSchema,
+  ListArtifactsRequestSchema,
+  ListArtifactsResponseSchema,
+  ListArtifactVersionsRequestSchema,
+  ListArtifactVersionsResponseSchema,
+} from "../../../gen/platform/libraries/v2/artifacts_service_pb.js";
+import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
+import { evaluateAffected } from "../../advisories/affected.js";
+import type { OsvAffected } from "../../advisories/osv/record.js";
+import { readPage } from "../../api/list.js";
+import { Violations } from "../../api/validation.js";
+import { visibilityKey } from "../../auth/principal.js";
+import type { Db } from "../../store/tables.js";
+import type { ServiceDeps } from "../deps.js";
+import { advisoryFromRow } from "../vulnerabilities/advisory-mapper.js";
+import { advisoryCandidates } from "../vulnerabilities/store/advisories.js";
+import { artifactFromRow, artifactVersionFromRow } from "./artifact-mapper.js";
+import { apiEcosystem, checkEcosystems } from "./ecosystems.js";
+import { artifactOrderable, artifactVersionOrderable, countArtifacts, getArtifact, listArtifacts, listArtifactVersions, type ArtifactRow, type ArtifactVersionRow } from "./store/artifacts.js";
+
+/** Longest `query`. */
+const MAX_QUERY = 200;
+/** Advisories of one artifact a page of versions is checked against. */
+const MAX_ARTIFACT_ADVISORIES = 5000;
+
+/** The advisories (not withdrawn) of the artifact's ecosystem and name that affect each version. */
+async function advisoriesByVersion(db: Db, artifact: ArtifactRow, versions: ArtifactVersionRow[]): Promise<Map<string, Advisory[]>> {
+  const out = new Map<string, Advisory[]>(versions.map((v) => [v.uid, []]));
+  if (versions.length === 0) return out;
+  const candidates = await advisoryCandidates(db, { artifactNames: [[artifact.name]], ecosystem: artifact.ecosystem }, MAX_ARTIFACT_ADVISORIES);
+  if (candidates.length === 0) return out;
+  const full = await db.selectFrom("advisories").selectAll().where("uid", "in", candidates.map((c) => c.uid)).orderBy("advisory_id").execute();
+  for (const row of full) {
+    const entries = JSON.parse(row.affected) as OsvAffected[];
+    for (const v of versions) {
+      const hit = entries.some((entry) => {
+        try {
+          return evaluateAffected(artifact.ecosystem, v.version, entry).affected;
+        } catch {
+          return false;
+        }
+      });
+      if (hit) out.get(v.uid)!.push(advisoryFromRow(row));
+    }
+  }
+  return out;
+}
+
+/** ArtifactsService: each organization's library index, read where the caller may list artifacts. */
+export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<typeof ArtifactsService> {
+  return {
+    async listArtifacts(req, ctx) {
+      let ecosystems: string[] = [];
+      const page = await readPage({
+        pager,
+        schema: ListArtifactsRequestSchema,
+        request: req,
+        orderable: artifactOrderable,
+        validate: (v) => {
+          ecosystems = checkEcosystems(v, req.ecosystems);
+          v.text("query", req.query, { max: MAX_QUERY });
+        },
+        read: async (p) => {
+          // No build of this server is remediated: asking for remediated artifacts finds none.
+          if (req.remediated) return { rows: [], total: 0 };
+          return listArtifacts(db, { ecosystems, query: req.query || undefined, visible: ctx.values.get(visibilityKey) }, p);
+        },
+        map: artifactFromRow,
+      });
+      return create(ListArtifactsResponseSchema, { artifacts: page.items, ...page });
+    },
+
+    async listArtifactVersions(req) {
+      new Violations().uid("artifact_id", req.artifactId).throwIfAny();
+      const artifact = await getArtifact(db, req.artifactId);
+      let advisories = new Map<string, Advisory[]>();
+      const page = await readPage({
+        pager,
+        schema: ListArtifactVersionsRequestSchema,
+        request: { ...req, orderBy: req.orderBy || "version desc" },
+        orderable: artifactVersionOrderable,
+        read: async (p) => {
+          const result = await listArtifactVersions(db, artifact.uid, p);
+          advisories = await advisoriesByVersion(db, artifact, result.rows.slice(0, p.limit));
+          return result;
+        },
+        map: (row) => artifactVersionFromRow(artifact, row, advisories.get(row.uid) ?? []),
+      });
+      return create(ListArtifactVersionsResponseSchema, { artifactVersions: page.items, ...page });
+    },
+
+    async getArtifactCount(req, ctx) {
+      const v = new Violations();
+      const ecosystems = checkEcosystems(v, req.ecosystems);
+      v.throwIfAny();
+      const counts = await countArtifacts(db, { ecosystems, visible: ctx.values.get(visibilityKey) });
+      return create(GetArtifactCountResponseSchema, {
+        counts: ecosystems.map((e) => create(GetArtifactCountResponse_EcosystemCountSchema, { ecosystem: apiEcosystem(e), totalCount: BigInt(counts.get(e) ?? 0) })),
+      });
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import { ArtifactsService, file_platform_libraries_v2_artifacts_service } from "../../../gen/platform/libraries/v2/artifacts_service_pb.js";
+import { bind, type Domain } from "../domain.js";
+import { createArtifactsService } from "./artifacts-service.js";
+import { artifacts } from "./migrations/2026-11-25-0013-artifacts.js";
+
+/**
+ * Libraries (`platform.libraries.v2`): each organization's index of language artifacts (npm,
+ * PyPI, Maven) and their versions, loaded with `platform-api libraries import` from the
+ * ecosystems' own metadata documents. A version's advisories come from the vulnerabilities domain.
+ */
+export const libraries: Domain = {
+  name: "libraries",
+  files: [file_platform_libraries_v2_artifacts_service],
+  services: [bind(ArtifactsService, createArtifactsService)],
+  migrations: { "2026-11-25-0013-artifacts": artifacts },
+  ownedByGroup: ["artifacts"],
+  deletedWithRepo: [],
+};

@@ -1,0 +1,110 @@
+import { sql, type Selectable, type SqlBool } from "kysely";
+import type { Page } from "../../../api/pagination.js";
+import { notFound } from "../../../store/errors.js";
+import { applyPage, countRows, listConditions, type UidColumns, type Visibility } from "../../../store/list-query.js";
+import type { Db } from "../../../store/tables.js";
+import type { ArtifactRows } from "../artifact-rows.js";
+import type { ArtifactTable, ArtifactVersionTable } from "../tables.js";
+
+export type ArtifactRow = Selectable<ArtifactTable>;
+export type ArtifactVersionRow = Selectable<ArtifactVersionTable>;
+
+/** Sortable artifact fields: API name to column. */
+export const artifactOrderable = {
+  name: "name",
+  ecosystem: "ecosystem",
+  latest_version: "latest_version",
+  version_count: "version_count",
+  create_time: "create_time",
+  created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
+};
+
+/** Sortable version fields: `version` is the ecosystem's ordering. */
+export const artifactVersionOrderable = {
+  version: "rank",
+  publish_time: "publish_time",
+  create_time: "create_time",
+  created_at: "create_time",
+};
+
+/** Artifacts hang one segment below their organization. */
+const ARTIFACT_COLUMNS: UidColumns = { uid: "artifacts.uid", ownerSegments: 1 };
+
+export interface ArtifactFilter {
+  /** OSV ecosystem names; at least one. */
+  ecosystems: string[];
+  /** Text the name contains, ignoring case. */
+  query?: string;
+  /** The organizations the caller may list in (undefined: all). */
+  visible: Visibility;
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function filteredArtifacts(db: Db, filter: ArtifactFilter) {
+  return db.selectFrom("artifacts").where((eb) =>
+    eb.and([
+      eb("artifacts.ecosystem", "in", filter.ecosystems),
+      ...(filter.query ? [sql<SqlBool>`${eb.ref("artifacts.name_lower")} like ${`%${escapeLike(filter.query.toLowerCase())}%`} escape '\\'`] : []),
+      ...listConditions(eb, ARTIFACT_COLUMNS, {}, filter.visible),
+    ]),
+  );
+}
+
+/** One page (up to `limit + 1` rows) and the count of all matches. */
+export async function listArtifacts(db: Db, filter: ArtifactFilter, page: Page): Promise<{ rows: ArtifactRow[]; total: number }> {
+  const rows = await applyPage(filteredArtifacts(db, filter).selectAll(), page, "artifacts").execute();
+  return { rows, total: await countRows(filteredArtifacts(db, filter)) };
+}
+
+/** The number of artifacts of each ecosystem in `filter` (ecosystems without any are absent). */
+export async function countArtifacts(db: Db, filter: ArtifactFilter): Promise<Map<string, number>> {
+  const rows = await filteredArtifacts(db, filter)
+    .select((eb) => ["artifacts.ecosystem", eb.fn.countAll().as("total")])
+    .groupBy("artifacts.ecosystem")
+    .execute();
+  return new Map(rows.map((r) => [r.ecosystem, Number(r.total)]));
+}
+
+/** An artifact; throws NOT_FOUND. */
+export async function getArtifact(db: Db, uid: string): Promise<ArtifactRow> {
+  const row = await db.selectFrom("artifacts").selectAll().where("uid", "=", uid).executeTakeFirst();
+  if (!row) throw notFound("artifact", uid);
+  return row;
+}
+
+/** One page of an artifact's versions and their count. */
+export async function listArtifactVersions(db: Db, artifactUid: string, page: Page): Promise<{ rows: ArtifactVersionRow[]; total: number }> {
+  const query = () => db.selectFrom("artifact_versions").where("artifact_versions.artifact_uid", "=", artifactUid);
+  const rows = await applyPage(query().selectAll(), page, "artifact_versions").execute();
+  return { rows, total: await countRows(query()) };
+}
+
+/** The stored digests of `uids`, with their create times. */
+export async function storedArtifacts(db: Db, uids: string[]): Promise<Map<string, { digest: string; create_time: number }>> {
+  if (uids.length === 0) return new Map();
+  const rows = await db.selectFrom("artifacts").select(["uid", "digest", "create_time"]).where("uid", "in", uids).execute();
+  return new Map(rows.map((r) => [r.uid, { digest: r.digest, create_time: Number(r.create_time) }]));
+}
+
+/** Writes artifacts with all their versions, replacing any stored under the same uid. */
+export async function writeArtifacts(db: Db, writes: Array<{ rows: ArtifactRows; createTime: number; updateTime: number; replace: boolean }>): Promise<void> {
+  const replaced = writes.filter((w) => w.replace).map((w) => w.rows.artifact.uid);
+  if (replaced.length > 0) {
+    await db.deleteFrom("artifact_versions").where("artifact_uid", "in", replaced).execute();
+    await db.deleteFrom("artifacts").where("uid", "in", replaced).execute();
+  }
+  for (const { rows, createTime, updateTime } of writes) {
+    await db.insertInto("artifacts").values({ ...rows.artifact, create_time: createTime, update_time: updateTime }).execute();
+    const versions = rows.versions.map((v) => ({ ...v, create_time: createTime, update_time: updateTime }));
+    for (let i = 0; i < versions.length; i += 500) await db.insertInto("artifact_versions").values(versions.slice(i, i + 500)).execute();
+  }
+}
+
+/** Whether the group exists and is an organization (a root group). */
+export async function isOrganization(db: Db, uid: string): Promise<boolean> {
+  const row = await db.selectFrom("groups").select("uid").where("uid", "=", uid).executeTakeFirst();
+  return row !== undefined && !uid.includes("/");
+}

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { bootstrapOrganization } from "../../src/bootstrap.js";
+import type { Page } from "../../src/api/pagination.js";
+import { importLibraries } from "../../src/domains/libraries/library-import.js";
+import { countArtifacts, listArtifacts, listArtifactVersions } from "../../src/domains/libraries/store/artifacts.js";
+import { readLibraryFeed } from "../../src/libraries/feed.js";
+import { openStore, type Store } from "../../src/store/store.js";
+import { dropFresh, testDatabases } from "../support/databases.js";
+
+const NPM = new URL("../fixtures/libraries/npm", import.meta.url).pathname;
+const page = (order: Page["order"], limit = 50): Page => ({ limit, skip: 0, order });
+
+for (const database of await testDatabases()) {
+  describe(`library store on ${database.name}`, { skip: database.skip }, () => {
+    let store: Store;
+    let url: string;
+    let org: string;
+
+    before(async () => {
+      url = await database.fresh();
+      store = await openStore(url);
+      org = (await bootstrapOrganization(store, "acme", Date.now())).organization.uid;
+    });
+    after(async () => {
+      await store?.close();
+      await dropFresh(url);
+    });
+
+    test("the npm fixtures import, a second import changes nothing, a changed document replaces its artifact", async () => {
+      const first = await importLibraries(store.db, org, readLibraryFeed([NPM]), { batchItems: 7 });
+      assert.deepEqual(first, { read: 34, added: 34, updated: 0, unchanged: 0, rejected: 0 });
+      const again = await importLibraries(store.db, org, readLibraryFeed([NPM]));
+      assert.deepEqual(again, { read: 34, added: 0, updated: 0, unchanged: 34, rejected: 0 });
+      const changed = { name: "is-number", "dist-tags": { latest: "8.0.0" }, versions: { "8.0.0": { description: "new" } }, time: {} };
+      const replaced = await importLibraries(store.db, org, (async function* () {
+        const { parseLibraryDocument } = await import("../../src/libraries/feed.js");
+        yield { item: parseLibraryDocument(JSON.stringify(changed), "is-number.json") };
+      })());
+      assert.deepEqual(replaced, { read: 1, added: 0, updated: 1, unchanged: 0, rejected: 0 });
+    });
+
+    test("query matches names ignoring case, % and _ literally; counts per ecosystem; versions in rank order", async () => {
+      const found = await listArtifacts(store.db, { ecosystems: ["npm"], query: "IS-", visible: [org] }, page([{ column: "name", desc: false }, { column: "uid", desc: false }]));
+      assert.deepEqual(found.rows.map((r) => r.name), ["is-even", "is-number", "is-odd", "path-is-absolute"]);
+      assert.equal((await listArtifacts(store.db, { ecosystems: ["npm"], query: "_", visible: [org] }, page([{ column: "uid", desc: false }]))).total, 0);
+      assert.equal((await listArtifacts(store.db, { ecosystems: ["npm"], visible: [] }, page([{ column: "uid", desc: false }]))).total, 0);
+      assert.deepEqual([...(await countArtifacts(store.db, { ecosystems: ["npm", "PyPI"], visible: undefined }))], [["npm", 34]]);
+      const ms = found.rows.length > 0 ? (await listArtifacts(store.db, { ecosystems: ["npm"], query: "ms", visible: [org] }, page([{ column: "name", desc: false }, { column: "uid", desc: false }]))).rows.find((r) => r.name === "ms")! : undefined;
+      const versions = await listArtifactVersions(store.db, ms!.uid, page([{ column: "rank", desc: true }, { column: "uid", desc: false }], 3));
+      assert.deepEqual(versions.rows.map((v) => v.version), ["4.0.0-nightly.202508271359", "4.0.0-nightly.202508271358", "4.0.0-nightly.202508270145", "3.0.0-canary.202508261828"], "SemVer order: prereleases of 4.0.0 above 3.0.0 prereleases");
+      assert.equal(versions.total, 32);
+    });
+  });
+}
