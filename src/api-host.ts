@@ -5,10 +5,11 @@ import { errorDomainOf } from "./api/errors.js";
 import { createPager } from "./api/pagination.js";
 import { createTokenService, type TokenService } from "./auth/tokens.js";
 import { prepareStore } from "./bootstrap.js";
-import type { ServerConfig } from "./config.js";
+import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { authenticationInterceptor } from "./interceptors/authentication-interceptor.js";
 import { authorizationInterceptor } from "./interceptors/authorization-interceptor.js";
 import { deadlineInterceptor } from "./interceptors/deadline-interceptor.js";
+import { eventInterceptor } from "./interceptors/event-interceptor.js";
 import { errorInterceptor } from "./interceptors/error-interceptor.js";
 import { loggingInterceptor } from "./interceptors/logging-interceptor.js";
 import { createStreamShutdown } from "./interceptors/shutdown-interceptor.js";
@@ -48,6 +49,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     now,
     organizationCreation: config.organizationCreation ?? "bootstrap",
     ownership: OWNERSHIP,
+    events: eventsConfigOf(config),
   };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();
@@ -65,6 +67,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
       deadlineInterceptor(config.limits.requestTimeoutMs),
       authenticationInterceptor(tokens, store.db, config.apiUrl),
       authorizationInterceptor(),
+      eventInterceptor({ typePrefix: deps.events.typePrefix, now }),
     ],
     routes(router) {
       for (const domain of DOMAINS) for (const binding of domain.services) binding.register(router, deps);

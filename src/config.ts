@@ -14,8 +14,45 @@ export interface ServerConfig {
   organizationCreation?: OrganizationCreation;
   /** Which OIDC issuers the token exchange may fetch keys from. Default: https on public addresses only. */
   upstreamIssuers?: UpstreamIssuerPolicy;
+  /** Event delivery to subscriptions. Defaults in `defaultEventsConfig`. */
+  events?: Partial<EventsConfig>;
   logLevel: LogLevel;
   limits: Limits;
+}
+
+/** How events are typed and delivered (README "Events"). */
+export interface EventsConfig {
+  /** Admit `http://` sinks and sinks on loopback, private and link-local addresses (`serve --events-allow-local-sinks`). */
+  allowLocalSinks: boolean;
+  /** The first segments of every CloudEvent type: `<prefix>.api.iam.group.created.v1`. */
+  typePrefix: string;
+  /** How long a delivery is retried after its first failure, ms; then it is marked failed. */
+  retryPeriodMs: number;
+  /** The first retry's delay, ms; each next one doubles, up to `maxBackoffMs`, with jitter. */
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  /** One POST to a sink, connect to last byte, ms. */
+  timeoutMs: number;
+  /** Deliveries in flight at once (to distinct subscriptions). */
+  concurrency: number;
+  /** How often the dispatcher looks for due deliveries, ms. */
+  pollIntervalMs: number;
+}
+
+export const defaultEventsConfig: EventsConfig = {
+  allowLocalSinks: false,
+  typePrefix: "dev.platform",
+  retryPeriodMs: 24 * 3600_000,
+  initialBackoffMs: 1_000,
+  maxBackoffMs: 300_000,
+  timeoutMs: 10_000,
+  concurrency: 8,
+  pollIntervalMs: 500,
+};
+
+/** The configuration's events settings over the defaults. */
+export function eventsConfigOf(config: Pick<ServerConfig, "events">): EventsConfig {
+  return { ...defaultEventsConfig, ...config.events };
 }
 
 /**

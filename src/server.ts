@@ -8,7 +8,8 @@ import { createDiscoveryRoutes } from "./auth/discovery.js";
 import { createStsRoute } from "./auth/sts-route.js";
 import type { TokenService } from "./auth/tokens.js";
 import { createUpstreamKeys } from "./auth/upstream-keys.js";
-import type { ServerConfig } from "./config.js";
+import { eventsConfigOf, type ServerConfig } from "./config.js";
+import { startDispatcher } from "./domains/events/dispatcher.js";
 import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
@@ -86,6 +87,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content });
   const registryHost = createDualListener(registry.handler, { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs });
+  const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
   return {
     api,
     registry: registryHost,
@@ -94,7 +96,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       host.setServing(false);
       host.endStreams();
       registry.close();
-      await Promise.all([api.close(), registryHost.close()]);
+      await Promise.all([api.close(), registryHost.close(), dispatcher.close()]);
     },
   };
 }

@@ -24,6 +24,9 @@ export const visibilityKey = createContextKey<string[] | undefined>(undefined, {
   description: "subtrees the caller may list; undefined means unrestricted",
 });
 
+/** The group a scoped RPC was authorized on (its scope field, stripped to the owning group); set by the authorization interceptor. */
+export const scopeKey = createContextKey<string | undefined>(undefined, { description: "the group the call was authorized on" });
+
 /** Builds Grants from (group, capability) pairs. */
 export function grantsFrom(pairs: ReadonlyArray<{ group_uid: string; capability: string }>): Grants {
   const byCapability = new Map<string, string[]>();

@@ -31,6 +31,7 @@ const serveOptions: Record<string, OptionSpec> = {
     default: "bootstrap",
     help: "who may create organizations over the API: bootstrap (nobody; use the bootstrap command) or anyone (any verified caller)",
   },
+  "events-allow-local-sinks": { type: "boolean", env: "EVENTS_ALLOW_LOCAL_SINKS", help: "let subscriptions name http:// sinks and loopback or private addresses (default: https on public addresses only)" },
   "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let the token exchange fetch other issuers' keys over plain http (default: https only)" },
   "allow-private-issuers": {
     type: "boolean",
@@ -127,6 +128,7 @@ async function serve(args: string[]): Promise<void> {
       publicOrganization: o["public-org"] as string,
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
+      events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
       logLevel,
       limits: defaultLimits,
     },

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Pager } from "../api/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
-import type { OrganizationCreation } from "../config.js";
+import type { EventsConfig, OrganizationCreation } from "../config.js";
 import type { Database } from "../store/tables.js";
 import type { Ownership } from "./domain.js";
 
@@ -16,4 +16,6 @@ export interface ServiceDeps {
   organizationCreation: OrganizationCreation;
   /** Where rows of every domain hang below groups and repos (the delete guards). */
   ownership: Ownership;
+  /** Event settings (which sinks a subscription may name). */
+  events: EventsConfig;
 }

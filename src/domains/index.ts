@@ -3,6 +3,7 @@ import type { Migration } from "kysely";
 import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { advisory } from "./advisory/module.js";
 import type { Domain, Ownership } from "./domain.js";
+import { events } from "./events/module.js";
 import { iam } from "./iam/module.js";
 import { libraries } from "./libraries/module.js";
 import { ping } from "./ping/module.js";
@@ -10,7 +11,7 @@ import { registry } from "./registry/module.js";
 import { vulnerabilities } from "./vulnerabilities/module.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
-export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities, advisory, libraries];
+export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities, advisory, libraries, events];
 
 /** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
 export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);

@@ -2,7 +2,7 @@ import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../api/errors.js";
 import { isRoot, isUidp, stripSegments } from "../api/uidp.js";
-import { principalKey, visibilityKey } from "../auth/principal.js";
+import { principalKey, scopeKey, visibilityKey } from "../auth/principal.js";
 import { requirementOf, type Requirement } from "../auth/rules.js";
 
 /**
@@ -42,6 +42,7 @@ export function authorizationInterceptor(): Interceptor {
     if (requirement.rootAdmitsAuthenticated && isUidp(uid) && isRoot(uid)) return next(req);
     const group = isUidp(uid) ? stripSegments(uid, requirement.stripSegments) : undefined;
     if (group === undefined) throw invalidField(fieldName, "is not a valid uid for this call");
+    req.contextValues.set(scopeKey, group);
     if (!grants.has(group, requirement.capabilities)) {
       throw permissionDenied(`the caller lacks ${requirement.capabilities.join(", ")} on ${group}`);
     }

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import type { EventsTables } from "../domains/events/tables.js";
 import type { IamTables } from "../domains/iam/tables.js";
 import type { LibrariesTables } from "../domains/libraries/tables.js";
 import type { RegistryTables } from "../domains/registry/tables.js";
@@ -34,7 +35,7 @@ export interface SystemTables {
 }
 
 /** Every table: the server's own and each domain's (a new domain with tables adds its interface here). */
-export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

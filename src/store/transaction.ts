@@ -1,20 +1,47 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Kysely, Transaction } from "kysely";
 import { deadlineExceeded } from "../api/errors.js";
 import type { Database } from "./tables.js";
 
 /**
+ * Work a caller attaches to the transactions run below it (the event of an RPC, of a push):
+ * called with the transaction and the result of its work, before the commit, once per
+ * `withTransactionHook` (the first transaction that commits).
+ */
+export type TransactionHook = (trx: Transaction<Database>, result: unknown) => Promise<void>;
+
+const hooks = new AsyncLocalStorage<{ hook: TransactionHook; done: boolean }>();
+
+/** Runs `work` with `hook` attached to the first transaction `inTransaction` commits below it. */
+export function withTransactionHook<T>(hook: TransactionHook, work: () => Promise<T>): Promise<T> {
+  return hooks.run({ hook, done: false }, work);
+}
+
+/** True when the hook of the enclosing `withTransactionHook` ran in a committed transaction. */
+export function transactionHookRan(): boolean {
+  return hooks.getStore()?.done ?? false;
+}
+
+/**
  * Runs `work` in a transaction. When `signal` has aborted by the time `work`
  * finishes (the call's deadline passed or its client left), the transaction
  * rolls back and DEADLINE_EXCEEDED is thrown: nothing unacknowledged is written.
+ * The enclosing `withTransactionHook`'s hook, when it has not run yet, runs in the
+ * same transaction: what it writes commits or rolls back with the work.
  */
 export async function inTransaction<T>(
   db: Kysely<Database>,
   signal: AbortSignal | undefined,
   work: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  const attached = hooks.getStore();
+  const pending = attached && !attached.done ? attached : undefined;
+  const result = await db.transaction().execute(async (trx) => {
     const result = await work(trx);
+    if (pending) await pending.hook(trx, result);
     if (signal?.aborted) throw deadlineExceeded("the call ended before its change was committed; nothing was written");
     return result;
   });
+  if (pending) pending.done = true;
+  return result;
 }

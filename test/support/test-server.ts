@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/bootstrap.js";
-import { defaultLimits, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
+import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/registry/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server.js";
@@ -44,6 +44,8 @@ export async function startTestServer(
     organizationCreation?: OrganizationCreation;
     /** Default: the server's default (https issuers on public addresses only). */
     upstreamIssuers?: UpstreamIssuerPolicy;
+    /** Default: the server's default (https sinks on public addresses only). */
+    events?: Partial<EventsConfig>;
   } = {},
 ): Promise<TestServer> {
   const limits = { ...defaultLimits, ...options.limits };
@@ -61,6 +63,7 @@ export async function startTestServer(
       errorDomain: options.errorDomain,
       organizationCreation: options.organizationCreation,
       upstreamIssuers: options.upstreamIssuers,
+      events: options.events,
       logLevel: "info",
       limits,
     },

@@ -4,22 +4,24 @@ import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 
 /**
- * The server's only outbound HTTP client (the token exchange's discovery documents and JWKS):
- * GET of a JSON document where a caller's data names the URL, so it guards against being
- * pointed at the server's own network (SSRF).
+ * The server's only outbound HTTP client (the token exchange's discovery documents and JWKS,
+ * event deliveries to subscription sinks): callers' data names the URLs, so it guards against
+ * being pointed at the server's own network (SSRF).
  *
  * - `https:` only, unless `allowHttp`.
  * - The address actually connected to must be public (not loopback, private, link-local, CGNAT,
  *   multicast, reserved, ...) unless `allowPrivateAddresses`: an IP literal is checked as written,
  *   a host name by the addresses DNS gives for it, in the connection's own lookup (so a name that
  *   resolves differently on a second lookup cannot slip through). Any non-public address refuses.
- * - No redirects: any answer but 200 is an error.
+ * - No redirects: a 3xx is an answer like any other.
  * - One deadline, `timeoutMs`, for the whole exchange (connect, headers and body), and at most
  *   `maxBytes` of body.
  */
 export interface OutboundPolicy {
   allowHttp: boolean;
   allowPrivateAddresses: boolean;
+  /** The operator flag(s) that relax the policy, named in refusals (e.g. `serve --allow-http-issuers`). */
+  relaxedBy?: { http: string; privateAddresses: string };
   timeoutMs: number;
   maxBytes: number;
 }
@@ -118,44 +120,66 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 /** Checks a URL against the policy before anything is sent; throws OutboundFetchError. */
-export function checkOutboundUrl(url: URL, policy: Pick<OutboundPolicy, "allowHttp" | "allowPrivateAddresses">): void {
+export function checkOutboundUrl(url: URL, policy: Pick<OutboundPolicy, "allowHttp" | "allowPrivateAddresses" | "relaxedBy">): void {
+  const relaxedBy = policy.relaxedBy ?? { http: "serve --allow-http-issuers", privateAddresses: "serve --allow-private-issuers" };
   if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
-    throw new OutboundFetchError(`${url.href} is not an https URL${url.protocol === "http:" ? " (plain http is not allowed: serve --allow-http-issuers)" : ""}`);
+    throw new OutboundFetchError(`${url.href} is not an https URL${url.protocol === "http:" ? " (plain http is not allowed: ${relaxedBy.http})" : ""}`);
   }
   if (url.username !== "" || url.password !== "") throw new OutboundFetchError(`${url.href} carries credentials`);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   if (!policy.allowPrivateAddresses && isIP(host) !== 0 && !isPublicAddress(host)) {
-    throw new OutboundFetchError(`${url.href} names ${host}, which is not a public address (serve --allow-private-issuers)`);
+    throw new OutboundFetchError(`${url.href} names ${host}, which is not a public address (${relaxedBy.privateAddresses})`);
   }
 }
 
-/** GETs `url` and parses its body as JSON, within the policy. Throws OutboundFetchError. */
-export function fetchJson(url: URL, policy: OutboundPolicy): Promise<unknown> {
+/** GETs `url` and parses its body as JSON, within the policy; any answer but 200 is an error. Throws OutboundFetchError. */
+export async function fetchJson(url: URL, policy: OutboundPolicy): Promise<unknown> {
+  const res = await outboundRequest(url, { method: "GET", headers: { accept: "application/json" } }, policy);
+  if (res.status !== 200) throw new OutboundFetchError(`${url.href} answered HTTP ${res.status} (redirects are not followed)`);
+  try {
+    return JSON.parse(res.body.toString("utf8")) as unknown;
+  } catch {
+    throw new OutboundFetchError(`${url.href} is not JSON`);
+  }
+}
+
+export interface OutboundRequest {
+  method: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: Buffer;
+}
+
+/**
+ * Sends one request within the policy and reads the whole answer (at most `maxBytes`), whatever
+ * its status. Throws OutboundFetchError when refused by the policy, on connection errors and
+ * when the deadline passes.
+ */
+export function outboundRequest(url: URL, request: OutboundRequest, policy: OutboundPolicy): Promise<{ status: number; body: Buffer }> {
   checkOutboundUrl(url, policy);
   const client = url.protocol === "https:" ? https : http;
-  return new Promise<unknown>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let settled = false;
     const deadline = setTimeout(() => finish(new OutboundFetchError(`${url.href} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
-    function finish(error: Error | undefined, value?: unknown) {
+    function finish(error: Error | undefined, value?: { status: number; body: Buffer }) {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       req.destroy();
-      if (error) reject(error instanceof OutboundFetchError ? error : new OutboundFetchError(`fetching ${url.href} failed: ${error.message}`));
-      else resolve(value);
+      if (error) reject(error instanceof OutboundFetchError ? error : new OutboundFetchError(`${request.method} ${url.href} failed: ${error.message}`));
+      else resolve(value!);
     }
     let req: http.ClientRequest;
     try {
       req = client.request(
         url,
         {
-          method: "GET",
-          headers: { accept: "application/json" },
+          method: request.method,
+          headers: { ...request.headers, ...(request.body ? { "content-length": String(request.body.byteLength) } : {}) },
           agent: false,
           ...(policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }),
         },
         (res) => {
-          if (res.statusCode !== 200) return finish(new OutboundFetchError(`${url.href} answered HTTP ${res.statusCode} (redirects are not followed)`));
+          const status = res.statusCode ?? 0;
           const declared = Number(res.headers["content-length"]);
           if (Number.isFinite(declared) && declared > policy.maxBytes) return finish(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
           const chunks: Buffer[] = [];
@@ -166,21 +190,36 @@ export function fetchJson(url: URL, policy: OutboundPolicy): Promise<unknown> {
             chunks.push(chunk);
           });
           res.on("error", (error) => finish(error));
-          res.on("end", () => {
-            try {
-              finish(undefined, JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown);
-            } catch {
-              finish(new OutboundFetchError(`${url.href} is not JSON`));
-            }
-          });
+          res.on("end", () => finish(undefined, { status, body: Buffer.concat(chunks) }));
         },
       );
     } catch (error) {
       settled = true;
       clearTimeout(deadline);
-      return reject(new OutboundFetchError(`fetching ${url.href} failed: ${(error as Error).message}`));
+      return reject(new OutboundFetchError(`${request.method} ${url.href} failed: ${(error as Error).message}`));
     }
     req.on("error", (error) => finish(error));
-    req.end();
+    req.end(request.body);
   });
+}
+
+/**
+ * Resolves the URL's host (an IP literal as written) and throws OutboundFetchError when any of
+ * its addresses is not public: the check a URL gets when it is stored (a webhook sink), before
+ * the connection's own check when it is used.
+ */
+export async function checkPublicHost(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const addresses = isIP(host) !== 0 ? [host] : await lookupAll(host);
+  const refused = addresses.find((a) => !isPublicAddress(a));
+  if (refused !== undefined) throw new OutboundFetchError(`${url.host} resolves to ${refused}, which is not a public address`);
+  if (addresses.length === 0) throw new OutboundFetchError(`${url.host} has no address`);
+}
+
+function lookupAll(host: string): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (error, addresses: LookupAddress[]) =>
+      error ? reject(new OutboundFetchError(`${host} does not resolve: ${error.code ?? error.message}`)) : resolve(addresses.map((a) => a.address)),
+    ),
+  );
 }

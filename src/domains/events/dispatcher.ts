@@ -1,0 +1,126 @@
+import type { Kysely } from "kysely";
+import type { TokenService } from "../../auth/tokens.js";
+import type { EventsConfig } from "../../config.js";
+import { OutboundFetchError, outboundRequest } from "../../http/outbound-fetch.js";
+import type { Logger } from "../../logger.js";
+import type { Database } from "../../store/tables.js";
+import { sinkPolicy } from "./sink.js";
+import { deliveryFailed, deliverySucceeded, dueDeliveries, getEvent, leaseDelivery, type DeliveryRow, type EventRow } from "./store/outbox.js";
+
+export interface Dispatcher {
+  /** Stops polling and waits for the deliveries in flight. */
+  close(): Promise<void>;
+}
+
+/**
+ * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs` it takes the
+ * oldest due delivery of each subscription (at most `concurrency` at once), leases it (a
+ * conditional update, so two processes on one database do not send it both), POSTs the
+ * CloudEvent and deletes the delivery only after a 2xx. Anything else (an answer that is not
+ * 2xx, a timeout, a refused or failed connection) is retried with exponential backoff and
+ * jitter until `retryPeriodMs` after the first failure, then the delivery is marked failed and
+ * stays for inspection. At-least-once: a crash between the 2xx and the delete sends it again.
+ */
+export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenService; config: EventsConfig; logger: Logger; source: string; now?: () => number }): Dispatcher {
+  const { db, tokens, config, logger, source } = options;
+  const now = options.now ?? Date.now;
+  const policy = sinkPolicy(config);
+  const leaseMs = config.timeoutMs * 2 + 5_000;
+  const inFlight = new Set<Promise<void>>();
+  let closed = false;
+  let ticking = false;
+
+  async function tick() {
+    if (ticking || closed) return;
+    ticking = true;
+    try {
+      const room = config.concurrency - inFlight.size;
+      if (room <= 0) return;
+      const held = new Set([...inFlightSubscriptions]);
+      for (const row of await dueDeliveries(db, now(), room + held.size)) {
+        if (held.has(row.subscription_uid) || inFlight.size >= config.concurrency || closed) continue;
+        if (!(await leaseDelivery(db, row, now(), leaseMs))) continue;
+        inFlightSubscriptions.add(row.subscription_uid);
+        const work = deliver(row)
+          .catch((error: unknown) => logger.error("event delivery failed", { subscription: row.subscription_uid, event: row.event_id, error: String(error) }))
+          .finally(() => {
+            inFlightSubscriptions.delete(row.subscription_uid);
+            inFlight.delete(work);
+          });
+        inFlight.add(work);
+      }
+    } catch (error) {
+      if (!closed) logger.error("event dispatcher poll failed", { error: String(error) });
+    } finally {
+      ticking = false;
+    }
+  }
+  const inFlightSubscriptions = new Set<string>();
+
+  async function deliver(row: DeliveryRow) {
+    const event = await getEvent(db, row.event_id);
+    const subscription = await db.selectFrom("subscriptions").select(["uid", "group_uid", "sink"]).where("uid", "=", row.subscription_uid).executeTakeFirst();
+    if (!event || !subscription) return;
+    const started = now();
+    let failure: { status: number; message: string };
+    try {
+      const { token } = await tokens.issue({ subject: `webhook:${subscription.group_uid}`, audience: subscription.sink, ttlSeconds: 600 });
+      const res = await outboundRequest(new URL(subscription.sink), { method: "POST", headers: cloudEventHeaders(event, source, token), body: Buffer.from(cloudEventBody(event)) }, policy);
+      if (res.status >= 200 && res.status < 300) {
+        await deliverySucceeded(db, row, now());
+        logger.info("event delivered", { subscription: subscription.uid, event: event.id, type: event.type, status: res.status, ms: now() - started });
+        return;
+      }
+      failure = { status: res.status, message: `the sink answered HTTP ${res.status}` };
+    } catch (error) {
+      if (!(error instanceof OutboundFetchError)) throw error;
+      failure = { status: 0, message: error.message };
+    }
+    const firstFailure = row.first_failure_time === null ? now() : Number(row.first_failure_time);
+    const attempts = Number(row.attempts) + 1;
+    const delay = Math.min(config.maxBackoffMs, config.initialBackoffMs * 2 ** Math.min(attempts - 1, 30));
+    const next = now() + Math.round(delay * (0.5 + Math.random() / 2));
+    const giveUp = next - firstFailure > config.retryPeriodMs;
+    await deliveryFailed(db, row, now(), failure, giveUp ? undefined : next);
+    logger.warn(giveUp ? "event delivery failed for good" : "event delivery failed; will retry", {
+      subscription: subscription.uid,
+      event: event.id,
+      attempts,
+      status: failure.status,
+      reason: failure.message,
+    });
+  }
+
+  const timer = setInterval(() => void tick(), config.pollIntervalMs);
+  timer.unref();
+  void tick();
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+/** The CloudEvents 1.0 binary-mode headers of an event (hosted-api 8). */
+export function cloudEventHeaders(event: EventRow, source: string, token: string): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "user-agent": "platform-api",
+    authorization: `Bearer ${token}`,
+    "ce-specversion": "1.0",
+    "ce-id": event.id,
+    "ce-source": source,
+    "ce-type": event.type,
+    "ce-subject": event.subject,
+    "ce-time": new Date(Number(event.time)).toISOString(),
+    "ce-group": event.group_uid,
+    "ce-audience": "customer",
+  };
+}
+
+/** `{actor, body}`. */
+export function cloudEventBody(event: EventRow): string {
+  return `{"actor":${event.actor},"body":${event.body}}`;
+}

@@ -1,0 +1,19 @@
+import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
+import { bind, type Domain } from "../domain.js";
+import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
+import { createSubscriptionsService } from "./subscriptions-service.js";
+
+/**
+ * Events (`platform.events.v2`): subscriptions of sinks to the events of a group and its
+ * subtree. Every change's event is written to the outbox in its transaction
+ * (`src/interceptors/event-interceptor.ts`, `store/outbox.ts`); the dispatcher
+ * (`dispatcher.ts`) delivers them.
+ */
+export const events: Domain = {
+  name: "events",
+  files: [file_platform_events_v2_subscriptions_service],
+  services: [bind(SubscriptionsService, createSubscriptionsService)],
+  migrations: { "2026-11-25-0014-events": eventsTables },
+  ownedByGroup: ["subscriptions"],
+  deletedWithRepo: [],
+};

@@ -1,0 +1,272 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { createRemoteJWKSet, jwtVerify } from "jose";
+import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
+import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
+import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
+import { newChildUid } from "../../src/api/uidp.js";
+import { defaultLimits } from "../../src/config.js";
+import { insertSubscription } from "../../src/domains/events/store/subscriptions.js";
+import { insertGroup } from "../../src/domains/iam/store/groups.js";
+import { createLogger } from "../../src/logger.js";
+import { createFileContentStore } from "../../src/registry/content-store.js";
+import { createServer } from "../../src/server.js";
+import { openStore } from "../../src/store/store.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+import { allWires, connectWire, methodOf, type Wire } from "../support/wires.js";
+
+/** A CloudEvent as a sink received it. */
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: { actor: { subject: string }; body: JsonObject };
+}
+
+/** A loopback HTTP receiver; `answer` picks each response's status. */
+async function startReceiver(answer: (n: number) => number = () => 200) {
+  const received: Received[] = [];
+  let calls = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const status = answer(++calls);
+      if (status >= 200 && status < 300) received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Received["body"] });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    received,
+    calls: () => calls,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function waitFor(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const fast = { allowLocalSinks: true, pollIntervalMs: 20, initialBackoffMs: 20, maxBackoffMs: 100, timeoutMs: 2_000 };
+
+describe("SubscriptionsService on every wire", () => {
+  let server: TestServer;
+  let wires: Wire[];
+  before(async () => {
+    server = await startTestServer({ events: fast });
+    wires = allWires(server.apiPort);
+  });
+  after(async () => {
+    for (const w of wires) w.close();
+    await server.close();
+  });
+
+  for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
+    test(`Create, Get, List, Delete over ${wireName}`, async () => {
+      const wire = wires.find((w) => w.name === wireName)!;
+      const call = (name: string, request: JsonObject, rest: { method: string; path: string; body?: JsonObject }) =>
+        wire.call(methodOf(SubscriptionsService, name), request, rest, server.ownerToken);
+      const sink = `http://127.0.0.1:9/${wireName}`;
+      const made = await call("CreateSubscription", { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: `/events/v2/subscriptions/${server.org.uid}`, body: { sink } });
+      assert.equal(made.code, 0, made.message);
+      const uid = made.body!.uid as string;
+      assert.match(uid, new RegExp(`^${server.org.uid}/[0-9a-f]{16}$`));
+      assert.equal(made.body!.sink, sink);
+      const read = await call("GetSubscription", { uid }, { method: "GET", path: `/events/v2/subscriptions/${uid}` });
+      assert.equal(read.code, 0, read.message);
+      assert.equal(read.body!.sink, sink);
+      const listed = await call("ListSubscriptions", { uidp: { ids: [uid] } }, { method: "GET", path: `/events/v2/subscriptions?uidp.ids=${uid}` });
+      assert.deepEqual((listed.body!.subscriptions as JsonObject[]).map((s) => s.uid), [uid]);
+      assert.equal(listed.body!.totalCount, "1");
+      const gone = await call("DeleteSubscription", { uid }, { method: "DELETE", path: `/events/v2/subscriptions/${uid}` });
+      assert.equal(gone.code, 0, gone.message);
+      const missing = await call("GetSubscription", { uid }, { method: "GET", path: `/events/v2/subscriptions/${uid}` });
+      assert.equal(missing.code, 5);
+    });
+  }
+});
+
+describe("sinks are https on public addresses by default (SSRF)", () => {
+  let server: TestServer;
+  let wire: Wire;
+  before(async () => {
+    server = await startTestServer();
+    wire = connectWire(server.apiPort);
+  });
+  after(async () => {
+    wire.close();
+    await server.close();
+  });
+  for (const sink of ["http://example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://10.1.2.3/", "https://169.254.169.254/latest", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "ftp://example.com/", "not a url"]) {
+    test(`refused: ${sink}`, async () => {
+      const out = await wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: "" }, server.ownerToken);
+      assert.equal(out.code, 3, out.message);
+      assert.match(out.message ?? "", /subscription\.sink/);
+    });
+  }
+});
+
+describe("events are delivered, signed, in order, and only for committed changes", () => {
+  let server: TestServer;
+  let wire: Wire;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let folder: string;
+  const call = (service: typeof ReposService | typeof TagsService | typeof SubscriptionsService, name: string, request: JsonObject) =>
+    wire.call(methodOf(service, name), request, { method: "POST", path: "" }, server.ownerToken);
+
+  before(async () => {
+    server = await startTestServer({ events: fast });
+    wire = connectWire(server.apiPort);
+    receiver = await startReceiver();
+    folder = newChildUid(server.org.uid);
+    await insertGroup(server.store.db, { uid: folder, parent_uid: server.org.uid, name: "events", description: "", create_time: 1, update_time: 1 });
+    const sub = await call(SubscriptionsService, "CreateSubscription", { parent: server.org.uid, subscription: { sink: receiver.url } });
+    assert.equal(sub.code, 0, sub.message);
+  });
+  after(async () => {
+    wire.close();
+    await server.close();
+    await receiver.close();
+  });
+
+  test("a repo and a tag's create, update and delete in a subfolder arrive once each, in order, with the CloudEvent headers and a token verified against the JWKS", async () => {
+    const repo = await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/app" } });
+    assert.equal(repo.code, 0, repo.message);
+    const repoUid = repo.body!.uid as string;
+    assert.equal((await call(ReposService, "UpdateRepo", { repo: { uid: repoUid, description: "d" } })).code, 0);
+    const tag = await call(TagsService, "CreateTag", { parent: repoUid, tag: { name: "v1", digest: `sha256:${"a".repeat(64)}` } });
+    assert.equal(tag.code, 0, tag.message);
+    assert.equal((await call(TagsService, "DeleteTag", { uid: tag.body!.uid as string })).code, 0);
+    assert.equal((await call(ReposService, "DeleteRepo", { uid: repoUid })).code, 0);
+    const registryEvents = () => receiver.received.filter((r) => String(r.headers["ce-type"]).includes(".registry."));
+    await waitFor(() => registryEvents().length >= 5, "five events");
+    await new Promise((r) => setTimeout(r, 100));
+    const received = registryEvents();
+    assert.deepEqual(
+      received.map((r) => r.headers["ce-type"]),
+      ["registry.repo.created", "registry.repo.updated", "registry.tag.created", "registry.tag.deleted", "registry.repo.deleted"].map((t) => `dev.platform.api.${t}.v1`),
+    );
+    const first = received[0];
+    assert.equal(first.headers["ce-specversion"], "1.0");
+    assert.equal(first.headers["ce-subject"], repoUid);
+    assert.equal(first.headers["ce-group"], folder);
+    assert.match(String(first.headers["ce-id"]), /^[0-9a-f-]{36}$/);
+    assert.ok(!Number.isNaN(Date.parse(String(first.headers["ce-time"]))));
+    assert.equal(first.headers["content-type"], "application/json");
+    assert.equal(first.body.actor.subject, server.ownerUid);
+    assert.equal((first.body.body.repo as JsonObject).name, "events/app");
+    assert.equal(received[2].headers["ce-group"], folder, "a tag's group is its repo's group");
+    const jwks = createRemoteJWKSet(new URL(`${server.apiUrl}/.well-known/jwks.json`));
+    for (const event of received) {
+      const token = String(event.headers.authorization).replace(/^Bearer /, "");
+      const { payload } = await jwtVerify(token, jwks, { issuer: "http://api.test", audience: receiver.url });
+      assert.equal(payload.sub, `webhook:${server.org.uid}`);
+    }
+    assert.equal(new Set(received.map((r) => r.headers["ce-id"])).size, 5, "each event once");
+  });
+
+  test("a change that fails (and rolls back) emits nothing", async () => {
+    const before = receiver.received.length;
+    const events = async () => (await server.store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n;
+    const count = Number(await events());
+    const made = await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/twice" } });
+    assert.equal(made.code, 0);
+    const dup = await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/twice" } });
+    assert.equal(dup.code, 6);
+    const missing = await call(ReposService, "DeleteRepo", { uid: newChildUid(folder) });
+    assert.equal(missing.code, 5);
+    assert.equal(Number(await events()), count + 1, "only the committed create wrote an event");
+    await waitFor(() => receiver.received.length >= before + 1, "the committed create");
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(receiver.received.length, before + 1);
+  });
+
+  test("another organization's subscription sees nothing of ours; a deleted subscription stops receiving", async () => {
+    const other = await startReceiver();
+    const otherOrg = "f".repeat(40);
+    await insertGroup(server.store.db, { uid: otherOrg, parent_uid: "", name: "other", description: "", create_time: 1, update_time: 1 });
+    await insertSubscription(server.store.db, { uid: newChildUid(otherOrg), group_uid: otherOrg, sink: other.url, create_time: 1 });
+    const mine = await startReceiver();
+    const mineSub = await call(SubscriptionsService, "CreateSubscription", { parent: folder, subscription: { sink: mine.url } });
+    assert.equal(mineSub.code, 0, mineSub.message);
+    assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/seen" } })).code, 0);
+    await waitFor(() => mine.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the folder's subscriber");
+    const seen = mine.received.length;
+    assert.equal((await call(SubscriptionsService, "DeleteSubscription", { uid: mineSub.body!.uid as string })).code, 0);
+    assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/unseen" } })).code, 0);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(mine.received.length, seen, "nothing after the delete");
+    assert.equal(other.received.length, 0);
+    await Promise.all([other.close(), mine.close()]);
+  });
+});
+
+test("a sink answering 500 three times then 200 gets the event; the subscription shows the failure, then the success", async () => {
+  const server = await startTestServer({ events: fast });
+  const wire = connectWire(server.apiPort);
+  const receiver = await startReceiver((n) => (n <= 3 ? 500 : 200));
+  try {
+    const sub = await wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink: receiver.url } }, { method: "POST", path: "" }, server.ownerToken);
+    await waitFor(() => receiver.received.length === 1 || receiver.calls() >= 4, "the delivery");
+    await waitFor(() => receiver.received.length === 1, "the fourth attempt");
+    assert.equal(receiver.calls(), 4);
+    assert.equal(receiver.received[0].headers["ce-type"], "dev.platform.api.events.subscription.created.v1");
+    const read = await wire.call(methodOf(SubscriptionsService, "GetSubscription"), { uid: sub.body!.uid as string }, { method: "GET", path: "" }, server.ownerToken);
+    const delivery = read.body!.delivery as JsonObject;
+    assert.equal(delivery.lastFailureStatus, 500);
+    assert.ok(delivery.lastSuccessTime);
+    assert.equal(delivery.pendingCount ?? "0", "0");
+  } finally {
+    wire.close();
+    await server.close();
+    await receiver.close();
+  }
+});
+
+test("an event written before the server stops is delivered after it starts again", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "platform-api-events-"));
+  const dbUrl = join(dir, "db.sqlite");
+  const receiver = await startReceiver();
+  try {
+    // First run: the dispatcher does not poll before the server stops.
+    const first = await startTestServer({ dbUrl, events: { ...fast, pollIntervalMs: 3_600_000 } });
+    const wire = connectWire(first.apiPort);
+    const sub = await wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: first.org.uid, subscription: { sink: receiver.url } }, { method: "POST", path: "" }, first.ownerToken);
+    assert.equal(sub.code, 0, sub.message);
+    const repo = await wire.call(methodOf(ReposService, "CreateRepo"), { parent: first.org.uid, repo: { name: "restart/app" } }, { method: "POST", path: "" }, first.ownerToken);
+    assert.equal(repo.code, 0, repo.message);
+    wire.close();
+    await first.close();
+    assert.equal(receiver.received.length, 0, "nothing was delivered by the first run");
+    const store = await openStore(dbUrl);
+    const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
+    const second = await createServer(
+      store,
+      { apiUrl: "http://api.test", registryUrl: "http://registry.test", events: fast, logLevel: "silent", limits: defaultLimits },
+      createLogger("silent"),
+      createFileContentStore(contentDir),
+    );
+    try {
+      await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the delivery after the restart");
+      assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
+    } finally {
+      await second.close();
+      await store.close();
+      rmSync(contentDir, { recursive: true, force: true });
+    }
+  } finally {
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
