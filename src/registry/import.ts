@@ -4,7 +4,8 @@ import { ApiError, invalidField, notFound } from "../api/errors.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { linkBlob, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
 import { findOrInsertRepo } from "../domains/registry/store/repos.js";
-import { upsertTag } from "../domains/registry/store/tags.js";
+import { defaultEventsConfig } from "../config.js";
+import { moveTagWithEvent } from "../domains/events/tag-moves.js";
 import { type Store } from "../store/store.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Db } from "../store/tables.js";
@@ -37,6 +38,8 @@ export interface ImportOptions {
   now: number;
   /** Where the layouts' blobs are copied; without it only manifests are imported. */
   content?: ContentStore;
+  /** The first segments of the tag events' types; default `defaultEventsConfig.typePrefix`. */
+  eventTypePrefix?: string;
 }
 
 export interface ImportResult {
@@ -184,7 +187,11 @@ export async function importImages(store: Store, options: ImportOptions): Promis
     }
     const tagged = options.tag !== undefined ? [{ digest: tops[0].digest, ref: options.tag }] : tops.filter((t) => t.ref !== undefined && isTag(t.ref));
     for (const { digest, ref } of tagged) {
-      const tag = await upsertTag(trx, repo.uid, { name: ref!, digest }, options.now);
+      const tag = await moveTagWithEvent(trx, repo, { name: ref!, digest }, {
+        now: options.now,
+        typePrefix: options.eventTypePrefix ?? defaultEventsConfig.typePrefix,
+        via: "registry import",
+      });
       result.tags.push({ name: tag.name, digest: tag.digest });
     }
     return result;

@@ -1,3 +1,4 @@
+import { eventsConfigOf } from "../config.js";
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
 import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../domains/registry/store/manifests.js";
 import { deleteTagByName, findTagByName, listTagNames } from "../domains/registry/store/tags.js";
@@ -73,7 +74,7 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
   }
   const repo = await repoForPush(ctx.db, name, ctx.now());
   const contentType = typeof req.headers["content-type"] === "string" ? req.headers["content-type"] : undefined;
-  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now() });
+  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: eventsConfigOf(ctx.config).typePrefix });
   const headers: Record<string, string> = { location: `/v2/${name.full}/manifests/${digest}`, "docker-content-digest": digest };
   if (manifest.subject !== undefined) headers["oci-subject"] = manifest.subject.digest;
   writeEmpty(res, 201, headers);

@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { findOrInsertRepo, findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
-import { upsertTag } from "../domains/registry/store/tags.js";
+import { defaultEventsConfig } from "../config.js";
+import { moveTagWithEvent } from "../domains/events/tag-moves.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
@@ -94,7 +95,7 @@ export async function pushManifest(
   db: Kysely<Database>,
   content: ContentStore,
   repo: RepoRow,
-  options: { reference: string; bytes: Buffer; contentType?: string; now: number },
+  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string },
 ): Promise<{ digest: string; manifest: Manifest }> {
   const { reference, bytes } = options;
   const byDigest = reference.startsWith("sha256:");
@@ -128,7 +129,7 @@ export async function pushManifest(
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       throw error;
     }
-    if (!byDigest) await upsertTag(trx, repo.uid, { name: reference, digest }, options.now);
+    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix: options.eventTypePrefix ?? defaultEventsConfig.typePrefix, via: "registry push" });
   });
   return { digest, manifest };
 }

@@ -18,6 +18,9 @@ import { createLogger } from "../../src/logger.js";
 import { createFileContentStore } from "../../src/registry/content-store.js";
 import { createServer } from "../../src/server.js";
 import { openStore } from "../../src/store/store.js";
+import { createHash } from "node:crypto";
+import { importImages } from "../../src/registry/import.js";
+import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, connectWire, methodOf, type Wire } from "../support/wires.js";
 
@@ -266,6 +269,46 @@ test("an event written before the server stops is delivered after it starts agai
       rmSync(contentDir, { recursive: true, force: true });
     }
   } finally {
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("tag moves by registry pushes and by registry import are events: created, then updated when the tag moves, nothing when it stays", async () => {
+  const server = await startTestServer({ events: fast });
+  const receiver = await startReceiver();
+  const dir = mkdtempSync(join(tmpdir(), "platform-api-layout-"));
+  try {
+    await insertSubscription(server.store.db, { uid: newChildUid(server.org.uid), group_uid: server.org.uid, sink: receiver.url, create_time: 1 });
+    const { token } = await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" });
+    const put = async (method: string, path: string, body: Buffer, contentType: string) => {
+      const res = await fetch(`${server.registryUrl}${path}`, { method, body: new Uint8Array(body), headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
+      assert.ok(res.status === 201, `${method} ${path}: ${res.status} ${await res.text()}`);
+    };
+    const push = async (image: BuiltImage, tag: string) => {
+      for (const blob of [image.config, ...image.layers]) {
+        await put("POST", `/v2/acme/pushed/blobs/uploads/?digest=sha256:${createHash("sha256").update(blob.bytes).digest("hex")}`, blob.bytes, "application/octet-stream");
+      }
+      await put("PUT", `/v2/acme/pushed/manifests/${tag}`, image.manifest.bytes, image.manifest.mediaType);
+    };
+    await push(buildImage({ architecture: "amd64", label: "one" }), "v1");
+    const two = buildImage({ architecture: "amd64", label: "two" });
+    await push(two, "v1");
+    await push(two, "v1");
+    const tagEvents = () => receiver.received.filter((r) => String(r.headers["ce-type"]).includes(".registry.tag."));
+    await waitFor(() => tagEvents().length >= 2, "the pushes' tag events");
+    writeLayout(dir, { architectures: ["arm64"], ref: "imported" });
+    await importImages(server.store, { repository: "acme/pushed", paths: [dir], now: Date.now(), content: server.content });
+    await waitFor(() => tagEvents().length >= 3, "the import's tag event");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(
+      tagEvents().map((r) => r.headers["ce-type"]),
+      ["created", "updated", "created"].map((verb) => `dev.platform.api.registry.tag.${verb}.v1`),
+    );
+    assert.equal((tagEvents()[2].body.body.tag as JsonObject).name, "imported");
+    assert.equal(tagEvents()[0].headers["ce-group"], server.org.uid);
+  } finally {
+    await server.close();
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   }
