@@ -68,6 +68,7 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
       await inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, group);
         await insertExternalGroupRoleMapping(trx, row);
+        return row;
       });
       return externalGroupRoleMappingFromRow(row);
     },

@@ -81,10 +81,10 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         used_time: null,
         create_time: time,
       };
-      const role = await inTransaction(db, ctx.signal, async (trx) => {
+      const { role } = await inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);
         await insertGroupInvite(trx, row);
-        return (await rolesByUid(trx, [row.role_uid])).get(row.role_uid);
+        return { uid: row.uid, role: (await rolesByUid(trx, [row.role_uid])).get(row.role_uid) };
       });
       return groupInviteFromRow(row, role, code);
     },

@@ -55,6 +55,7 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
       await inTransaction(db, ctx.signal, async (trx) => {
         await insertGroup(trx, row);
         if (isOrganization && caller) await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
+        return row;
       });
       return groupFromRow(row);
     },

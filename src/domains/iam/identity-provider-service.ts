@@ -50,6 +50,7 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       await inTransaction(db, ctx.signal, async (trx) => {
         if (row.default_role_uid !== "") await requireGrantableRole(trx, ctx, row.default_role_uid, row.group_uid);
         await insertIdentityProvider(trx, row);
+        return row;
       });
       return identityProviderFromRow(row);
     },
