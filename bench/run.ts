@@ -7,21 +7,30 @@ import { RoleBindingsService } from "../gen/platform/iam/v2/role_bindings_servic
 import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../gen/platform/ping/v2/ping_pb.js";
 import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
+import { AdvisoriesService } from "../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { clientFor, type Protocol, type RpcCase, type VerifiedBody } from "./clients.js";
+import { measureImport, type ImportFigures } from "./import.js";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.js";
-import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage } from "./servers/messages.js";
+import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage, type TimedPass } from "./servers/messages.js";
 import { blobHeaders, blobPath, LAYER_FILE_BYTES, MANIFEST_PATH, manifestHeaders, PULL_REPOSITORY, PULL_TAG } from "./servers/oci-image.js";
+import { OSV_DIR } from "./servers/osv-feed.js";
 import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, historyBody } from "./servers/tag-history.js";
 
 /**
  * `npm run bench [-- --json]`: throughput and latency of Ping, GetGroup,
- * ListGroups, the IAM reads and ListTags on the platform server over gRPC,
+ * ListGroups, the IAM reads, ListTags and ListAdvisories (filtered by
+ * `artifact_names` among 100,000 advisories) on the platform server over gRPC,
  * Connect (HTTP/1.1 and h2c) and REST, each next to a bare server of the same
- * protocol answering Ping with the same client code; and of a 1000-record Tag
+ * protocol answering Ping with the same client code (and ListAdvisories next
+ * to ListGroups too); and of a 1000-record Tag
  * History read on the registry host next to a plain node:http route answering
  * the same body; and, on the registry host, the pull of a 50 MB layer blob and
  * of a manifest by tag, next to a node:http route streaming the same blob file
- * (answering the same manifest bytes) with the same headers. Every server runs
+ * (answering the same manifest bytes) with the same headers. And, first, the
+ * OSV import (`advisories import` of the 1,206 RustSec record files) in
+ * records/s next to reading and `JSON.parse`-ing the same files (see
+ * `import.ts`); and the import that seeds the server's 100,000 advisories next
+ * to `JSON.parse`-ing the same records (see `servers/seed-advisories.ts`). Every server runs
  * in its own child process; the load
  * runs here. A first, discarded pass runs every figure briefly so that the JIT
  * of every server and of the client is warm before anything is recorded; then
@@ -34,7 +43,9 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * default 2), BENCH_WARMUP (unrecorded, just before recording, default 0.5),
  * BENCH_PREWARM (the discarded first pass, default 1; 0 skips it). BENCH_ROUNDS
  * (default 2), BENCH_CONCURRENCY (calls in flight, default 16),
- * BENCH_BLOB_CONCURRENCY (blob pulls in flight, default 2).
+ * BENCH_BLOB_CONCURRENCY (blob pulls in flight, default 2). BENCH_ADVISORIES
+ * (advisories the platform server stores, default 100000), BENCH_OSV_DIR (the
+ * OSV record files, default ../shared/data/osv/rustsec/crates from the repo root).
  */
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000;
@@ -175,8 +186,11 @@ async function measure(figure: Figure): Promise<Measured> {
 
 const isPong = (json: JsonObject) => (json.response === "pong" ? undefined : `expected {"response":"pong"}, got ${JSON.stringify(json)}`);
 
-/** The figures of the platform server: each RPC over each protocol, grouped by protocol. */
-function platformFigures({ child: server, ready }: Started<PlatformReady>): Array<Figure & { protocol: ApiProtocol }> {
+/**
+ * The figures of the platform server: each RPC over each protocol, grouped by protocol; and rows
+ * comparing each protocol's ListAdvisories page with its ListGroups page.
+ */
+function platformFigures({ child: server, ready }: Started<PlatformReady>): { figures: Array<Figure & { protocol: ApiProtocol }>; versus: Row[] } {
   const on = { serverName: "platform", server, port: ready.port };
   const getGroup: RpcCase = {
     method: GroupsService.method.getGroup,
@@ -231,14 +245,43 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): Arra
     if (tags?.length === PAGE_SIZE && total === String(registry.tagCount) && typeof json.nextPageToken === "string") return undefined;
     return `expected ${PAGE_SIZE} tags, totalCount "${registry.tagCount}" and a next page token; got ${tags?.length} tags, totalCount ${total}`;
   };
-  return PROTOCOLS.flatMap((protocol) => [
-    { ...on, label: "Ping", protocol, rpc: PING, check: isPong },
-    { ...on, label: "GetGroup", protocol, rpc: getGroup, check: isGroup },
-    { ...on, label: `ListGroups (${PAGE_SIZE} of ${ready.childCount})`, protocol, rpc: listGroups, check: isPage },
-    { ...on, label: `GetIdentity (deep caller)`, protocol, rpc: getIdentity, check: isIdentity },
-    { ...on, label: `ListRoleBindings (${tree})`, protocol, rpc: listBindings, check: isBindingPage },
-    { ...on, label: `ListTags (${PAGE_SIZE} of ${registry.tagCount})`, protocol, rpc: listTags, check: isTagPage },
-  ]);
+  const { advisories } = ready;
+  const listAdvisories: RpcCase = {
+    method: AdvisoriesService.method.listAdvisories,
+    request: { artifactNames: advisories.names, pageSize: PAGE_SIZE },
+    restPath: `/vulnerabilities/v2/advisories?${advisories.names.map((name) => `artifactNames=${encodeURIComponent(name)}`).join("&")}&page_size=${PAGE_SIZE}`,
+    token: ready.token,
+  };
+  const advisoryPage = Math.min(PAGE_SIZE, advisories.matching);
+  const isAdvisoryPage = (json: JsonObject) => {
+    const page = (json.advisories ?? []) as JsonObject[];
+    const total = String(json.totalCount);
+    const others = page.filter((a) => !advisories.names.includes(a.artifactName as string));
+    const token = advisories.matching > PAGE_SIZE ? typeof json.nextPageToken === "string" : json.nextPageToken === undefined;
+    if (page.length === advisoryPage && total === String(advisories.matching) && token && others.length === 0) return undefined;
+    return (
+      `expected ${advisoryPage} advisories of ${advisories.names.join(", ")}, totalCount "${advisories.matching}"` +
+      `${advisories.matching > PAGE_SIZE ? " and a next page token" : ""}; got ${page.length} advisories (${others.length} of other artifacts), totalCount ${total}`
+    );
+  };
+  const filtered = `ListAdvisories (${advisories.names.length} artifact_names, ${advisoryPage} of ${advisories.matching} in ${advisories.advisories})`;
+  const byProtocol = PROTOCOLS.map((protocol) => {
+    const groups = { ...on, label: `ListGroups (${PAGE_SIZE} of ${ready.childCount})`, protocol, rpc: listGroups, check: isPage };
+    const page = { ...on, label: filtered, protocol, rpc: listAdvisories, check: isAdvisoryPage };
+    return {
+      figures: [
+        { ...on, label: "Ping", protocol, rpc: PING, check: isPong },
+        { ...on, label: "GetGroup", protocol, rpc: getGroup, check: isGroup },
+        groups,
+        { ...on, label: `GetIdentity (deep caller)`, protocol, rpc: getIdentity, check: isIdentity },
+        { ...on, label: `ListRoleBindings (${tree})`, protocol, rpc: listBindings, check: isBindingPage },
+        { ...on, label: `ListTags (${PAGE_SIZE} of ${registry.tagCount})`, protocol, rpc: listTags, check: isTagPage },
+        page,
+      ],
+      versus: { figure: page, baseline: groups },
+    };
+  });
+  return { figures: byProtocol.flatMap((p) => p.figures), versus: byProtocol.map((p) => p.versus) };
 }
 
 /**
@@ -397,12 +440,50 @@ function table(rows: Row[], results: Results): string {
   return [format(header), rule, ...lines.map(format)].join("\n");
 }
 
+/** A Markdown table of the import figures: records/s and CPU per record, each next to its parse-only baseline. */
+function importTable(rows: Array<{ label: string; figure: TimedPass; baseline: TimedPass; baselineLabel: string }>): string {
+  const perSecond = (p: TimedPass) => (p.records * 1000) / p.ms;
+  const cpuPerRecord = (p: TimedPass) => p.cpuUs / p.records;
+  const header = ["import", "records/s", "CPU us/record", "baseline", "records/s", "CPU us/record", "x records/s", "x CPU"];
+  const textColumns = new Set([0, 3]);
+  const lines = rows.map(({ label, figure, baseline, baselineLabel }) => [
+    label,
+    fixed(perSecond(figure), 0),
+    fixed(cpuPerRecord(figure), 0),
+    baselineLabel,
+    fixed(perSecond(baseline), 0),
+    fixed(cpuPerRecord(baseline), 0),
+    fixed(ratio(perSecond(figure), perSecond(baseline)), 2),
+    fixed(ratio(cpuPerRecord(figure), cpuPerRecord(baseline)), 2),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const format = (cells: string[]) => `| ${cells.map((c, i) => (textColumns.has(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => `-${"-".repeat(w)}${textColumns.has(i) ? "-" : ":"}`).join("|")}|`;
+  return [format(header), rule, ...lines.map(format)].join("\n");
+}
+
+/** The import rows: the feed's files (this process), and the seeding of the platform server's advisories (its process). */
+function importRows(files: ImportFigures, seeded: PlatformReady["advisories"]) {
+  return [
+    { label: `advisories import of ${files.files} RustSec files`, figure: files.import, baseline: files.parse, baselineLabel: "readFile + JSON.parse the same files" },
+    {
+      label: `${seeded.import.records} derived records into the server's store (${seeded.advisories} advisories)`,
+      figure: seeded.import,
+      baseline: seeded.parse,
+      baselineLabel: "JSON.parse the same bytes",
+    },
+  ];
+}
+
 async function main() {
   const started = performance.now();
   process.stderr.write(
     `bench: ${availableParallelism()} cores, Node ${process.version}, ${load.concurrency} calls in flight, ` +
       `${load.warmupMs / 1000}s warm-up + ${load.durationMs / 1000}s recorded per figure, best of ${rounds} rounds; load average ${loadavg()[0].toFixed(2)}\n`,
   );
+  // Before any server starts: the import has the machine to itself.
+  process.stderr.write(`  import of ${OSV_DIR}\n`);
+  const imports = await measureImport(OSV_DIR, { prewarmMs, durationMs: load.durationMs, rounds });
   const [platform, connect, grpcJs] = await Promise.all([
     startServer<PlatformReady>("platform.ts"),
     startServer<BaselineReady>("baselines.ts", ["connect"]),
@@ -418,6 +499,11 @@ async function main() {
         `(${registry.tagCount} tags, a tag with ${HISTORY_RECORDS} history records; ${Math.round(registry.imageSeedMs)} ms ` +
         `the image ${PULL_REPOSITORY}:${PULL_TAG} with a ${registry.image.layer.size}-byte layer)\n`,
     );
+    const { advisories } = platform.ready;
+    process.stderr.write(
+      `  and ${Math.round(advisories.import.ms)} ms importing ${advisories.import.records} records (${advisories.advisories} advisories) ` +
+        `derived from the feed; JSON.parse of the same bytes: ${Math.round(advisories.parse.ms)} ms\n`,
+    );
     const baselines: Record<ApiProtocol, Figure> = {
       grpc: { serverName: "grpc-js", server: grpcJs.child, port: grpcJs.ready.h2Port!, label: "Ping", protocol: "grpc", rpc: PING, check: isPong },
       "connect-h1": { serverName: "connect-node", server: connect.child, port: connect.ready.h1Port!, label: "Ping", protocol: "connect-h1", rpc: PING, check: isPong },
@@ -426,11 +512,13 @@ async function main() {
     };
     // Reference: the bare Connect handler over gRPC, against grpc-js (the framework's own cost).
     const bare: Figure = { ...baselines["connect-h2"], label: "Ping on bare connect-node", protocol: "grpc" };
+    const onPlatform = platformFigures(platform);
     const rows: Row[] = [
-      ...platformFigures(platform).map((figure) => ({ figure, baseline: baselines[figure.protocol] })),
+      ...onPlatform.figures.map((figure) => ({ figure, baseline: baselines[figure.protocol] })),
       { figure: bare, baseline: baselines.grpc },
       historyFigures(platform, plain),
       ...pullFigures(platform, plain),
+      ...onPlatform.versus,
     ];
     // Each protocol's baseline just before its figures; every figure once.
     const order = [...new Set(rows.flatMap((row) => [row.baseline, row.figure]))];
@@ -451,7 +539,7 @@ async function main() {
       `${diskRead.errors ? `, ${diskRead.errors} ERRORS: ${diskRead.errorSamples.join(" | ")}` : ""}.`;
 
     if (process.argv.includes("--json")) {
-      const json = rows.map(({ figure, baseline }) => {
+      const rowsJson = rows.map(({ figure, baseline }) => {
         const f = results.get(figure) ?? {};
         const b = results.get(baseline) ?? {};
         return {
@@ -469,14 +557,29 @@ async function main() {
         };
       });
       const blobFile = { ...diskRead, mbps: mbps(diskRead, layer.size), concurrency: blobConcurrency };
-      process.stdout.write(`${JSON.stringify({ cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: json, blobFile }, null, 2)}\n`);
+      const imported = importRows(imports, advisories).map(({ label, figure, baseline, baselineLabel }) => ({
+        import: label,
+        ...figure,
+        baseline: { label: baselineLabel, ...baseline },
+        ratio: { recordsPerSecond: (figure.records / figure.ms) / (baseline.records / baseline.ms), cpu: (figure.cpuUs / figure.records) / (baseline.cpuUs / baseline.records) },
+      }));
+      const json = { cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: rowsJson, blobFile, imports: imported, syncParse: imports.syncParse };
+      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
       process.stdout.write(`${table(rows, results)}\n`);
       process.stdout.write(
         `CPU us = server CPU time per call. MB/s = 10^6 bytes/s of response bodies. x = figure / baseline. ` +
           `${load.concurrency} calls in flight (${blobConcurrency} for blob pulls); best of ${rounds} rounds of ${load.durationMs / 1000}s per figure.\n`,
       );
-      process.stdout.write(`${diskLine}\n`);
+      process.stdout.write(`${diskLine}\n\n`);
+      process.stdout.write(`${importTable(importRows(imports, advisories))}\n`);
+      process.stdout.write(
+        `CPU us/record = the importing process's CPU time per record (the store's writes included). x = figure / baseline. ` +
+          `Files: best of ${rounds} rounds of ${load.durationMs / 1000}s each (whole passes over the folder, each import into a fresh store); ` +
+          `derived records: one pass each, while the server seeded its store, the time spent deriving them left out.\n`,
+      );
+      const sync = imports.syncParse;
+      process.stdout.write(`Reading the same files with readFileSync + JSON.parse: ${fixed((sync.records * 1000) / sync.ms, 0)} records/s, ${fixed(sync.cpuUs / sync.records, 0)} us of CPU per record.\n`);
     }
     const failed = order.filter((figure) => results.get(figure)?.problem || results.get(figure)?.result?.errors);
     if (diskRead.errors) process.stderr.write(`FLAGGED reading the layer's file: ${diskRead.errorSamples.join(" | ")}\n`);

@@ -28,8 +28,22 @@ export interface PlatformReady {
    * is in `tag-history.ts`.
    */
   registry: { port: number; platformToken: string; repoUid: string; tagCount: number; seedMs: number; image: SeededImage; imageSeedMs: number };
+  /**
+   * The advisories: `advisories` stored, derived from the RustSec feed (see `osv-feed.ts`), of
+   * which `matching` have one of `names` as their artifact name and are served (not withdrawn).
+   * `import` is the importer's pass that stored them, `parse` a pass that only `JSON.parse`d the
+   * same bytes (both without the time spent deriving them).
+   */
+  advisories: { advisories: number; names: string[]; matching: number; parse: TimedPass; import: TimedPass };
   /** Wall time spent seeding the store, ms. */
   seedMs: number;
+}
+
+/** A timed pass over records: how many, wall time and CPU time of the process (microseconds, in all). */
+export interface TimedPass {
+  records: number;
+  ms: number;
+  cpuUs: number;
 }
 
 /** From `baselines.ts`: a minimal server answering Ping (and, for `http`, the Tag History body, the pull image's manifest and its layer blob). */

@@ -20,6 +20,7 @@ import type { TagHistoryRow } from "../../src/domains/registry/store/tag-history
 import { upsertTag, type TagRow } from "../../src/domains/registry/store/tags.js";
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
+import { seedAdvisories } from "./seed-advisories.js";
 import { buildPullImage, PULL_IMAGE, PULL_TAG, type SeededImage } from "./oci-image.js";
 import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORGANIZATION_NAME } from "./tag-history.js";
 
@@ -27,7 +28,8 @@ import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORG
  * The platform server as `serve` runs it (SQLite file in WAL mode, silent
  * logger), over a store holding one organization, its owner, a folder and
  * CHILD_COUNT groups directly below the folder, plus the IAM tree of
- * `seedIamTree` and the registry data of `seedRegistry` and `seedPullImage`.
+ * `seedIamTree`, the registry data of `seedRegistry` and `seedPullImage`, and the
+ * advisories of `seedAdvisories`.
  * Announces a PlatformReady.
  */
 
@@ -82,6 +84,7 @@ const imageStart = performance.now();
 const image = await seedPullImage();
 const imageSeedMs = performance.now() - imageStart;
 const registrySeedMs = performance.now() - registryStart;
+const advisories = await seedAdvisories(store.db);
 const seedMs = performance.now() - seedStart;
 
 /**
@@ -215,5 +218,6 @@ announce({
   groupUid: children[CHILD_COUNT / 2].uid,
   deep: { token: deepToken, identityUid: iam.identityUid, visibleBindings: iam.visibleBindings, groupCount: iam.groupCount, bindingCount: iam.bindingCount },
   registry: { port: registryPort, platformToken: registryPlatformToken, repoUid: registry.repoUid, tagCount: registry.tagCount, seedMs: registrySeedMs, image, imageSeedMs },
+  advisories,
   seedMs,
 });
