@@ -52,9 +52,12 @@ export async function readFileBounded(path: string, limit: number): Promise<Boun
         buffer.copy(larger, 0, 0, length);
         buffer = larger;
       }
+      const wanted = buffer.length - length;
       const bytesRead = await readAt(fd, buffer, length, length);
-      if (bytesRead === 0) break;
       length += bytesRead;
+      // A regular file's read comes back short only at its end: no further read to see that (the
+      // buffer has room for one byte more than the size, so a file that grew fills it and reads on).
+      if (bytesRead < wanted) break;
     }
     return { bytes: buffer.subarray(0, length) };
   } finally {

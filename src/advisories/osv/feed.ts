@@ -1,5 +1,5 @@
 // Streaming reader of OSV feeds: record files, directories of them (a feed's git tree) and zip
-// archives of them (osv.dev's per-ecosystem all.zip). One record is in memory at a time.
+// archives of them (osv.dev's per-ecosystem all.zip). A few records are in memory at a time.
 
 import type { Dirent } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
@@ -35,6 +35,13 @@ export interface ReadOsvFeedOptions extends ParseOsvOptions {
 }
 
 type Input = { readonly path: string; readonly kind: FeedInput["kind"] };
+
+/**
+ * Files of a directory being read at once: the record handed out and those read ahead of it, so
+ * the reads wait on the disk (libuv's threads) while this thread parses and stores. Four to eight
+ * keep the threads busy; more only hold more records.
+ */
+const READ_AHEAD = 8;
 
 const hasExtension = (name: string, extension: string) => name.toLowerCase().endsWith(extension);
 
@@ -166,6 +173,22 @@ async function* readZip(path: string, limit: number, options: ReadOsvFeedOptions
 }
 
 /**
+ * The entries of a directory's files (and of its listing failures), in the walk's order, with up to
+ * READ_AHEAD files read at once.
+ */
+async function* readFiles(found: AsyncIterable<{ file: string } | { error: OsvFeedError }>, limit: number, options: ParseOsvOptions): AsyncGenerator<FeedEntry> {
+  const pending: Promise<FeedEntry>[] = [];
+  for await (const item of found) {
+    const next = "error" in item ? Promise.resolve({ source: item.error.source, error: item.error }) : readRecordFile(item.file, limit, options);
+    // Should the consumer stop early, a read left pending must not become an unhandled rejection.
+    next.catch(() => {});
+    pending.push(next);
+    if (pending.length >= READ_AHEAD) yield await pending.shift()!;
+  }
+  while (pending.length > 0) yield await pending.shift()!;
+}
+
+/**
  * Reads OSV records from `paths`, in the order given: a `.json` file is one record; a directory is
  * walked for `*.json` files (depth first, names in code-unit order, hidden entries skipped); a `.zip`
  * archive yields its `*.json` entries in central-directory order. Yields one entry per record file,
@@ -174,8 +197,9 @@ async function* readZip(path: string, limit: number, options: ReadOsvFeedOptions
  * Before anything is read, every path is checked: one that does not exist or is none of the three
  * kinds throws an OsvFeedError from the first step of the iteration.
  *
- * Memory is bounded by one record: a record over `maxRecordBytes` is refused from its size (file
- * size, zip header) and, should the size lie, by counting bytes while reading.
+ * Memory is bounded by a few records (READ_AHEAD files of a directory; one zip entry): a record
+ * over `maxRecordBytes` is refused from its size (file size, zip header) and, should the size lie,
+ * by counting bytes while reading.
  */
 export async function* readOsvFeed(paths: readonly string[], options: ReadOsvFeedOptions = {}): AsyncGenerator<FeedEntry> {
   const limit = options.maxRecordBytes ?? OSV_LIMITS.recordBytes;
@@ -190,9 +214,6 @@ export async function* readOsvFeed(paths: readonly string[], options: ReadOsvFee
       yield await readRecordFile(input.path, limit, options);
       continue;
     }
-    for await (const found of walkDirectory(input.path)) {
-      if ("error" in found) yield { source: found.error.source, error: found.error };
-      else yield await readRecordFile(found.file, limit, options);
-    }
+    yield* readFiles(walkDirectory(input.path), limit, options);
   }
 }
