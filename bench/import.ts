@@ -25,16 +25,26 @@ export interface ImportFigures {
   syncParse: TimedPass;
 }
 
-/** Runs `pass` (which times itself) until `durationMs` of it have been timed; at least once. */
-async function repeat(durationMs: number, pass: () => Promise<TimedPass>): Promise<TimedPass> {
-  const total: TimedPass = { records: 0, ms: 0, cpuUs: 0 };
+type Passes<K extends string> = Record<K, () => Promise<TimedPass>>;
+
+/**
+ * Runs the passes (each times itself) in turn, one pass of each after the other, until each has
+ * had `durationMs` timed (at least one pass each): so that other work on the machine falls on all
+ * of them alike. Returns each one's total.
+ */
+async function interleave<K extends string>(durationMs: number, passes: Passes<K>): Promise<Record<K, TimedPass>> {
+  const names = Object.keys(passes) as K[];
+  const totals = Object.fromEntries(names.map((name) => [name, { records: 0, ms: 0, cpuUs: 0 }])) as Record<K, TimedPass>;
   do {
-    const one = await pass();
-    total.records += one.records;
-    total.ms += one.ms;
-    total.cpuUs += one.cpuUs;
-  } while (total.ms < durationMs);
-  return total;
+    for (const name of names) {
+      if (totals[name].ms > 0 && totals[name].ms >= durationMs) continue;
+      const one = await passes[name]();
+      totals[name].records += one.records;
+      totals[name].ms += one.ms;
+      totals[name].cpuUs += one.cpuUs;
+    }
+  } while (names.some((name) => totals[name].ms < durationMs));
+  return totals;
 }
 
 async function timedPass(run: () => Promise<number>): Promise<TimedPass> {
@@ -84,24 +94,22 @@ const rate = (pass: TimedPass) => pass.records / pass.ms;
 const faster = (a: TimedPass | undefined, b: TimedPass) => (a && rate(a) >= rate(b) ? a : b);
 
 /**
- * A discarded pass of each for `prewarmMs`, then `rounds` rounds, each timing every figure for
- * `durationMs` (the baseline, then the import, then the context); each keeps its best round.
+ * Discarded passes of each for `prewarmMs`, then `rounds` rounds, each timing every figure for
+ * `durationMs`, their passes interleaved; each figure keeps its best round.
  */
 export async function measureImport(dir: string, options: { prewarmMs: number; durationMs: number; rounds: number }): Promise<ImportFigures> {
   const files = feedFiles(dir).length;
   if (files === 0) throw new Error(`no .json files in ${dir}`);
-  const passes = {
+  const passes: Passes<"parse" | "import" | "syncParse"> = {
     parse: () => parsePass(dir),
     import: () => importPass(dir, files),
     syncParse: () => syncParsePass(dir),
   };
-  if (options.prewarmMs > 0) for (const pass of Object.values(passes)) await repeat(options.prewarmMs, pass);
+  if (options.prewarmMs > 0) await interleave(options.prewarmMs, passes);
   let best: Partial<Omit<ImportFigures, "files">> = {};
   for (let round = 1; round <= options.rounds; round++) {
     process.stderr.write(`  import round ${round} of ${options.rounds}: `);
-    const parse = await repeat(options.durationMs, passes.parse);
-    const imported = await repeat(options.durationMs, passes.import);
-    const syncParse = await repeat(options.durationMs, passes.syncParse);
+    const { parse, import: imported, syncParse } = await interleave(options.durationMs, passes);
     process.stderr.write(
       `read + JSON.parse ${Math.round(rate(parse) * 1000)} records/s, import ${Math.round(rate(imported) * 1000)} records/s, ` +
         `readFileSync + JSON.parse ${Math.round(rate(syncParse) * 1000)} records/s\n`,
