@@ -13,8 +13,8 @@ export interface Grants {
 export interface Principal {
   /** The identity uid (token `sub`). */
   identityUid: string;
-  /** Loads the caller's grants; memoized for the call. */
-  grants(): Promise<Grants>;
+  /** What the caller holds, read with its identity when the token was verified. */
+  grants: Grants;
 }
 
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "the verified caller" });

@@ -22,8 +22,7 @@ export function authenticationInterceptor(tokens: TokenService, db: Db, audience
       const claims = await tokens.verify(token, audience);
       const pairs = await grantsOf(db, claims.sub);
       if (pairs === undefined) throw unauthenticated("the token's identity no longer exists");
-      const grants = Promise.resolve(grantsFrom(pairs));
-      req.contextValues.set(principalKey, { identityUid: claims.sub, grants: () => grants });
+      req.contextValues.set(principalKey, { identityUid: claims.sub, grants: grantsFrom(pairs) });
     }
     return next(req);
   };

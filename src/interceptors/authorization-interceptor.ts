@@ -27,7 +27,7 @@ export function authorizationInterceptor(): Interceptor {
     const principal = req.contextValues.get(principalKey);
     if (!principal) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
     if (requirement.kind === "authenticated") return next(req);
-    const grants = await principal.grants();
+    const grants = principal.grants;
     if (requirement.kind === "unscoped") {
       req.contextValues.set(visibilityKey, grants.visibleRoots(requirement.capabilities));
       return next(req);

@@ -68,7 +68,7 @@ test("an RPC without a declaration is refused, even for a caller holding every c
         },
       } as never),
     { router: { interceptors: [(next) => (req) => {
-      req.contextValues.set(principalKey, { identityUid: "x", grants: async () => grantsFrom([{ group_uid: "a".repeat(40), capability: "CAP_IAM_GROUPS_LIST" }]) });
+      req.contextValues.set(principalKey, { identityUid: "x", grants: grantsFrom([{ group_uid: "a".repeat(40), capability: "CAP_IAM_GROUPS_LIST" }]) });
       return next(req);
     }, authorizationInterceptor()] } },
   );

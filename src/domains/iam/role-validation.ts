@@ -32,11 +32,10 @@ export function checkRoleFields(
  * or add to a custom role) capabilities it holds itself on `group`. Throws
  * PERMISSION_DENIED naming the missing ones. The one place this decision is made.
  */
-export async function requireGrantable(principal: Principal | undefined, group: string, capabilities: readonly string[], what: string): Promise<void> {
+export function requireGrantable(principal: Principal | undefined, group: string, capabilities: readonly string[], what: string): void {
   if (!principal) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
   if (capabilities.length === 0) return;
-  const grants = await principal.grants();
-  const missing = capabilities.filter((c) => !grants.has(group, [c]));
+  const missing = capabilities.filter((c) => !principal.grants.has(group, [c]));
   if (missing.length > 0) throw permissionDenied(`${what} needs every capability it grants on ${group}; the caller lacks ${missing.join(", ")}`);
 }
 
