@@ -45,6 +45,7 @@ function protocolOf(req: NodeRequest): WireProtocol {
  */
 export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
   const host = await createApiHost(store, config, logger);
+  const errorDomain = errorDomainOf(config);
 
   let router: ConnectRouter | undefined;
   const adapter = connectNodeAdapter({
@@ -53,7 +54,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     routes(r) {
       router = r;
       host.routes(r);
-      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomainOf(config))));
+      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
     contextValues: (req) => createContextValues().set(protocolKey, protocolOf(req)),
     fallback: (req, res) => void fallback(req, res),
@@ -65,7 +66,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     handlers: router.handlers,
     registry: createRegistry(...host.files, file_google_rpc_error_details),
     maxBodyBytes: config.limits.maxBodyBytes,
-    errorDomain: errorDomainOf(config),
+    errorDomain,
     onError: (error) => logger.error("REST transcoding failed", { error: String(error) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
@@ -81,7 +82,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await discovery(req, res)) return;
     if (await sts(req, res)) return;
     if (await rest(req, res)) return;
-    sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomainOf(config));
+    sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomain);
   }
 
   const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);

@@ -164,7 +164,7 @@ async function bootstrap(args: string[]): Promise<void> {
   const o = parse(args, bootstrapOptions);
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const store = await openStore(o.db as string);
   try {
     const now = Date.now();
     const { organization, identity } = await bootstrapOrganization(store, o.org as string, now);
@@ -183,7 +183,7 @@ async function token(args: string[]): Promise<void> {
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const ttl = parseDuration(o.ttl as string);
   if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());
     await getIdentity(store.db, identity);
@@ -207,7 +207,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import [options] <path>...", summary, importOptions));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const store = await openStore(o.db as string);
   try {
     const result = await importImages(store, {
       repository: o.repo as string,
@@ -257,7 +257,7 @@ async function advisories(args: string[]): Promise<void> {
     "Prints `read N, new N, updated N, unchanged N, rejected N`.";
   if (o.help) return void process.stdout.write(usage("advisories import [options] <file | directory | .zip>...", summary, advisoriesImportOptions));
   if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const store = await openStore(o.db as string);
   try {
     process.exitCode = await importAdvisories(store, paths, flag("strict", o));
   } catch (error) {
@@ -282,7 +282,7 @@ async function libraries(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("libraries import --org <organization> [options] <file | directory>...", summary, librariesImportOptions));
   if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
   if (paths.length === 0) throw new UsageError("give at least one .json metadata document or folder of them");
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const store = await openStore(o.db as string);
   try {
     process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));
   } catch (error) {

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type RawBuilder } from "kysely";
 import pg from "pg";
+import { defaultLimits } from "../config.js";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
 import type { Database } from "./tables.js";
 
@@ -55,7 +56,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
   database.pragma("foreign_keys = ON");
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
-  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? 5000);
+  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs);
   return { db: new Kysely<Database>({ dialect }), dialect: "sqlite", description: url };
 }
 
