@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
+import { bufCurl, bufCurlSkip } from "../support/buf-curl.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -17,7 +18,6 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL("../../bin/platform-api.js", import.meta.url));
-const buf = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "platform-api-advisories-readme-"));
 const db = join(dir, "platform.db");
 let server: TestServer;
@@ -63,23 +63,17 @@ test("which advisories affect openssl 0.10.50, and which record is CVE-2016-1093
   assert.deepEqual(ids((await connect.json()) as Body), AT_0_10_50);
 });
 
-test("the same over gRPC with buf curl", { skip: spawnSync(buf, ["curl", "--help"]).status !== 0 && "buf curl is not runnable" }, async () => {
-  const out = await run(
-    buf,
-    [
-      "curl",
-      "--http2-prior-knowledge",
-      "--protocol",
-      "grpc",
-      "-H",
-      `Authorization: Bearer ${server.ownerToken}`,
-      "-d",
-      '{"advisoryIds": ["CVE-2016-10931"]}',
-      `${api()}/platform.vulnerabilities.v2.AdvisoriesService/ListAdvisories`,
-    ],
-    { timeout: 30_000 },
+test("the same over gRPC with buf curl", { skip: bufCurlSkip }, async () => {
+  const out = await bufCurl(
+    "--protocol",
+    "grpc",
+    "-H",
+    `Authorization: Bearer ${server.ownerToken}`,
+    "-d",
+    '{"advisoryIds": ["CVE-2016-10931"]}',
+    `${api()}/platform.vulnerabilities.v2.AdvisoriesService/ListAdvisories`,
   );
-  assert.deepEqual(ids(JSON.parse(out.stdout) as Body), ["RUSTSEC-2016-0001"]);
+  assert.deepEqual(ids(JSON.parse(out) as Body), ["RUSTSEC-2016-0001"]);
 });
 
 test("documents and metadata need no token", async () => {

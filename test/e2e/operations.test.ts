@@ -1,16 +1,14 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import http from "node:http";
 import http2 from "node:http2";
 import { after, before, describe, test } from "node:test";
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { bufCurl } from "../support/buf-curl.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, methodOf, reasonOf, type Wire } from "../support/wires.js";
 
-const execFileAsync = promisify(execFile);
 const MAX_BODY = 2048;
 const MAX_HEADER = 8192;
 const STREAMS = 7;
@@ -109,20 +107,14 @@ test("gRPC health reports SERVING", async () => {
 
 test("buf curl reaches GroupsService through server reflection, with no schema file", async () => {
   // The server runs in this process: the child must be awaited, not run synchronously.
-  const { stdout } = await execFileAsync(
-    "node_modules/.bin/buf",
-    [
-      "curl",
-      "--http2-prior-knowledge",
-      "--protocol",
-      "grpc",
-      "-H",
-      `Authorization: Bearer ${server.ownerToken}`,
-      "-d",
-      JSON.stringify({ uid: server.org.uid }),
-      `http://127.0.0.1:${server.apiPort}/platform.iam.v2.GroupsService/GetGroup`,
-    ],
-    { encoding: "utf8", timeout: 30_000 },
+  const stdout = await bufCurl(
+    "--protocol",
+    "grpc",
+    "-H",
+    `Authorization: Bearer ${server.ownerToken}`,
+    "-d",
+    JSON.stringify({ uid: server.org.uid }),
+    `http://127.0.0.1:${server.apiPort}/platform.iam.v2.GroupsService/GetGroup`,
   );
   assert.equal((JSON.parse(stdout) as JsonObject).name, "acme");
 });

@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
+import { bufCurl, bufCurlSkip } from "../support/buf-curl.js";
 import { startSystemServer, type SystemServer } from "./system-server.js";
 
-// buf curl resolves schemas with Go's protodesc, a stricter and independent reader of what
-// reflection serves. It ships in the @bufbuild/buf devDependency and runs offline.
-const buf = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
-const bufWorks = spawnSync(buf, ["curl", "--help"]).status === 0;
-const run = promisify(execFile);
 
 let server: SystemServer;
 before(async () => {
@@ -17,10 +10,9 @@ before(async () => {
 });
 after(() => server.close());
 
-const curl = async (...args: string[]): Promise<string> =>
-  (await run(buf, ["curl", "--http2-prior-knowledge", ...args], { timeout: 30_000 })).stdout;
+const curl = bufCurl;
 
-describe("buf curl without a schema file", { skip: !bufWorks && "buf curl is not runnable" }, () => {
+describe("buf curl without a schema file", { skip: bufCurlSkip }, () => {
   test("calls Ping over gRPC using reflection v1", async () => {
     const out = await curl(
       "--protocol",
