@@ -40,7 +40,8 @@ export function duplicateKey(text: string): string | undefined {
   return undefined;
 }
 
-function isObject(json: JsonValue): json is JsonObject {
+/** A JSON object (not an array, not null). */
+export function isObject(json: JsonValue): json is JsonObject {
   return typeof json === "object" && json !== null && !Array.isArray(json);
 }
 

@@ -7,7 +7,7 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
 import { findField } from "./field-path.js";
-import { duplicateKey, withoutUnknownKeys } from "./json-body.js";
+import { duplicateKey, isObject, withoutUnknownKeys } from "./json-body.js";
 import type { RestRoute } from "./http-rules.js";
 import { invalidArgumentError, transcoderError } from "../http/status-json.js";
 import type { FieldViolation } from "../api/errors.js";
@@ -173,10 +173,6 @@ export function inferredUpdateMask(
     return true;
   });
   return { field: maskField, mask: create(FieldMaskSchema, { paths }) };
-}
-
-function isObject(json: JsonValue): json is { [k: string]: JsonValue } {
-  return typeof json === "object" && json !== null && !Array.isArray(json);
 }
 
 /**
