@@ -24,6 +24,9 @@ import { withTransactionHook } from "../store/transaction.js";
  *   (secrets such as an identity provider's client secret never leave in an event).
  */
 export function eventInterceptor(options: { typePrefix: string; now: () => number }): Interceptor {
+  // Derived once per method, not per call.
+  const types = new Map<DescMethod, string>();
+  const typeOf = (method: DescMethod) => types.get(method) ?? types.set(method, eventType(options.typePrefix, method)).get(method)!;
   return (next) => async (req) => {
     if (req.stream || req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
     const method = req.method as DescMethod;
@@ -35,7 +38,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
       await emitEvent(
         trx,
         {
-          type: eventType(options.typePrefix, method),
+          type: typeOf(method),
           subject,
           group,
           actor: { subject: principal?.identityUid ?? "" },
