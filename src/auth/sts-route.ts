@@ -7,7 +7,7 @@ import { isRoot, isUidp } from "../api/uidp.js";
 import type { ServerConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
-import { BodyTooLargeError, readBody, type BodySource } from "../rest/request-body.js";
+import { BodyRefusedError, readBody, type BodySource } from "../rest/request-body.js";
 import type { FieldViolation } from "../api/errors.js";
 import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../http/status-json.js";
 import { NotFoundError } from "../store/errors.js";
@@ -77,9 +77,8 @@ export function createStsRoute(options: StsRouteOptions) {
     try {
       body = await readBody(req as BodySource, config.limits.maxBodyBytes);
     } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
-        writeStatus(res, 413, error.status, target, req.httpVersionMajor === 1 ? { connection: "close" } : {});
+      if (error instanceof BodyRefusedError) {
+        writeStatus(res, error.httpStatus, error.status, target, error.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
         return;
       }
       throw error;

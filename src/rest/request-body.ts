@@ -15,9 +15,19 @@ import type { FieldViolation } from "../api/errors.js";
 /** A Node request body: http.IncomingMessage and http2.Http2ServerRequest both fit. */
 export type BodySource = Readable & { readonly headers: Record<string, string | string[] | undefined> };
 
-/** A request body over the limit: answered HTTP 413 with `status` (RESOURCE_EXHAUSTED). */
-export class BodyTooLargeError extends Error {
+/** A request refused for its body before any handler runs: answered `httpStatus` with `status`. */
+export abstract class BodyRefusedError extends Error {
+  abstract readonly httpStatus: number;
+  abstract readonly status: ConnectError;
+  /** The body was left unread: over HTTP/1.1 the connection must close, or its rest would be read as the next request. */
+  abstract readonly bodyUnread: boolean;
+}
+
+/** A request body over the limit: HTTP 413, RESOURCE_EXHAUSTED. */
+export class BodyTooLargeError extends BodyRefusedError {
+  readonly httpStatus = 413;
   readonly status: ConnectError;
+  readonly bodyUnread = true;
   constructor(maxBytes: number) {
     super(`Request body larger than ${maxBytes} bytes`);
     this.name = "BodyTooLargeError";
@@ -80,9 +90,11 @@ export function readBody(source: BodySource, maxBytes: number): Promise<Uint8Arr
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** A body whose Content-Type is not JSON: answered HTTP 415 with `status` (INVALID_ARGUMENT). */
-export class UnsupportedMediaTypeError extends Error {
+/** A body whose Content-Type is not JSON: HTTP 415, INVALID_ARGUMENT. */
+export class UnsupportedMediaTypeError extends BodyRefusedError {
+  readonly httpStatus = 415;
   readonly status: ConnectError;
+  readonly bodyUnread = false;
   constructor(contentType: string | undefined) {
     super(`Content-Type ${contentType === undefined ? "(none)" : `"${contentType}"`} is not supported: send application/json`);
     this.name = "UnsupportedMediaTypeError";

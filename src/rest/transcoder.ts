@@ -46,7 +46,7 @@ import { routesFromServices } from "./http-rules.js";
 import type { RestRoute } from "./http-rules.js";
 import type { PathBindings } from "./path-template.js";
 import { applyQueryParams } from "./query-params.js";
-import { BodyTooLargeError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody, UnsupportedMediaTypeError } from "./request-body.js";
+import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
 import type { BodySource } from "./request-body.js";
 import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
@@ -124,13 +124,8 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       try {
         input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
       } catch (e) {
-        if (e instanceof BodyTooLargeError) {
-          // The unread rest of the body must not be parsed as the next HTTP/1.1 request.
-          writeStatus(res, 413, e.status, target, req.httpVersionMajor === 1 ? { connection: "close" } : {});
-          return true;
-        }
-        if (e instanceof UnsupportedMediaTypeError) {
-          writeStatus(res, 415, e.status, target);
+        if (e instanceof BodyRefusedError) {
+          writeStatus(res, e.httpStatus, e.status, target, e.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
           return true;
         }
         if (!(e instanceof ConnectError)) throw e;
