@@ -2,6 +2,7 @@
 // (https://ossf.github.io/osv-schema/#defined-ecosystems). An ecosystem string is a name, for some
 // ecosystems followed by `:` and a release or repository (`Alpine:v3.18`, `Debian:12`,
 // `Ubuntu:22.04:LTS`, `Maven:https://maven.google.com`); the suffix never changes the ordering.
+import { splitEcosystem } from "./osv/ecosystems.js";
 import { InvalidVersionError, UnknownEcosystemError } from "./errors.js";
 import { apkOrdering } from "./versions/apk.js";
 import { debianOrdering } from "./versions/debian.js";
@@ -58,10 +59,8 @@ export interface EcosystemName {
  *   that takes none, or an empty suffix.
  */
 export function resolveEcosystem(osvEcosystem: string): EcosystemName {
-  const colon = osvEcosystem.indexOf(":");
-  const name = colon < 0 ? osvEcosystem : osvEcosystem.slice(0, colon);
-  const suffix = colon < 0 ? undefined : osvEcosystem.slice(colon + 1);
-  const ecosystem = ECOSYSTEMS.get(name);
+  const { base, suffix } = splitEcosystem(osvEcosystem);
+  const ecosystem = ECOSYSTEMS.get(base);
   if (ecosystem === undefined || (suffix !== undefined && (!ecosystem.suffix || suffix === ""))) {
     throw new UnknownEcosystemError(osvEcosystem);
   }

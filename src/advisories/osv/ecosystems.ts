@@ -53,10 +53,15 @@ export const OSV_ECOSYSTEMS: ReadonlySet<string> = new Set([
   "Wolfi",
 ]);
 
+/** An ecosystem string's parts: the defined ecosystem before the first `:`, and what follows it, if anything. */
+export function splitEcosystem(ecosystem: string): { base: string; suffix?: string } {
+  const colon = ecosystem.indexOf(":");
+  return colon < 0 ? { base: ecosystem } : { base: ecosystem.slice(0, colon), suffix: ecosystem.slice(colon + 1) };
+}
+
 /** The defined ecosystem an ecosystem string names: the part before the first `:`. */
 export function ecosystemBase(ecosystem: string): string {
-  const colon = ecosystem.indexOf(":");
-  return colon < 0 ? ecosystem : ecosystem.slice(0, colon);
+  return splitEcosystem(ecosystem).base;
 }
 
 /** Whether the ecosystem string names an ecosystem the OSV schema defines. */
