@@ -3,6 +3,7 @@ import { ApiError } from "../api/errors.js";
 import { StoreError } from "../store/errors.js";
 import { isUidp } from "../api/uidp.js";
 import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
+import { signingKeysCommand } from "./signing-keys.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
 import { defaultLimits, ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
@@ -86,6 +87,8 @@ Commands:
   registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
   advisories import load OSV advisory records from .json files, directories or .zip archives
   libraries import  load an organization's library index from npm and PyPI metadata documents
+  keys rotate       add a signing key (it signs after --activate-in) and remove keys retired long enough
+  keys list         print the signing keys and which one signs
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -293,7 +296,15 @@ async function libraries(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories, libraries };
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  bootstrap,
+  token,
+  registry,
+  advisories,
+  libraries,
+  keys: (args) => signingKeysCommand(args, (message) => new UsageError(message)),
+};
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;

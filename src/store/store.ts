@@ -31,9 +31,27 @@ export async function openStore(url: string, options: DatabaseOptions = {}): Pro
  */
 export const MIGRATION_LOCK_KEY = 7_270_112_026;
 
-/** Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws the first failure. */
+/**
+ * Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws
+ * the first failure. One process at a time: on PostgreSQL under `MIGRATION_LOCK_KEY`; on SQLite
+ * in one `BEGIN IMMEDIATE` transaction (Kysely runs SQLite migrations with neither a lock nor a
+ * transaction, so two processes opening one new file would both create its tables), which also
+ * makes a failed SQLite migration roll back whole.
+ */
 export async function migrate(db: Kysely<Database>, to?: string): Promise<void> {
-  if (dialectOfDb(db) !== "postgres") return runMigrations(db, undefined, to);
+  if (dialectOfDb(db) !== "postgres") {
+    await db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        await runMigrations(conn, undefined, to);
+      } catch (error) {
+        await sql`rollback`.execute(conn);
+        throw error;
+      }
+      await sql`commit`.execute(conn);
+    });
+    return;
+  }
   await db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
     try {
