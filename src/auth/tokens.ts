@@ -173,8 +173,10 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
       const cached = verified.get(key);
       if (cached && cached.exp * 1000 > now()) return cached;
       verified.delete(key);
+      // Outside the try: a store failure while reading the keys again is not the token's fault.
+      const publicKey = await keyOf(token);
       try {
-        const { payload } = await jwtVerify(token, await keyOf(token), {
+        const { payload } = await jwtVerify(token, publicKey, {
           algorithms: [SIGNING_ALGORITHM],
           issuer,
           audience,

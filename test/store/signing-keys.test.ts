@@ -103,5 +103,16 @@ for (const database of await testDatabases()) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     });
+
+    test("a store failure while reading the keys again fails the call as the store's, not as an invalid token", async () => {
+      const a = await replica();
+      stores.splice(stores.indexOf(a.store), 1);
+      now += 1000;
+      const rotation = await rotateSigningKeys((await replica()).store.db, now, 0);
+      const signed = await (await replica()).tokens.issue({ subject: "s", audience: ISSUER });
+      assert.equal(kidOf(signed.token), rotation.kid);
+      await a.store.close();
+      await assert.rejects(a.tokens.verify(signed.token, ISSUER), (e) => !(e instanceof ApiError));
+    });
   });
 }
