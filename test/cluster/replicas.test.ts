@@ -230,7 +230,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
     const load = calls.slice(since);
     const survivors = load.filter((c) => c.replica !== victim);
     const acked = ledger.groups.size + ledger.repos.size + tags.reduce((n, t) => n + t.acked, 0);
-    assert.ok(acked > 30, `only ${acked} writes were acknowledged`);
+    assert.ok(acked > 12, `only ${acked} writes were acknowledged`);
     assert.deepEqual(
       survivors.filter((c) => c.outcome.code !== 0).map((c) => `${c.replica}: ${c.outcome.code} ${c.outcome.message}`),
       [],
