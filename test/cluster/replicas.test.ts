@@ -35,6 +35,8 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
   let issuer: OidcIssuer;
   let cluster: Cluster;
   let boot: Bootstrapped;
+  /** A platform token of the owner for the registry's audience (from the CLI). */
+  let registryOwnerToken: string;
   let store: Store;
   const calls: RoutedCall[] = [];
   let wire: ReturnType<typeof roundRobinWire>;
@@ -51,6 +53,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
       args: ["--db-pool-size", "4", "--allow-http-issuers", "--allow-private-issuers"],
     });
     boot = await bootstrapChild(url, "cluster");
+    registryOwnerToken = (await runCli("token", "--identity", boot.ownerUid, "--db", url, "--api-url", CHILD_API_URL, "--audience", CLUSTER_REGISTRY_URL)).trim();
     store = await openStore(url, { poolSize: 2 });
     wire = roundRobinWire(cluster.replicas, calls);
   });
@@ -78,7 +81,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
     // A registry token from one replica's /token pulls from the others.
     const repo = await wire.call(methodOf(ReposService, "CreateRepo"), { parent: boot.org.uid, repo: { name: "tokens" } }, { method: "POST", path: `/registry/v2/repos/${boot.org.uid}`, body: { name: "tokens" } }, boot.ownerToken);
     assert.equal(repo.code, 0, repo.message);
-    const basic = `Basic ${Buffer.from(`_token:${(await runCli("token", "--identity", boot.ownerUid, "--db", url, "--api-url", CHILD_API_URL, "--audience", CLUSTER_REGISTRY_URL)).trim()}`).toString("base64")}`;
+    const basic = `Basic ${Buffer.from(`_token:${registryOwnerToken}`).toString("base64")}`;
     const issued = await fetch(`${cluster.replicas[0].registryUrl}/token?scope=repository:cluster/tokens:pull`, { headers: { authorization: basic } });
     assert.equal(issued.status, 200);
     const registryToken = ((await issued.json()) as { token: string }).token;
@@ -175,7 +178,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
     );
     assert.deepEqual(moves.map((m) => m.code), Array(30).fill(0), moves.map((m) => m.message).join("; "));
 
-    const token = (await runCli("token", "--identity", boot.ownerUid, "--db", url, "--api-url", CHILD_API_URL, "--audience", CLUSTER_REGISTRY_URL)).trim();
+    const token = registryOwnerToken;
     for (const replica of cluster.replicas) {
       const res = await fetch(`${replica.registryUrl}/v2/cluster/moving/_service/history/latest`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(res.status, 200);
@@ -189,7 +192,7 @@ describe(`${REPLICAS} replicas on one PostgreSQL and one bucket`, { skip, timeou
   });
 
   test("a chunked push whose requests land on every replica; each replica serves the image", async () => {
-    const token = (await runCli("token", "--identity", boot.ownerUid, "--db", url, "--api-url", CHILD_API_URL, "--audience", CLUSTER_REGISTRY_URL)).trim();
+    const token = registryOwnerToken;
     const spread = registryClient(
       cluster.replicas.map((r) => r.registryUrl),
       token,

@@ -14,7 +14,8 @@ export async function runCli(...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync(process.execPath, [BIN, ...args], {
     encoding: "utf8",
     env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "" },
-    timeout: 30_000,
+    // Generous: a CLI start (module loading, migrations under the database-wide lock) is slow on a loaded machine.
+    timeout: 120_000,
   });
   return stdout;
 }
