@@ -13,7 +13,7 @@ export const CHILD_API_URL = "http://platform.test";
 export async function runCli(...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync(process.execPath, [BIN, ...args], {
     encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "" },
+    env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0" },
     timeout: 30_000,
   });
   return stdout;
@@ -65,7 +65,7 @@ export async function startChildServer(options: { db: string; registryDir: strin
     ],
     {
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
+      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
     },
   );
   let err = "";
