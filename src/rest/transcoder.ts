@@ -237,7 +237,7 @@ async function writeResponse(res: NodeResponse, route: RestRoute, uRes: Universa
   if (uRes.status !== 200) {
     const fallback = new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status));
     const error = errorFromJsonBytes(bytes, undefined, fallback);
-    if (error.code === Code.Unauthenticated) headers["www-authenticate"] = bearerChallenge(target.domain, authorization, error.rawMessage);
+    if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, authorization, error.rawMessage);
     writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
     return;
   }
