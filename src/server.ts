@@ -26,6 +26,7 @@ import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js
 import { createMetricsServer } from "./telemetry/metrics-endpoint.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { requestIdKey, requestIdOf } from "./telemetry/request-id.js";
+import { withContext } from "./telemetry/tracing.js";
 
 export interface PlatformServer {
   api: DualListener;
@@ -91,11 +92,14 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   });
   const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
 
-  const observe = createHttpObserver({ host: "api", metrics, logger, spans: false });
-  /** Every request that is not an RPC: logged and counted by the route that answered it. */
-  async function fallback(req: NodeRequest, res: NodeResponse) {
+  const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
+  /** Every request that is not an RPC: logged, counted and traced by the route that answered it. */
+  function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
     const note: RouteNote = { route: "discovery" };
-    observe(req, res, note);
+    const span = observe(req, res, note);
+    return span ? withContext(span, () => answer(req, res, note)) : answer(req, res, note);
+  }
+  async function answer(req: NodeRequest, res: NodeResponse, note: RouteNote): Promise<void> {
     if (await discovery(req, res)) return;
     note.route = "sts";
     if (await sts(req, res)) return;

@@ -52,6 +52,7 @@ import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { bearerChallenge } from "../http/credentials.js";
+import { injectTraceHeaders } from "../telemetry/tracing.js";
 import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
 
 export type { NodeRequest, NodeResponse } from "../http/node-types.js";
@@ -200,7 +201,7 @@ const DROPPED_REQUEST_HEADERS = new Set([
   "content-type", "content-length", "content-encoding", "accept-encoding", "http2-settings",
 ]);
 
-/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers. */
+/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers and the active trace context. */
 function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
   const header = new Headers();
   for (const [name, value] of Object.entries(incoming)) {
@@ -210,6 +211,8 @@ function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
   }
   header.set("content-type", "application/proto");
   header.set("connect-protocol-version", "1");
+  // The call's span is the child of this request's (its traceparent replaces the caller's).
+  injectTraceHeaders(header);
   const timeout = incoming["connect-timeout-ms"];
   if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
   return header;

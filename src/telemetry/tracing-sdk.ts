@@ -30,10 +30,12 @@ export function installTracing(spanProcessors: SpanProcessor[]): () => Promise<v
 }
 
 /**
- * The span processors for `OTEL_TRACES_EXPORTER`'s names: `otlp` sends OTLP/HTTP JSON to
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`/v1/traces (default
- * http://localhost:4318/v1/traces), batched (`OTEL_BSP_*`); `console` prints each span.
- * Throws for another exporter or OTLP protocol, naming what is supported.
+ * The span processors for `OTEL_TRACES_EXPORTER`'s names: `otlp` sends OTLP over HTTP
+ * (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the
+ * default, or `http/json`) to `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`/v1/traces (default http://localhost:4318/v1/traces), with
+ * `OTEL_EXPORTER_OTLP_HEADERS`, batched (`OTEL_BSP_*`); `console` prints each span.
+ * Throws for another exporter or protocol (`grpc`), naming what is supported.
  */
 export async function exportersFromEnv(names: string[], env: NodeJS.ProcessEnv): Promise<SpanProcessor[]> {
   const processors: SpanProcessor[] = [];
@@ -41,10 +43,16 @@ export async function exportersFromEnv(names: string[], env: NodeJS.ProcessEnv):
     if (name === "console") {
       processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
     } else if (name === "otlp") {
-      const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/json";
-      if (protocol !== "http/json") throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/json (OTLP over HTTP, which collectors accept on port 4318)`);
-      const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
-      processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+      const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf";
+      if (protocol === "http/protobuf") {
+        const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
+        processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+      } else if (protocol === "http/json") {
+        const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+        processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+      } else {
+        throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json (OTLP over HTTP, port 4318 of a collector)`);
+      }
     } else {
       throw new Error(`OTEL_TRACES_EXPORTER=${name} is not supported: use otlp, console or none`);
     }

@@ -52,7 +52,14 @@ export interface ChildServer {
  * `crashAfterWrites`, the process SIGKILLs itself after that many writes
  * (test/support/crash-after-writes.ts).
  */
-export async function startChildServer(options: { db: string; registryDir: string; logLevel?: string; crashAfterWrites?: number }): Promise<ChildServer> {
+export async function startChildServer(options: {
+  db: string;
+  registryDir: string;
+  logLevel?: string;
+  crashAfterWrites?: number;
+  /** More environment variables (e.g. OTEL_*). */
+  env?: Record<string, string>;
+}): Promise<ChildServer> {
   const entry = options.crashAfterWrites === undefined ? [BIN] : ["--import", "tsx", CRASHING];
   const child = spawn(
     process.execPath,
@@ -65,7 +72,7 @@ export async function startChildServer(options: { db: string; registryDir: strin
     ],
     {
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
+      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? ""), ...options.env },
     },
   );
   let err = "";
