@@ -20,6 +20,7 @@ import type { Logger } from "./logger.js";
 import type { ContentStore } from "./registry/content-store.js";
 import { createRegistryHost } from "./registry/registry-host.js";
 import { sendStatus } from "./http/status-json.js";
+import { createApiDocsRoutes } from "./rest/api-docs.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import type { Store } from "./store/store.js";
 import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js";
@@ -91,6 +92,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     maxBytes: config.limits.upstreamFetchMaxBytes,
   });
   const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
+  const docs = createApiDocsRoutes(host.services);
 
   const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
   /** Every request that is not an RPC: logged, counted and traced by the route that answered it. */
@@ -103,6 +105,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await discovery(req, res)) return;
     note.route = "sts";
     if (await sts(req, res)) return;
+    note.route = "docs";
+    if (await docs(req, res)) return;
     note.route = "rest";
     if (await rest(req, res)) return;
     note.route = "not_found";
