@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
+import type { DescMethod } from "@bufbuild/protobuf";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { API_SERVICES } from "../../src/domains/index.js";
 import { OPENAPI_INFO } from "../../src/rest/api-docs.js";
@@ -67,7 +68,7 @@ describe("the OpenAPI document", () => {
   });
 
   test("names only query parameters the transcoder reads, and the path parameters of each template", () => {
-    const byId = new Map(API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.name}_${m.name}`, m] as const)));
+    const byId = new Map<string, DescMethod>(API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.name}_${m.name}`, m] as const)));
     let queries = 0;
     for (const { path, op } of operations) {
       const method = byId.get(op.operationId.replace(/_\d+$/, ""))!;
