@@ -49,7 +49,7 @@ function protocolOf(req: NodeRequest): WireProtocol {
 /**
  * Builds the API and registry hosts on an open store: the request flow is
  * wire -> adapter (or REST transcoder; request decoding, its failures made
- * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> logging ->
+ * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> telemetry ->
  * errors -> deadline -> authentication -> authorization) -> service handler ->
  * repository.
  */
