@@ -8,6 +8,13 @@ import { REQUEST_ID_HEADER, requestIdFromHeader, requestIdKey } from "../telemet
 import { endSpan, startServerSpan, traceIdOf, tracingActive, withContext } from "../telemetry/tracing.js";
 import { protocolKey } from "./request-context.js";
 
+interface MethodLabels {
+  rpc: RpcLabels;
+  inFlight: { grpc_service: string; grpc_method: string };
+  /** By `<code> <protocol>`. */
+  handled: Map<string, RpcLabels & { grpc_code: string; protocol: string }>;
+}
+
 const GRPC_TYPES = { unary: "unary", server_streaming: "server_stream", client_streaming: "client_stream", bidi_streaming: "bidi_stream" } as const;
 
 /**
@@ -18,18 +25,27 @@ const GRPC_TYPES = { unary: "unary", server_streaming: "server_stream", client_s
  * carries the request id in `x-request-id`. For a streaming call the time is to its first answer.
  */
 export function telemetryInterceptor(logger: Logger, metrics: Metrics): Interceptor {
-  const labelsOf = new Map<DescMethod, RpcLabels>();
-  const rpcLabels = (method: DescMethod): RpcLabels => {
+  // Label objects are made once per method (and code and protocol): prom-client's cost is then a lookup.
+  const labelsOf = new Map<DescMethod, MethodLabels>();
+  const rpcLabels = (method: DescMethod): MethodLabels => {
     let labels = labelsOf.get(method);
     if (!labels) {
-      labels = { grpc_type: GRPC_TYPES[method.methodKind], grpc_service: method.parent.typeName, grpc_method: method.name };
+      const rpc = { grpc_type: GRPC_TYPES[method.methodKind], grpc_service: method.parent.typeName, grpc_method: method.name };
+      labels = { rpc, inFlight: { grpc_service: rpc.grpc_service, grpc_method: rpc.grpc_method }, handled: new Map() };
       labelsOf.set(method, labels);
     }
     return labels;
   };
+  const handledLabels = (labels: MethodLabels, code: string, protocol: string) => {
+    const key = `${code} ${protocol}`;
+    let handled = labels.handled.get(key);
+    if (!handled) labels.handled.set(key, (handled = { ...labels.rpc, grpc_code: code, protocol }));
+    return handled;
+  };
   return (next) => async (req) => {
     const start = performance.now();
-    const labels = rpcLabels(req.method as DescMethod);
+    const cached = rpcLabels(req.method as DescMethod);
+    const labels = cached.rpc;
     const procedure = `/${labels.grpc_service}/${labels.grpc_method}`;
     let requestId = req.contextValues.get(requestIdKey);
     if (requestId === "") {
@@ -40,7 +56,7 @@ export function telemetryInterceptor(logger: Logger, metrics: Metrics): Intercep
     const traced = tracingActive()
       ? startServerSpan(procedure.slice(1), req.header, { "rpc.system": "grpc", "rpc.service": labels.grpc_service, "rpc.method": labels.grpc_method, "platform.protocol": protocol })
       : undefined;
-    const inFlight = { grpc_service: labels.grpc_service, grpc_method: labels.grpc_method };
+    const inFlight = cached.inFlight;
     metrics.rpcStarted.inc(labels);
     metrics.rpcInFlight.inc(inFlight);
     let code: Code | 0 = 0;
@@ -59,7 +75,7 @@ export function telemetryInterceptor(logger: Logger, metrics: Metrics): Intercep
       const seconds = (performance.now() - start) / 1000;
       const name = code === 0 ? "OK" : codeName(code);
       metrics.rpcInFlight.dec(inFlight);
-      metrics.rpcHandled.inc({ ...labels, grpc_code: name, protocol });
+      metrics.rpcHandled.inc(handledLabels(cached, name, protocol));
       metrics.rpcSeconds.observe(labels, seconds);
       if (traced) endSpan(traced.span, code !== 0, { "rpc.grpc.status_code": code }, message);
       logger.info("call", {
