@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**"] },
+  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**", "examples/grpc-js/gen/**", "test-output/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -16,7 +16,7 @@ export default tseslint.config(
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {
-    files: ["test/**", "bench/**", "scripts/**"],
+    files: ["test/**", "bench/**", "scripts/**", "examples/**"],
     rules: { "no-console": "off" },
   },
 );

@@ -11,8 +11,8 @@ import { authorizationInterceptor } from "./interceptors/authorization-intercept
 import { deadlineInterceptor } from "./interceptors/deadline-interceptor.js";
 import { eventInterceptor } from "./interceptors/event-interceptor.js";
 import { errorInterceptor } from "./interceptors/error-interceptor.js";
-import { loggingInterceptor } from "./interceptors/logging-interceptor.js";
 import { createStreamShutdown } from "./interceptors/shutdown-interceptor.js";
+import { telemetryInterceptor } from "./interceptors/telemetry-interceptor.js";
 import type { Logger } from "./logger.js";
 import type { ServiceDeps } from "./domains/deps.js";
 import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "./domains/index.js";
@@ -20,6 +20,7 @@ import { registerHealth, type HealthControl } from "./system/health-service.js";
 import { registerReflection } from "./system/reflection-service.js";
 import { serverSecret } from "./store/server-keys.js";
 import { storeAnswers, type Store } from "./store/store.js";
+import { createMetrics, type Metrics } from "./telemetry/metrics.js";
 
 
 /** The RPC side of the API host, independent of any listener (in-process tests use it directly). */
@@ -37,7 +38,8 @@ export interface ApiHost {
   endStreams(): void;
 }
 
-export async function createApiHost(store: Store, config: ServerConfig, logger: Logger): Promise<ApiHost> {
+/** `metrics`: where the calls are counted (the server's registry); by default a registry of the host's own. */
+export async function createApiHost(store: Store, config: ServerConfig, logger: Logger, metrics: Metrics = createMetrics()): Promise<ApiHost> {
   const now = Date.now;
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
@@ -62,7 +64,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     endStreams: streams.endStreams,
     interceptors: [
       streams.interceptor,
-      loggingInterceptor(logger),
+      telemetryInterceptor(logger, metrics),
       errorInterceptor(logger, errorDomainOf(config)),
       deadlineInterceptor(config.limits.requestTimeoutMs),
       authenticationInterceptor(tokens, store.db, config.apiUrl),

@@ -14,6 +14,8 @@ export interface ServerConfig {
   organizationCreation?: OrganizationCreation;
   /** Which OIDC issuers the token exchange may fetch keys from. Default: https on public addresses only. */
   upstreamIssuers?: UpstreamIssuerPolicy;
+  /** Browser origins allowed to call the API host (CORS): exact origins or `*`. Default none. */
+  corsOrigins?: string[];
   /** Event delivery to subscriptions. Defaults in `defaultEventsConfig`. */
   events?: Partial<EventsConfig>;
   logLevel: LogLevel;

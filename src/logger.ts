@@ -21,3 +21,13 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
   };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
+
+/** A logger that adds `fields` (e.g. the request id) to every line. */
+export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    debug: (message, more) => logger.debug(message, { ...fields, ...more }),
+    info: (message, more) => logger.info(message, { ...fields, ...more }),
+    warn: (message, more) => logger.warn(message, { ...fields, ...more }),
+    error: (message, more) => logger.error(message, { ...fields, ...more }),
+  };
+}

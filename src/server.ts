@@ -1,3 +1,4 @@
+import type http from "node:http";
 import { createRegistry } from "@bufbuild/protobuf";
 import { createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -12,18 +13,27 @@ import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { startDispatcher } from "./domains/events/dispatcher.js";
 import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
+import { withCors } from "./http/cors.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
 import { createDualListener, type DualListener } from "./listener.js";
 import type { Logger } from "./logger.js";
 import type { ContentStore } from "./registry/content-store.js";
 import { createRegistryHost } from "./registry/registry-host.js";
 import { sendStatus } from "./http/status-json.js";
+import { createApiDocsRoutes } from "./rest/api-docs.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import type { Store } from "./store/store.js";
+import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js";
+import { createMetricsServer } from "./telemetry/metrics-endpoint.js";
+import { createMetrics } from "./telemetry/metrics.js";
+import { requestIdKey, requestIdOf } from "./telemetry/request-id.js";
+import { withContext } from "./telemetry/tracing.js";
 
 export interface PlatformServer {
   api: DualListener;
   registry: DualListener;
+  /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
+  metrics: http.Server;
   tokens: TokenService;
   /** Stops accepting, lets calls in flight finish. Does not close the store. */
   close(): Promise<void>;
@@ -39,13 +49,17 @@ function protocolOf(req: NodeRequest): WireProtocol {
 /**
  * Builds the API and registry hosts on an open store: the request flow is
  * wire -> adapter (or REST transcoder; request decoding, its failures made
- * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> logging ->
+ * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> telemetry ->
  * errors -> deadline -> authentication -> authorization) -> service handler ->
  * repository.
  */
 export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
-  const host = await createApiHost(store, config, logger);
+  const metrics = createMetrics({ processMetrics: true });
+  store.observeQueries((operation, seconds, failed) => metrics.querySeconds.observe({ operation, outcome: failed ? "error" : "ok" }, seconds));
+  if (store.poolStats) metrics.observePool(store.poolStats);
+  const host = await createApiHost(store, config, logger, metrics);
   const errorDomain = errorDomainOf(config);
+  const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
 
   let router: ConnectRouter | undefined;
   const adapter = connectNodeAdapter({
@@ -56,7 +70,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       host.routes(r);
       r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
-    contextValues: (req) => createContextValues().set(protocolKey, protocolOf(req)),
+    contextValues: (req) => contextValues(req).set(protocolKey, protocolOf(req)),
     fallback: (req, res) => void fallback(req, res),
   });
   if (!router) throw new Error("connectNodeAdapter did not build a router");
@@ -67,7 +81,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     registry: createRegistry(...host.files, file_google_rpc_error_details),
     maxBodyBytes: config.limits.maxBodyBytes,
     errorDomain,
-    onError: (error) => logger.error("REST transcoding failed", { error: String(error) }),
+    contextValues,
+    onError: (error, req) => logger.error("REST transcoding failed", { error: String(error), requestId: requestIdOf(req) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
   const upstream = createUpstreamKeys({
@@ -77,26 +92,45 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     maxBytes: config.limits.upstreamFetchMaxBytes,
   });
   const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
+  const docs = createApiDocsRoutes(host.services);
 
-  async function fallback(req: NodeRequest, res: NodeResponse) {
+  const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
+  /** Every request that is not an RPC: logged, counted and traced by the route that answered it. */
+  function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
+    const note: RouteNote = { route: "discovery" };
+    const span = observe(req, res, note);
+    return span ? withContext(span, () => answer(req, res, note)) : answer(req, res, note);
+  }
+  async function answer(req: NodeRequest, res: NodeResponse, note: RouteNote): Promise<void> {
     if (await discovery(req, res)) return;
+    note.route = "sts";
     if (await sts(req, res)) return;
+    note.route = "docs";
+    if (await docs(req, res)) return;
+    note.route = "rest";
     if (await rest(req, res)) return;
+    note.route = "not_found";
     sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomain);
   }
 
-  const api = createDualListener(withSpecGrpcMessage(adapter), config.limits);
-  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content });
+  const api = createDualListener(withCors(withSpecGrpcMessage(adapter), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain), config.limits);
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
   const registryHost = createDualListener(registry.handler, { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs });
   const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
+  metrics.countBytes(api.server, "api");
+  metrics.countBytes(registryHost.server, "registry");
+  const metricsServer = createMetricsServer(metrics.registry);
   return {
     api,
     registry: registryHost,
+    metrics: metricsServer,
     tokens: host.tokens,
     async close() {
       host.setServing(false);
       host.endStreams();
       registry.close();
+      metricsServer.close();
+      metricsServer.closeAllConnections();
       await Promise.all([api.close(), registryHost.close(), dispatcher.close()]);
     },
   };

@@ -5,7 +5,7 @@ import { file_google_rpc_error_details } from "../../gen/google/rpc/error_detail
 import { errorDomainOf } from "../api/errors.js";
 import { isRoot, isUidp } from "../api/uidp.js";
 import type { ServerConfig } from "../config.js";
-import type { Logger } from "../logger.js";
+import { withFields, type Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { BodyRefusedError, readBody, type BodySource } from "../rest/request-body.js";
 import type { FieldViolation } from "../api/errors.js";
@@ -16,6 +16,7 @@ import type { Db } from "../store/tables.js";
 import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
 import type { TokenService } from "./tokens.js";
 import { UpstreamFetchError, type UpstreamKeys } from "./upstream-keys.js";
+import { requestIdOf } from "../telemetry/request-id.js";
 
 export const STS_EXCHANGE_PATH = "/sts/exchange";
 
@@ -57,17 +58,18 @@ export function createStsRoute(options: StsRouteOptions) {
   return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
     const [path, query = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
     if (path !== STS_EXCHANGE_PATH) return false;
+    const log = withFields(logger, { requestId: requestIdOf(req) });
     try {
-      await handle(req, res, path, query);
+      await handle(req, res, path, query, log);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Canceled) return true; // the client went away mid-body
-      logger.error("sts exchange failed", { error: String(error) });
+      log.error("sts exchange failed", { error: String(error) });
       if (!res.headersSent) sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, target.domain, noStore);
     }
     return true;
   };
 
-  async function handle(req: NodeRequest, res: NodeResponse, path: string, query: string): Promise<void> {
+  async function handle(req: NodeRequest, res: NodeResponse, path: string, query: string, logger: Logger): Promise<void> {
     if (req.method !== "POST") {
       sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, target.domain, { allow: "POST" });
       return;

@@ -12,6 +12,7 @@ import { createS3ContentStore, InvalidStorageUrl, parseS3Url, StorageUnavailable
 import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
 import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
+import { startTracingFromEnv } from "../telemetry/tracing.js";
 import { getIdentity } from "../domains/iam/store/identities.js";
 import { openStore } from "../store/store.js";
 import { importAdvisories } from "./advisories-import.js";
@@ -42,6 +43,8 @@ const serveOptions: Record<string, OptionSpec> = {
   },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
   "db-pool-size": { type: "string", env: "DB_POOL_SIZE", default: "10", help: "PostgreSQL: connections this process keeps open at most" },
+  "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
+  "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
 };
 
 const bootstrapOptions: Record<string, OptionSpec> = {
@@ -142,7 +145,12 @@ async function serve(args: string[]): Promise<void> {
   const registryPort = Number(o["registry-port"]);
   const poolSize = Number(o["db-pool-size"]);
   if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new UsageError("--db-pool-size must be a whole number from 1 to 1000");
+  const metricsPort = metricsPortOf(o["metrics-port"] as string);
+  const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
   const logger = createLogger(logLevel);
+  const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
+    throw new UsageError((error as Error).message);
+  });
   const content = await contentStoreOf(o, true);
   const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs, poolSize });
   const server = await createServer(
@@ -154,6 +162,7 @@ async function serve(args: string[]): Promise<void> {
       publicOrganization: o["public-org"] as string,
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
+      corsOrigins,
       events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
       logLevel,
       limits: defaultLimits,
@@ -169,6 +178,8 @@ async function serve(args: string[]): Promise<void> {
     });
   const apiPort = await listen(server.api.server, port);
   const regPort = await listen(server.registry.server, registryPort);
+  const boundMetricsPort = metricsPort === undefined ? undefined : await listen(server.metrics, metricsPort);
+  if (boundMetricsPort !== undefined) logger.info("metrics", { url: `http://localhost:${boundMetricsPort}/metrics` });
   logger.info("listening", { api: `http://localhost:${apiPort}`, registry: `http://localhost:${regPort}`, store: store.description });
   process.stderr.write(`platform-api: API on http://localhost:${apiPort}, registry on http://localhost:${regPort}, store ${store.description}\n`);
 
@@ -179,11 +190,35 @@ async function serve(args: string[]): Promise<void> {
     logger.info("stopping", { signal });
     await server.close();
     await store.close();
+    await stopTracing?.();
     logger.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** `--metrics-port`: a port number (0 for any free one), or `off`. */
+function metricsPortOf(value: string): number | undefined {
+  if (value === "off") return undefined;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--metrics-port must be a port number or off, not "${value}"`);
+  return Number(value);
+}
+
+/** `--cors-origins`: `*`, or origins such as `https://app.example.com` (scheme, host and port only), comma-separated. */
+function corsOriginsOf(value: string | undefined): string[] {
+  const origins = (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (const origin of origins) {
+    if (origin === "*") continue;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin) throw new UsageError(`--cors-origins: "${origin}" is not an origin like https://app.example.com (scheme, host, optional port; no path or trailing /)`);
+  }
+  return origins;
 }
 
 async function bootstrap(args: string[]): Promise<void> {

@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
+import { injectTraceContext } from "../telemetry/tracing.js";
 
 /**
  * The server's only outbound HTTP client (the token exchange's discovery documents and JWKS,
@@ -154,6 +155,7 @@ export interface OutboundRequest {
  * its status. Throws OutboundFetchError when refused by the policy, on connection errors and
  * when the deadline passes.
  */
+/** The request carries the active span's `traceparent` when tracing is on. */
 export function outboundRequest(url: URL, request: OutboundRequest, policy: OutboundPolicy): Promise<{ status: number; body: Buffer }> {
   checkOutboundUrl(url, policy);
   const client = url.protocol === "https:" ? https : http;
@@ -169,12 +171,14 @@ export function outboundRequest(url: URL, request: OutboundRequest, policy: Outb
       else resolve(value!);
     }
     let req: http.ClientRequest;
+    const headers: Record<string, string> = { ...request.headers, ...(request.body ? { "content-length": String(request.body.byteLength) } : {}) };
+    injectTraceContext(headers);
     try {
       req = client.request(
         url,
         {
           method: request.method,
-          headers: { ...request.headers, ...(request.body ? { "content-length": String(request.body.byteLength) } : {}) },
+          headers,
           agent: false,
           ...(policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }),
         },

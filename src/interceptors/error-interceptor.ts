@@ -11,7 +11,8 @@ import { StoreError } from "../store/errors.js";
 import { ApiError, codeName, unavailable, type ErrorKind } from "../api/errors.js";
 import { isUnavailable } from "../store/dialect.js";
 
-import type { Logger } from "../logger.js";
+import { withFields, type Logger } from "../logger.js";
+import { requestIdKey } from "../telemetry/request-id.js";
 
 type OutgoingDetail = { desc: DescMessage; value: MessageInitShape<DescMessage> };
 
@@ -110,7 +111,7 @@ export function errorInterceptor(logger: Logger, domain: string): Interceptor {
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(error, logger, domain, req.method.input.typeName);
+      throw toConnectError(error, withFields(logger, { requestId: req.contextValues.get(requestIdKey) }), domain, req.method.input.typeName);
     }
   };
 }

@@ -51,6 +51,8 @@ import type { BodySource } from "./request-body.js";
 import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
+import { bearerChallenge } from "../http/credentials.js";
+import { injectTraceHeaders } from "../telemetry/tracing.js";
 import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
 
 export type { NodeRequest, NodeResponse } from "../http/node-types.js";
@@ -86,7 +88,8 @@ export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boole
  * - success: 200 with the output message as JSON (lowerCamel names, int64 as strings, zero
  *   values written, timestamps with milliseconds: see response-json.ts), or only the
  *   `response_body` field; a google.protobuf.Empty output is 200 with an empty body.
- * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping.
+ * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping; a 401
+ *   carries `WWW-Authenticate: Bearer` (RFC 6750, `bearerChallenge`).
  * - a path matching a template only for other HTTP methods: 405 with an `Allow` header and
  *   Status code 12 (UNIMPLEMENTED, reason METHOD_NOT_ALLOWED). Chosen over 404/NOT_FOUND
  *   because the resource exists and only the method is wrong (grpc-gateway does the same).
@@ -144,7 +147,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         signal: ac.signal,
         contextValues,
       });
-      await writeResponse(res, route, uRes, target);
+      await writeResponse(res, route, uRes, target, req.headers.authorization);
     } catch (e) {
       opts.onError?.(e, req);
       const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
@@ -198,7 +201,7 @@ const DROPPED_REQUEST_HEADERS = new Set([
   "content-type", "content-length", "content-encoding", "accept-encoding", "http2-settings",
 ]);
 
-/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers. */
+/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers and the active trace context. */
 function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
   const header = new Headers();
   for (const [name, value] of Object.entries(incoming)) {
@@ -208,6 +211,8 @@ function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
   }
   header.set("content-type", "application/proto");
   header.set("connect-protocol-version", "1");
+  // The call's span is the child of this request's (its traceparent replaces the caller's).
+  injectTraceHeaders(header);
   const timeout = incoming["connect-timeout-ms"];
   if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
   return header;
@@ -227,7 +232,7 @@ function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
   return out;
 }
 
-async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, target: StatusTarget): Promise<void> {
+async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, target: StatusTarget, authorization: string | undefined): Promise<void> {
   const { registry } = target;
   const bytes = await readAll(uRes.body);
   if (res.destroyed) return;
@@ -235,6 +240,7 @@ async function writeResponse(res: NodeResponse, route: RestRoute, uRes: Universa
   if (uRes.status !== 200) {
     const fallback = new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status));
     const error = errorFromJsonBytes(bytes, undefined, fallback);
+    if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, authorization, error.rawMessage);
     writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
     return;
   }

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresAdapter, PostgresDialect, sql, type RawBuilder } from "kysely";
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type LogEvent, type RawBuilder } from "kysely";
 import pg from "pg";
 import { defaultLimits } from "../config.js";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
@@ -15,6 +15,35 @@ export interface OpenedDatabase {
   dialect: DialectName;
   /** Where it is, with any password removed; for logs. */
   description: string;
+  /** Tells `observer` the operation, duration and outcome of every query from now on. */
+  observeQueries(observer: QueryObserver): void;
+  /** The connection pool's figures now (PostgreSQL); undefined on SQLite, which has one connection. */
+  poolStats?: () => PoolStats;
+}
+
+/** `operation`: select, insert, update, delete or raw; `seconds`: from sending the query to its result. */
+export type QueryObserver = (operation: string, seconds: number, failed: boolean) => void;
+
+export interface PoolStats {
+  /** Connections open, idle ones included. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  /** The pool's size. */
+  max: number;
+}
+
+/** Kysely's query log, feeding the observers (one performance.now() pair per query). */
+function queryLog(observers: QueryObserver[]): (event: LogEvent) => void {
+  const operations = new Map<string, string>();
+  return (event) => {
+    if (observers.length === 0) return;
+    const kind = event.query.query.kind;
+    let operation = operations.get(kind);
+    if (operation === undefined) operations.set(kind, (operation = kind.replace(/(Query)?Node$/, "").toLowerCase()));
+    for (const observe of observers) observe(operation, event.queryDurationMillis / 1000, event.level === "error");
+  };
 }
 
 export function dialectOf(url: string): DialectName {
@@ -35,10 +64,14 @@ export interface DatabaseOptions {
  * event loop (see `LockWaitingSqliteDialect`).
  */
 export function openDatabase(url: string, options: DatabaseOptions = {}): OpenedDatabase {
+  const observers: QueryObserver[] = [];
+  const log = queryLog(observers);
+  const observeQueries = (observer: QueryObserver) => void observers.push(observer);
   if (dialectOf(url) === "postgres") {
+    const max = options.poolSize ?? 10;
     const pool = new pg.Pool({
       connectionString: url,
-      max: options.poolSize ?? 10,
+      max,
       // int8 (count(*), bigint times) as JS numbers: our values stay below 2^53.
       types: {
         getTypeParser: ((oid: number, format?: "text" | "binary") =>
@@ -47,7 +80,13 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
     });
     const safe = new URL(url);
     safe.password = "";
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", description: safe.toString() };
+    return {
+      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log }),
+      dialect: "postgres",
+      description: safe.toString(),
+      observeQueries,
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
+    };
   }
   if (url !== ":memory:") mkdirSync(dirname(url), { recursive: true });
   const database = new SqliteDatabase(url);
@@ -57,7 +96,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
   const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs);
-  return { db: new Kysely<Database>({ dialect }), dialect: "sqlite", description: url };
+  return { db: new Kysely<Database>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
 }
 
 /** Column type modifier giving byte-order comparison, which uidp prefix ranges need. */

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely } from "kysely";
-import { dialectOfDb, openDatabase, type DatabaseOptions, type DialectName } from "./dialect.js";
+import { dialectOfDb, openDatabase, type DatabaseOptions, type DialectName, type PoolStats, type QueryObserver } from "./dialect.js";
 import { MIGRATIONS } from "../domains/index.js";
 import type { Database } from "./tables.js";
 
@@ -7,20 +7,24 @@ export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
   description: string;
+  /** Tells `observer` the operation, duration and outcome of every query from now on (metrics). */
+  observeQueries(observer: QueryObserver): void;
+  /** The connection pool's figures now (PostgreSQL); undefined on SQLite, which has one connection. */
+  poolStats?: () => PoolStats;
   /** Waits for queries in flight, then closes the connection(s). */
   close(): Promise<void>;
 }
 
 /** Opens the database at `url` and brings its schema up to date. */
 export async function openStore(url: string, options: DatabaseOptions = {}): Promise<Store> {
-  const { db, dialect, description } = openDatabase(url, options);
+  const { db, dialect, description, observeQueries, poolStats } = openDatabase(url, options);
   try {
     await migrate(db);
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  return { db, dialect, description, close: () => db.destroy() };
+  return { db, dialect, description, observeQueries, poolStats, close: () => db.destroy() };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { create, type DescFile } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter } from "@connectrpc/connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
@@ -20,6 +22,9 @@ type ReflectionAnswer =
  * Serves gRPC server reflection, both `grpc.reflection.v1.ServerReflection` and
  * `grpc.reflection.v1alpha.ServerReflection`, for `files` and everything they import.
  * `list_services` names the services of `files` plus the reflection and health services.
+ * `google/rpc/status.proto` and `google/rpc/error_details.proto` are served too (no service
+ * of theirs is listed): clients such as `buf curl` resolve error details (ErrorInfo, BadRequest,
+ * ...) by their type name and print them as JSON instead of base64.
  * A file answer holds the requested file first, then all its transitive imports.
  * Unknown files, symbols or extensions get an `error_response` with NOT_FOUND; the stream
  * stays open.
@@ -30,6 +35,8 @@ export function registerReflection(router: ConnectRouter, files: DescFile[]): vo
     v1.file_grpc_reflection_v1_reflection,
     v1alpha.file_grpc_reflection_v1alpha_reflection,
     file_grpc_health_v1_health,
+    file_google_rpc_status,
+    file_google_rpc_error_details,
   ]);
   router.service(v1.ServerReflection, {
     async *serverReflectionInfo(requests) {

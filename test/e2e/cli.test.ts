@@ -20,6 +20,8 @@ const cli = (...args: string[]) => execFileAsync(process.execPath, [BIN, ...args
 async function serve(apiUrl: string): Promise<{ child: ChildProcess; api: string; exit: Promise<number | null> }> {
   const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--registry-port", "0", "--db", db, "--api-url", apiUrl, "--log-level", "warn"], {
     stdio: ["ignore", "pipe", "pipe"],
+    // Any free port for the metrics listener: test files run in parallel.
+    env: { ...process.env, METRICS_PORT: "0" },
   });
   const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const api = await new Promise<string>((resolve, reject) => {
@@ -92,4 +94,19 @@ test("bootstrap, token, serve, and a clean SIGTERM that loses nothing acknowledg
   for (const name of acknowledged) assert.ok(names.includes(name), `${name} was acknowledged but is gone`);
   again.child.kill("SIGTERM");
   assert.equal(await again.exit, 0);
+});
+
+test("serve refuses a bad --metrics-port or --cors-origins in one line, before opening anything", async () => {
+  for (const [flag, value, message] of [
+    ["--metrics-port", "abc", /--metrics-port must be a port number or off, not "abc"/],
+    ["--cors-origins", "https://app.example.com/", /--cors-origins: "https:\/\/app.example.com\/" is not an origin like https:\/\/app.example.com/],
+  ] as const) {
+    const failed = await cli("serve", "--db", join(dir, "never.db"), flag, value).then(
+      () => assert.fail("serve started"),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(failed.code, 2);
+    assert.match(failed.stderr.split("\n")[0], message);
+    assert.doesNotMatch(failed.stderr, /\n\s+at /);
+  }
 });

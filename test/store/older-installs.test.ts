@@ -51,7 +51,7 @@ for (const database of await testDatabases()) {
         ["CAP_EVENTS_SUBSCRIPTION_CREATE", "CAP_IAM_IDENTITY_LIST", "CAP_REGISTRY_PULL", "CAP_REPO_LIST", "CAP_TERMS_ACCEPT"],
       );
 
-      await prepareStore({ db, dialect: opened.dialect, description: "", close: async () => {} }, 2);
+      await prepareStore({ ...opened, description: "", close: async () => {} }, 2);
       for (const role of BUILT_IN_ROLES) {
         const read = await getRole(db, role.uid);
         assert.deepEqual(read.capabilities, [...role.capabilities].sort(), role.name);

@@ -13,9 +13,9 @@ export const CHILD_API_URL = "http://platform.test";
 export async function runCli(...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync(process.execPath, [BIN, ...args], {
     encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "" },
     // Generous: a CLI start (module loading, migrations under the database-wide lock) is slow on a loaded machine.
     timeout: 120_000,
+    env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0" },
   });
   return stdout;
 }
@@ -63,6 +63,7 @@ export async function startChildServer(options: {
   logLevel?: string;
   crashAfterWrites?: number;
   args?: string[];
+  /** More environment variables (e.g. OTEL_*). */
   env?: Record<string, string>;
 }): Promise<ChildServer> {
   const entry = options.crashAfterWrites === undefined ? [BIN] : ["--import", "tsx", CRASHING];
@@ -78,7 +79,7 @@ export async function startChildServer(options: {
     ],
     {
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? ""), ...options.env },
+      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? ""), ...options.env },
     },
   );
   let err = "";

@@ -13,6 +13,8 @@ export interface OidcIssuer {
   url: string;
   /** Requests served, by kind. */
   requests: { discovery: number; jwks: number };
+  /** The `traceparent` header of each request served, in order. */
+  traceparents: Array<string | undefined>;
   /** TCP connections accepted. */
   connections(): number;
   /** Signs a token: `iss` is this issuer, `iat` now, `exp` now + `expiresIn` seconds (default 300) unless the claims set them. */
@@ -40,8 +42,11 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   const keys: SigningKey[] = [await newKey()];
   const requests = { discovery: 0, jwks: 0 };
   let url = "";
+  const traceparents: Array<string | undefined> = [];
   const server = http.createServer((req, res) => {
     const path = req.url?.split("?")[0];
+    const traceparent = req.headers.traceparent;
+    traceparents.push(typeof traceparent === "string" ? traceparent : undefined);
     let body: unknown;
     if (path === "/.well-known/openid-configuration") {
       requests.discovery++;
@@ -63,6 +68,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   return {
     url,
     requests,
+    traceparents,
     connections: () => connections,
     async issue(claims, { expiresIn = 300 } = {}) {
       const key = keys[keys.length - 1];

@@ -12,6 +12,8 @@ import { openStore, type Store } from "../../src/store/store.js";
 export interface TestServer {
   apiPort: number;
   registryPort: number;
+  /** The metrics listener's port (`GET /metrics`). */
+  metricsPort: number;
   apiUrl: string;
   registryUrl: string;
   store: Store;
@@ -46,6 +48,8 @@ export async function startTestServer(
     upstreamIssuers?: UpstreamIssuerPolicy;
     /** Default: the server's default (https sinks on public addresses only). */
     events?: Partial<EventsConfig>;
+    /** Default: none (no cross-origin call allowed). */
+    corsOrigins?: string[];
   } = {},
 ): Promise<TestServer> {
   const limits = { ...defaultLimits, ...options.limits };
@@ -64,21 +68,24 @@ export async function startTestServer(
       organizationCreation: options.organizationCreation,
       upstreamIssuers: options.upstreamIssuers,
       events: options.events,
+      corsOrigins: options.corsOrigins,
       logLevel: "info",
       limits,
     },
     logger,
     content,
   );
-  const listen = (s: PlatformServer["api"]["server"], port = 0) =>
+  const listen = (s: PlatformServer["api"]["server"] | PlatformServer["metrics"], port = 0) =>
     new Promise<number>((resolve) => s.listen(port, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
   const apiPort = await listen(server.api.server);
   const registryPort = await listen(server.registry.server, options.registryPort);
+  const metricsPort = await listen(server.metrics);
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
   const { token } = await server.tokens.issue({ subject: identity.uid, audience: "http://api.test" });
   return {
     apiPort,
     registryPort,
+    metricsPort,
     apiUrl: `http://127.0.0.1:${apiPort}`,
     registryUrl: `http://127.0.0.1:${registryPort}`,
     store,

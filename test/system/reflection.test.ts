@@ -133,6 +133,16 @@ describe("grpc.reflection.v1", () => {
     );
   });
 
+  test("the error detail types (google.rpc.ErrorInfo, BadRequest, Status) resolve, for clients that decode error details", async () => {
+    const responses = await ask(v1, { file_containing_symbol: "google.rpc.ErrorInfo" }, { file_containing_symbol: "google.rpc.BadRequest.FieldViolation" }, { file_by_filename: "google/rpc/status.proto" });
+    assert.deepEqual(
+      responses.map((res) => fileNames(res)[0]),
+      ["google/rpc/error_details.proto", "google/rpc/error_details.proto", "google/rpc/status.proto"],
+    );
+    const [list] = await ask(v1, { list_services: "" });
+    assert.ok(!list!.list_services_response!.service.some((s) => s.name.startsWith("google.rpc")));
+  });
+
   test("file_by_filename, file_containing_extension and all_extension_numbers_of_type", async () => {
     const [byName, byExtension, numbers, none] = await ask(
       v1,

@@ -1,0 +1,75 @@
+import type { Context } from "@opentelemetry/api";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import type { Logger } from "../logger.js";
+import type { HostName, Metrics } from "./metrics.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
+import { endSpan, startServerSpan, traceIdOf, tracingActive } from "./tracing.js";
+
+/** The methods counted by name; any other is counted as OTHER (a caller chooses the method: labels must stay few). */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** Where the route of a request is written once it is known (a fixed name such as `manifest`, never the path). */
+export interface RouteNote {
+  route: string;
+}
+
+/**
+ * Observes one plain HTTP request (not an RPC) from its arrival to its last byte or its end:
+ * one log line `{"msg": "request", host, method, path, route, status, durationMs, requestId}`,
+ * `http_server_*` metrics by host, route, method and status, and the request id in
+ * `x-request-id`. With `spans` and tracing on, a server span (child of the caller's
+ * `traceparent`, named `<method> <route>`); its context is returned to run the request in.
+ */
+export function createHttpObserver(options: { host: HostName; metrics: Metrics; logger: Logger; spans: boolean }) {
+  const { host, metrics, logger } = options;
+  const inFlight = { host };
+  // Label objects are made once per route, method and status: prom-client's cost is then a lookup.
+  const requestLabels = new Map<string, { host: HostName; route: string; method: string; status: string }>();
+  const durationLabels = new Map<string, { host: HostName; route: string }>();
+  const labelsOf = (route: string, method: string, status: number) => {
+    const key = `${route} ${method} ${status}`;
+    let labels = requestLabels.get(key);
+    if (!labels) requestLabels.set(key, (labels = { host, route, method, status: String(status) }));
+    let duration = durationLabels.get(route);
+    if (!duration) durationLabels.set(route, (duration = { host, route }));
+    return { labels, duration };
+  };
+  return function observe(req: NodeRequest, res: NodeResponse, note: RouteNote): Context | undefined {
+    const start = performance.now();
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    const path = (req.url ?? "").split("?")[0].slice(0, 256);
+    const method = (req.method ?? "GET").slice(0, 16);
+    const traced = options.spans && tracingActive() ? startServerSpan(`${method} ${host}`, req.headers, { "http.request.method": method, "url.path": path }) : undefined;
+    metrics.httpInFlight.inc(inFlight);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const seconds = (performance.now() - start) / 1000;
+      // A response closed before it finished (the client went away) is logged with status 499, as proxies do.
+      const status = res.writableEnded ? res.statusCode : 499;
+      metrics.httpInFlight.dec(inFlight);
+      const { labels, duration } = labelsOf(note.route, METHODS.has(method) ? method : "OTHER", status);
+      metrics.httpRequests.inc(labels);
+      metrics.httpSeconds.observe(duration, seconds);
+      if (traced) {
+        traced.span.updateName(`${method} ${note.route}`);
+        endSpan(traced.span, status >= 500, { "http.route": note.route, "http.response.status_code": status });
+      }
+      logger.info("request", {
+        host,
+        method,
+        path,
+        route: note.route,
+        status,
+        durationMs: Math.round(seconds * 100_000) / 100,
+        requestId,
+        ...(traced ? { traceId: traceIdOf(traced.span) } : {}),
+      });
+    };
+    res.once("finish", finish);
+    res.once("close", finish);
+    return traced?.context;
+  };
+}

@@ -1,0 +1,127 @@
+import type { Server, Socket } from "node:net";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { PoolStats } from "../store/dialect.js";
+
+/** Seconds; from 1 ms (a point read) to 10 s (a deadline), as grpc-ecosystem's defaults plus the fast end. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds; store queries are mostly well under a millisecond. */
+const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** What a host's plain HTTP requests are counted by: which host, which route (a fixed name, never the path). */
+export type HostName = "api" | "registry";
+
+/** The RPC a call was made to: `grpc_type` is unary, server_stream, client_stream or bidi_stream. */
+export interface RpcLabels {
+  grpc_type: string;
+  grpc_service: string;
+  grpc_method: string;
+}
+
+/**
+ * The server's Prometheus metrics, in a registry of its own (several servers in one process,
+ * as tests run them, do not mix). Names follow grpc-ecosystem's go-grpc-prometheus for RPCs
+ * and OpenTelemetry's HTTP and database conventions otherwise (see docs/operations.md, Metrics).
+ * Every label takes values from a fixed set (methods, codes, route names), never from a request's path.
+ */
+export interface Metrics {
+  registry: Registry;
+  rpcStarted: Counter<keyof RpcLabels>;
+  rpcHandled: Counter<keyof RpcLabels | "grpc_code" | "protocol">;
+  rpcSeconds: Histogram<keyof RpcLabels>;
+  rpcInFlight: Gauge<"grpc_service" | "grpc_method">;
+  httpRequests: Counter<"host" | "route" | "method" | "status">;
+  httpSeconds: Histogram<"host" | "route">;
+  httpInFlight: Gauge<"host">;
+  querySeconds: Histogram<"operation" | "outcome">;
+  /** Counts the bytes every connection of `server` sends and receives, as `host`. */
+  countBytes(server: Server, host: HostName): void;
+  /** Reports the store's pool at each scrape (PostgreSQL; SQLite has one connection, used one query or transaction at a time, and no pool metrics). Once per registry. */
+  observePool(stats: () => PoolStats): void;
+}
+
+/** `processMetrics`: also Node's and the process's own (CPU, memory, event loop lag, GC), as prom-client names them. */
+export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const sockets = new Map<HostName, { sent: number; received: number; open: Set<Socket> }>();
+  const bytes = (pick: "sent" | "received") =>
+    function (this: Counter<"host">) {
+      this.reset();
+      for (const [host, s] of sockets) {
+        let total = s[pick];
+        for (const socket of s.open) total += pick === "sent" ? socket.bytesWritten : socket.bytesRead;
+        this.inc({ host }, total);
+      }
+    };
+  new Counter({ name: "http_server_sent_bytes_total", help: "Bytes sent on the host's connections (all protocols, headers included).", labelNames: ["host"], registers, collect: bytes("sent") });
+  new Counter({ name: "http_server_received_bytes_total", help: "Bytes received on the host's connections.", labelNames: ["host"], registers, collect: bytes("received") });
+
+  return {
+    registry,
+    rpcStarted: new Counter({ name: "grpc_server_started_total", help: "RPCs started, on every protocol (gRPC, gRPC-Web, Connect, REST).", labelNames: ["grpc_type", "grpc_service", "grpc_method"], registers }),
+    rpcHandled: new Counter({
+      name: "grpc_server_handled_total",
+      help: "RPCs completed, by gRPC status code and wire protocol.",
+      labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code", "protocol"],
+      registers,
+    }),
+    rpcSeconds: new Histogram({
+      name: "grpc_server_handling_seconds",
+      help: "Time from an RPC reaching the interceptors to its answer (or, for a stream, its end).",
+      labelNames: ["grpc_type", "grpc_service", "grpc_method"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    rpcInFlight: new Gauge({ name: "grpc_server_in_flight", help: "RPCs in progress.", labelNames: ["grpc_service", "grpc_method"], registers }),
+    httpRequests: new Counter({
+      name: "http_server_requests_total",
+      help: "Plain HTTP requests (REST, discovery, /sts/exchange, unknown paths on the API host; every registry request), by route and status.",
+      labelNames: ["host", "route", "method", "status"],
+      registers,
+    }),
+    httpSeconds: new Histogram({
+      name: "http_server_request_duration_seconds",
+      help: "Time from a plain HTTP request's arrival to its last byte sent.",
+      labelNames: ["host", "route"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    httpInFlight: new Gauge({ name: "http_server_requests_in_flight", help: "Plain HTTP requests in progress.", labelNames: ["host"], registers }),
+    querySeconds: new Histogram({
+      name: "db_client_operation_duration_seconds",
+      help: "Store query time, by operation (select, insert, update, delete, raw) and outcome (ok, error).",
+      labelNames: ["operation", "outcome"],
+      buckets: QUERY_BUCKETS,
+      registers,
+    }),
+    countBytes(server, host) {
+      const s = { sent: 0, received: 0, open: new Set<Socket>() };
+      sockets.set(host, s);
+      server.on("connection", (socket: Socket) => {
+        s.open.add(socket);
+        socket.once("close", () => {
+          s.open.delete(socket);
+          s.sent += socket.bytesWritten;
+          s.received += socket.bytesRead;
+        });
+      });
+    },
+    observePool(pool) {
+      new Gauge({
+        name: "db_client_connections",
+        help: "PostgreSQL pool connections by state (idle, used).",
+        labelNames: ["state"],
+        registers,
+        collect() {
+          const s = pool();
+          this.set({ state: "idle" }, s.idle);
+          this.set({ state: "used" }, s.total - s.idle);
+        },
+      });
+      new Gauge({ name: "db_client_connections_max", help: "PostgreSQL pool size.", registers, collect() { this.set(pool().max); } });
+      new Gauge({ name: "db_client_connections_pending_requests", help: "Queries waiting for a PostgreSQL pool connection.", registers, collect() { this.set(pool().waiting); } });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+import type { DescMethod } from "@bufbuild/protobuf";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { API_SERVICES } from "../../src/domains/index.js";
+import { OPENAPI_INFO } from "../../src/rest/api-docs.js";
+import { resolveFieldPath } from "../../src/rest/field-path.js";
+import { routesFromServices } from "../../src/rest/http-rules.js";
+import { buildOpenApi, type Schema } from "../../src/rest/openapi.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+
+type Operation = { operationId: string; parameters?: Array<{ name: string; in: string }>; requestBody?: unknown; security: unknown[]; description: string };
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+const COMMITTED = new URL("../../gen/openapi.json", import.meta.url);
+const committedText = readFileSync(COMMITTED, "utf8");
+const committed = JSON.parse(committedText) as Document;
+const operations = Object.entries(committed.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ path, verb, op })));
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+/**
+ * A copy without any `description` (the protos' comments are only in the committed file), and
+ * so without the `allOf` that wraps a `$ref` only to describe it.
+ */
+function withoutDescriptions(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDescriptions);
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value).filter(([k]) => k !== "description");
+    if (entries.length === 1 && entries[0][0] === "allOf" && (entries[0][1] as unknown[]).length === 1) return withoutDescriptions((entries[0][1] as unknown[])[0]);
+    return Object.fromEntries(entries.map(([k, v]) => [k, withoutDescriptions(v)]));
+  }
+  return value;
+}
+
+describe("the OpenAPI document", () => {
+  test("is valid OpenAPI 3 (swagger-parser: schema and references)", async () => {
+    const api = await SwaggerParser.validate(structuredClone(committed) as never);
+    assert.equal((api as { openapi: string }).openapi, "3.0.3");
+  });
+
+  test("is served at /openapi.json as committed in gen/", async () => {
+    const res = await fetch(`${server.apiUrl}/openapi.json`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.equal(await res.text(), committedText);
+  });
+
+  test("is what the generator makes of the served descriptors (gen/ is current)", () => {
+    assert.deepEqual(withoutDescriptions(JSON.parse(JSON.stringify(buildOpenApi(API_SERVICES, OPENAPI_INFO)))), withoutDescriptions(committed));
+  });
+
+  test("has one operation per HTTP binding the transcoder serves, and no other", () => {
+    const routes = routesFromServices(API_SERVICES);
+    assert.equal(operations.length, routes.length);
+    for (const route of routes) {
+      const path = route.template.source.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
+      const op = committed.paths[path]?.[route.httpMethod.toLowerCase()];
+      assert.ok(op, `${route.httpMethod} ${route.template.source}`);
+      assert.match(op.operationId, new RegExp(`^${route.method.parent.name}_${route.method.name}(_\\d+)?$`));
+      assert.equal(op.requestBody !== undefined, route.body !== "", `${op.operationId} body`);
+    }
+  });
+
+  test("names only query parameters the transcoder reads, and the path parameters of each template", () => {
+    const byId = new Map<string, DescMethod>(API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.name}_${m.name}`, m] as const)));
+    let queries = 0;
+    for (const { path, op } of operations) {
+      const method = byId.get(op.operationId.replace(/_\d+$/, ""))!;
+      for (const parameter of op.parameters ?? []) {
+        // Throws for a name that resolves to no field of the request: the transcoder would ignore it.
+        resolveFieldPath(method.input, parameter.name.split("."));
+        if (parameter.in === "path") assert.ok(path.includes(`{${parameter.name}}`), `${op.operationId}: ${parameter.name}`);
+        else queries++;
+      }
+    }
+    assert.ok(queries > 50, `${queries} query parameters`);
+  });
+
+  test("says which operations need a token", () => {
+    const ping = operations.find((o) => o.op.operationId === "PingService_Ping")!;
+    assert.deepEqual(ping.op.security, []);
+    const getGroup = operations.find((o) => o.op.operationId === "GroupsService_GetGroup")!;
+    assert.deepEqual(getGroup.op.security, [{ bearerAuth: [] }]);
+    assert.match(getGroup.op.description, /CAP_IAM_GROUPS_LIST/);
+  });
+
+  test("documents a call that works as documented: ListGroups with its query parameters", async () => {
+    const list = committed.paths["/iam/v2/groups"].get;
+    const names = (list.parameters ?? []).map((p) => p.name);
+    assert.ok(names.includes("uidp.childrenOf") && names.includes("pageSize"), names.join(", "));
+    const res = await fetch(`${server.apiUrl}/iam/v2/groups?uidp.inRoot=true&pageSize=1`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { groups: Array<Record<string, unknown>> };
+    const group = (committed as unknown as { components: { schemas: Record<string, Schema> } }).components.schemas["platform.iam.v2.Group"];
+    assert.deepEqual(Object.keys(body.groups[0]).sort(), Object.keys(group.properties as object).sort());
+  });
+});
