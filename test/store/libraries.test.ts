@@ -5,7 +5,9 @@ import type { Page } from "../../src/api/pagination.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
 import { countArtifacts, listArtifacts, listArtifactVersions } from "../../src/domains/libraries/store/artifacts.js";
 import { readLibraryFeed } from "../../src/libraries/feed.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
+import { openDatabase } from "../../src/store/dialect.js";
+import { migrate, openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const NPM = new URL("../fixtures/libraries/npm", import.meta.url).pathname;
@@ -67,6 +69,41 @@ for (const database of await testDatabases()) {
       const versions = await listArtifactVersions(store.db, ms!.uid, page([{ column: "rank", desc: true }, { column: "uid", desc: false }], 3));
       assert.deepEqual(versions.rows.map((v) => v.version), ["4.0.0-nightly.202508271359", "4.0.0-nightly.202508271358", "4.0.0-nightly.202508270145", "3.0.0-canary.202508261828"], "SemVer order: prereleases of 4.0.0 above 3.0.0 prereleases");
       assert.equal(versions.total, 32);
+    });
+
+    test("the name index: a query of 3+ characters is looked up by trigram, follows a renamed project, finds nothing for an absent trigram", async () => {
+      const byUid = page([{ column: "uid", desc: false }]);
+      const search = async (query: string, ecosystems = ["PyPI"]) => (await listArtifacts(store.db, { ecosystems, query, visible: [org] }, byUid)).rows.map((r) => r.name);
+      const project = (name: string) => ({ ecosystem: "PyPI" as const, name, description: "", versions: [{ version: "1.0", sizeBytes: 0 }] });
+      const feed = (name: string) => (async function* () { yield { item: project(name) }; })();
+      await importLibraries(store.db, org, feed("zope.interface"));
+      assert.deepEqual(await search("ope.int"), ["zope.interface"]);
+      const renamed = await importLibraries(store.db, org, feed("zope-interface"));
+      assert.deepEqual(renamed, { read: 1, added: 0, updated: 1, unchanged: 0, rejected: 0 }, "one project under PEP 503");
+      assert.deepEqual(await search("ope.int"), [], "the old spelling's trigrams are gone");
+      assert.deepEqual(await search("ope-int"), ["zope-interface"]);
+      assert.deepEqual(await search("zzzqqq"), []);
+      assert.deepEqual(await search("nimis", ["npm"]), ["minimist"]);
+      assert.deepEqual(await search("s-ev", ["npm"]), ["is-even"], "the whole text is checked, not only its trigrams");
+      const trigrams = await store.db.selectFrom("artifact_trigrams").select("trigram").where("artifact_uid", "=", artifactUid(org, "PyPI", "zope-interface")).orderBy("trigram").execute();
+      assert.deepEqual(trigrams.map((t) => t.trigram), ["-in", "ace", "e-i", "erf", "fac", "int", "nte", "ope", "pe-", "rfa", "ter", "zop"]);
+    });
+
+    test("the name index migration indexes the artifacts an older install stored", async () => {
+      const older = await database.fresh();
+      const opened = openDatabase(older);
+      try {
+        await migrate(opened.db, "2026-11-25-0013-artifacts");
+        const owner = (await bootstrapOrganization({ db: opened.db, dialect: opened.dialect, description: "", close: async () => {} }, "older", 1)).organization.uid;
+        const uid = artifactUid(owner, "npm", "left-pad");
+        await opened.db.insertInto("artifacts").values({ uid, group_uid: owner, ecosystem: "npm", name: "left-pad", name_lower: "left-pad", description: "", latest_version: "1.3.0", version_count: 0, digest: "", create_time: 1, update_time: 1 }).execute();
+        await migrate(opened.db);
+        const found = await listArtifacts(opened.db, { ecosystems: ["npm"], query: "FT-P", visible: [owner] }, page([{ column: "uid", desc: false }]));
+        assert.deepEqual(found.rows.map((r) => r.uid), [uid]);
+      } finally {
+        await opened.db.destroy();
+        await dropFresh(older);
+      }
     });
   });
 }
