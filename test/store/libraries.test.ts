@@ -85,6 +85,9 @@ for (const database of await testDatabases()) {
       assert.deepEqual(await search("zzzqqq"), []);
       assert.deepEqual(await search("nimis", ["npm"]), ["minimist"]);
       assert.deepEqual(await search("s-ev", ["npm"]), ["is-even"], "the whole text is checked, not only its trigrams");
+      const jackson = "com.fasterxml.jackson.core:jackson-annotations";
+      assert.deepEqual(await search(jackson.toUpperCase(), ["Maven"]), [jackson], "a long query: some of its 44 trigrams weighed");
+      assert.deepEqual(await search(`${jackson}x`, ["Maven"]), [], "a trigram not weighed still has to be in the name");
       const trigrams = await store.db.selectFrom("artifact_trigrams").select("trigram").where("artifact_uid", "=", artifactUid(org, "PyPI", "zope-interface")).orderBy("trigram").execute();
       assert.deepEqual(trigrams.map((t) => t.trigram), ["-in", "ace", "e-i", "erf", "fac", "int", "nte", "ope", "pe-", "rfa", "ter", "zop"]);
     });

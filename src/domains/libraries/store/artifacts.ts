@@ -44,17 +44,30 @@ export interface ArtifactFilter {
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Index rows counted per trigram when choosing where a search starts: past this, a trigram is merely common. */
+const RARITY_CAP = 256;
+/** Trigrams of a long query weighed (evenly spread over it); the whole text is checked on the rows anyway. */
+const MAX_WEIGHED_TRIGRAMS = 16;
+
 /**
- * The trigram of `query` (lower case, 3 or more characters) that the fewest names hold, or
- * undefined when some trigram of it is in no name at all (so nothing matches).
+ * The trigram of `query` (lower case, 3 or more characters) that the fewest names hold, counting
+ * at most RARITY_CAP index rows of each of at most MAX_WEIGHED_TRIGRAMS, so choosing costs the same
+ * whatever the index's size; undefined when some trigram weighed is in no name (nothing matches).
  */
 async function rarestTrigram(db: Db, query: string): Promise<string | undefined> {
-  const grams = trigramsOf(query);
+  const all = trigramsOf(query);
+  const step = Math.max(1, all.length / MAX_WEIGHED_TRIGRAMS);
+  const grams = [...new Set(Array.from({ length: Math.min(all.length, MAX_WEIGHED_TRIGRAMS) }, (_, i) => all[Math.floor(i * step)]))];
+  const capped = grams.map((gram, i) =>
+    db
+      .selectFrom(db.selectFrom("artifact_trigrams").select("artifact_trigrams.trigram").where("artifact_trigrams.trigram", "=", gram).limit(RARITY_CAP).as(`p${i}`))
+      .select(`p${i}.trigram as trigram`),
+  );
+  const union = capped.slice(1).reduce((q, next) => q.unionAll(next), capped[0]);
   const counts = await db
-    .selectFrom("artifact_trigrams")
-    .select((eb) => ["artifact_trigrams.trigram", eb.fn.countAll<number | string>().as("names")])
-    .where("artifact_trigrams.trigram", "in", grams)
-    .groupBy("artifact_trigrams.trigram")
+    .selectFrom(union.as("capped"))
+    .select((eb) => ["capped.trigram", eb.fn.countAll<number | string>().as("names")])
+    .groupBy("capped.trigram")
     .execute();
   if (counts.length < grams.length) return undefined;
   return counts.reduce((a, b) => (Number(b.names) < Number(a.names) ? b : a)).trigram;
