@@ -8,18 +8,21 @@ import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../gen/platform/ping/v2/ping_pb.js";
 import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
 import { AdvisoriesService } from "../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { ArtifactsService } from "../gen/platform/libraries/v2/artifacts_service_pb.js";
 import { clientFor, type Protocol, type RpcCase, type VerifiedBody } from "./clients.js";
 import { measureImport, type ImportFigures } from "./import.js";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.js";
 import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage, type TimedPass } from "./servers/messages.js";
 import { blobHeaders, blobPath, LAYER_FILE_BYTES, MANIFEST_PATH, manifestHeaders, PULL_REPOSITORY, PULL_TAG } from "./servers/oci-image.js";
 import { OSV_DIR } from "./servers/osv-feed.js";
+import { QUERY_ECOSYSTEMS } from "./servers/seed-libraries.js";
 import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, historyBody } from "./servers/tag-history.js";
 
 /**
  * `npm run bench [-- --json]`: throughput and latency of Ping, GetGroup,
- * ListGroups, the IAM reads, ListTags and ListAdvisories (filtered by
- * `artifact_names` among 100,000 advisories) on the platform server over gRPC,
+ * ListGroups, the IAM reads, ListTags, ListAdvisories (filtered by
+ * `artifact_names` among 100,000 advisories) and ListArtifacts (a `query` among
+ * 100,000 artifacts) on the platform server over gRPC,
  * Connect (HTTP/1.1 and h2c) and REST, each next to a bare server of the same
  * protocol answering Ping with the same client code (and ListAdvisories next
  * to ListGroups too); and of a 1000-record Tag
@@ -44,7 +47,8 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * BENCH_PREWARM (the discarded first pass, default 1; 0 skips it). BENCH_ROUNDS
  * (default 2), BENCH_CONCURRENCY (calls in flight, default 16),
  * BENCH_BLOB_CONCURRENCY (blob pulls in flight, default 2). BENCH_ADVISORIES
- * (advisories the platform server stores, default 100000), BENCH_OSV_DIR (the
+ * (advisories the platform server stores, default 100000), BENCH_ARTIFACTS
+ * (artifacts of its library index, default 100000), BENCH_OSV_DIR (the
  * OSV record files, default ../shared/data/osv/rustsec/crates from the repo root).
  */
 
@@ -265,6 +269,22 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): { fi
     );
   };
   const filtered = `ListAdvisories (${advisories.names.length} artifact_names, ${advisoryPage} of ${advisories.matching} in ${advisories.advisories})`;
+  const { libraries } = ready;
+  const listArtifacts: RpcCase = {
+    method: ArtifactsService.method.listArtifacts,
+    request: { ecosystems: QUERY_ECOSYSTEMS, query: libraries.query, pageSize: PAGE_SIZE },
+    restPath: `/libraries/v2/artifacts?${QUERY_ECOSYSTEMS.map((e) => `ecosystems=${e}`).join("&")}&query=${encodeURIComponent(libraries.query)}&page_size=${PAGE_SIZE}`,
+    token: ready.token,
+  };
+  const artifactPage = Math.min(PAGE_SIZE, libraries.matching);
+  const isArtifactPage = (json: JsonObject) => {
+    const page = (json.artifacts ?? []) as JsonObject[];
+    const total = String(json.totalCount);
+    const others = page.filter((a) => !(a.name as string).toLowerCase().includes(libraries.query));
+    if (page.length === artifactPage && total === String(libraries.matching) && others.length === 0) return undefined;
+    return `expected ${artifactPage} artifacts with "${libraries.query}" in their names and totalCount "${libraries.matching}"; got ${page.length} (${others.length} others), totalCount ${total}`;
+  };
+  const searched = `ListArtifacts (query "${libraries.query}", ${artifactPage} of ${libraries.matching} in ${libraries.artifacts})`;
   const byProtocol = PROTOCOLS.map((protocol) => {
     const groups = { ...on, label: `ListGroups (${PAGE_SIZE} of ${ready.childCount})`, protocol, rpc: listGroups, check: isPage };
     const page = { ...on, label: filtered, protocol, rpc: listAdvisories, check: isAdvisoryPage };
@@ -277,6 +297,7 @@ function platformFigures({ child: server, ready }: Started<PlatformReady>): { fi
         { ...on, label: `ListRoleBindings (${tree})`, protocol, rpc: listBindings, check: isBindingPage },
         { ...on, label: `ListTags (${PAGE_SIZE} of ${registry.tagCount})`, protocol, rpc: listTags, check: isTagPage },
         page,
+        { ...on, label: searched, protocol, rpc: listArtifacts, check: isArtifactPage },
       ],
       versus: { figure: page, baseline: groups },
     };
@@ -504,6 +525,8 @@ async function main() {
       `  and ${Math.round(advisories.import.ms)} ms importing ${advisories.import.records} records (${advisories.advisories} advisories) ` +
         `derived from the feed; JSON.parse of the same bytes: ${Math.round(advisories.parse.ms)} ms\n`,
     );
+    const { libraries } = platform.ready;
+    process.stderr.write(`  and ${Math.round(libraries.seedMs)} ms importing ${libraries.artifacts} artifacts derived from the shipped library metadata\n`);
     const baselines: Record<ApiProtocol, Figure> = {
       grpc: { serverName: "grpc-js", server: grpcJs.child, port: grpcJs.ready.h2Port!, label: "Ping", protocol: "grpc", rpc: PING, check: isPong },
       "connect-h1": { serverName: "connect-node", server: connect.child, port: connect.ready.h1Port!, label: "Ping", protocol: "connect-h1", rpc: PING, check: isPong },

@@ -35,6 +35,11 @@ export interface PlatformReady {
    * same bytes (both without the time spent deriving them).
    */
   advisories: { advisories: number; names: string[]; matching: number; parse: TimedPass; import: TimedPass };
+  /**
+   * The organization's library index: `artifacts` derived from the shipped library metadata (see
+   * `seed-libraries.ts`), of which `matching` have `query` in their name; `seedMs` its import.
+   */
+  libraries: { artifacts: number; query: string; matching: number; seedMs: number };
   /** Wall time spent seeding the store, ms. */
   seedMs: number;
 }

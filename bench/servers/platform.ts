@@ -21,6 +21,7 @@ import { upsertTag, type TagRow } from "../../src/domains/registry/store/tags.js
 import { openStore } from "../../src/store/store.js";
 import { announce } from "./messages.js";
 import { seedAdvisories } from "./seed-advisories.js";
+import { seedLibraries } from "./seed-libraries.js";
 import { buildPullImage, PULL_IMAGE, PULL_TAG, type SeededImage } from "./oci-image.js";
 import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORGANIZATION_NAME } from "./tag-history.js";
 
@@ -29,7 +30,7 @@ import { digestOf, HISTORY_IMAGE, HISTORY_RECORDS, HISTORY_TAG, historyTime, ORG
  * logger), over a store holding one organization, its owner, a folder and
  * CHILD_COUNT groups directly below the folder, plus the IAM tree of
  * `seedIamTree`, the registry data of `seedRegistry` and `seedPullImage`, and the
- * advisories of `seedAdvisories`.
+ * advisories of `seedAdvisories` and the organization's library index of `seedLibraries`.
  * Announces a PlatformReady.
  */
 
@@ -85,6 +86,7 @@ const image = await seedPullImage();
 const imageSeedMs = performance.now() - imageStart;
 const registrySeedMs = performance.now() - registryStart;
 const advisories = await seedAdvisories(store.db);
+const libraries = await seedLibraries(store.db, organization.uid);
 const seedMs = performance.now() - seedStart;
 
 /**
@@ -219,5 +221,6 @@ announce({
   deep: { token: deepToken, identityUid: iam.identityUid, visibleBindings: iam.visibleBindings, groupCount: iam.groupCount, bindingCount: iam.bindingCount },
   registry: { port: registryPort, platformToken: registryPlatformToken, repoUid: registry.repoUid, tagCount: registry.tagCount, seedMs: registrySeedMs, image, imageSeedMs },
   advisories,
+  libraries,
   seedMs,
 });

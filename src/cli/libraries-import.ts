@@ -19,12 +19,12 @@ async function organizationOf(store: Store, org: string): Promise<string> {
 }
 
 /**
- * `platform-api libraries import`: reads npm package documents and PyPI JSON API documents from
- * `paths` and stores them in the organization's library index (see importLibraries). Refused
- * documents are reported on stderr with their file; the summary goes to stdout. Returns the exit
- * status: 0, or 1 when `strict` stopped at a refused document.
+ * `platform-api libraries import`: reads the npm, PyPI and Maven metadata of `paths` (see
+ * readLibraryFeed) and stores it in the organization's library index (see importLibraries). Refused
+ * files are reported on stderr; the summary goes to stdout. Returns the exit status: 0, or 1 when
+ * `strict` stopped at a refused file.
  * Throws LibraryFeedError, before anything is written, for an unknown organization or a path
- * that is not a .json file or a folder.
+ * that is missing or not a metadata file or a folder.
  */
 export async function importLibraryDocuments(store: Store, org: string, paths: string[], strict: boolean): Promise<number> {
   const orgUid = await organizationOf(store, org);

@@ -91,7 +91,7 @@ Commands:
   registry import   load image manifests into a repo from OCI image layouts or manifest files
   registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
   advisories import load OSV advisory records from .json files, directories or .zip archives
-  libraries import  load an organization's library index from npm and PyPI metadata documents
+  libraries import  load an organization's library index from npm, PyPI and Maven metadata
   keys rotate       add a signing key (it signs after --activate-in) and remove keys retired long enough
   keys list         print the signing keys and which one signs
 
@@ -336,13 +336,15 @@ async function libraries(args: string[]): Promise<void> {
   const o = parse(rest, librariesImportOptions, paths);
   const summary =
     "Load an organization's library index from the ecosystems' own metadata: npm package documents (the registry's\n" +
-    "`GET /<package>` or `npm view <package> --json`) and PyPI JSON API documents (`/pypi/<project>/json`), as .json\n" +
-    "files or folders of them. Changed metadata replaces the stored artifact; the same documents twice change nothing.\n" +
-    "Refused documents are reported on stderr with their file and skipped.\n" +
-    "Prints `read N, new N, updated N, unchanged N, rejected N`.";
+    "`GET /<package>` or `npm view <package> --json`), PyPI JSON API documents (`/pypi/<project>/json`), Python\n" +
+    "distributions (wheels, .tar.gz sdists, or their core metadata: `<file>.metadata`, METADATA, PKG-INFO; the\n" +
+    "versions of one project are gathered over the import), and Maven repositories (`maven-metadata*.xml` with the\n" +
+    "POMs of the repository layout beside them), as files or folders of them. Changed metadata replaces the stored\n" +
+    "artifact; the same metadata twice changes nothing. Refused files are reported on stderr and skipped.\n" +
+    "Prints `read N, new N, updated N, unchanged N, rejected N` (artifacts, and refused files).";
   if (o.help) return void process.stdout.write(usage("libraries import --org <organization> [options] <file | directory>...", summary, librariesImportOptions));
   if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
-  if (paths.length === 0) throw new UsageError("give at least one .json metadata document or folder of them");
+  if (paths.length === 0) throw new UsageError("give at least one metadata file or folder of them");
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));

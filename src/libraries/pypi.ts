@@ -1,7 +1,9 @@
+import type { Distribution } from "./distributions.js";
 import { isObject, LibraryDocumentError, stringOr, timeOf, type LibraryPackage, type LibraryVersion } from "./library-package.js";
+import { latestVersion } from "./versions.js";
 
 /** PEP 508 project names. */
-const PYPI_NAME = /^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$/i;
+export const PYPI_NAME = /^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$/i;
 
 /**
  * A PyPI JSON API document (`GET https://pypi.org/pypi/<project>/json`): `info` (name, summary,
@@ -26,4 +28,28 @@ export function parsePypiDocument(doc: unknown, source: string): LibraryPackage 
     return { version, sizeBytes: size, publishTime: published };
   });
   return { ecosystem: "PyPI", name, description: stringOr(doc.info.summary), versions };
+}
+
+/** PEP 503 normalization: the key under which two names are the same project. */
+export const pypiProjectKey = (name: string): string => name.toLowerCase().replace(/[-_.]+/g, "-");
+
+/**
+ * The PyPI project that distributions of one project (names equal under PEP 503) make: one version
+ * per distinct version, its size the largest of its files, its description its `Summary`; the
+ * project's name and description are those of its latest version (the first file read of it).
+ */
+export function pypiProjectOf(distributions: readonly Distribution[]): LibraryPackage {
+  const versions = new Map<string, { version: string; sizeBytes: number; description: string; name: string }>();
+  for (const { metadata, sizeBytes } of distributions) {
+    const seen = versions.get(metadata.version);
+    if (seen) seen.sizeBytes = Math.max(seen.sizeBytes, sizeBytes);
+    else versions.set(metadata.version, { version: metadata.version, sizeBytes, description: metadata.summary, name: metadata.name });
+  }
+  const latest = versions.get(latestVersion("PyPI", [...versions.keys()]))!;
+  return {
+    ecosystem: "PyPI",
+    name: latest.name,
+    description: latest.description,
+    versions: [...versions.values()].map(({ version, sizeBytes, description }) => ({ version, sizeBytes, description })),
+  };
 }

@@ -12,11 +12,16 @@ import { feedOf, osvRecord } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
 
-/** ArtifactsService over every wire, on the shipped npm fixtures and an npm advisory. */
+/** ArtifactsService over every wire, on the shipped npm, PyPI and Maven fixtures and an advisory in each ecosystem. */
 
 export const LIBRARY_FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
 /** test/fixtures/libraries/npm: 33 registry documents and one `npm view --json`. */
 const NPM_COUNT = 34;
+/** test/fixtures/libraries/pypi: 22 projects (core metadata of 41 wheels, a wheel, two PKG-INFO, an sdist). */
+const PYPI_COUNT = 22;
+/** test/fixtures/libraries/maven: 8 artifacts in a repository Maven wrote. */
+const MAVEN_COUNT = 8;
+const FIXTURE_FOLDERS = ["npm", "pypi", "maven"].map((f) => join(LIBRARY_FIXTURES, f));
 
 let server: TestServer;
 let wires: Wire[];
@@ -25,13 +30,17 @@ let stranger: string;
 before(async () => {
   server = await startTestServer();
   wires = allWires(server.apiPort);
-  await importLibraries(server.store.db, server.org.uid, readLibraryFeed([join(LIBRARY_FIXTURES, "npm")]));
+  await importLibraries(server.store.db, server.org.uid, readLibraryFeed(FIXTURE_FOLDERS));
   await importOsvFeed(
     server.store.db,
     feedOf(
       osvRecord("GHSA-TEST-MINIMIST", {
         aliases: ["CVE-2099-0101"],
         affected: [{ package: { ecosystem: "npm", name: "minimist" }, ranges: [{ type: "SEMVER", events: [{ introduced: "0" }, { fixed: "1.2.6" }] }] }],
+      }),
+      osvRecord("GHSA-TEST-NUMPY", { affected: [{ package: { ecosystem: "PyPI", name: "numpy" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "2.2.0" }] }] }] }),
+      osvRecord("GHSA-TEST-LANG3", {
+        affected: [{ package: { ecosystem: "Maven", name: "org.apache.commons:commons-lang3" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "3.0" }, { fixed: "3.18.0" }] }] }],
       }),
     ),
   );
@@ -94,8 +103,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual((literal.body!.artifacts as JsonObject[]).map((a) => a.name), ["is-number"]);
       const wildcard = await list({ ecosystems: ["ECOSYSTEM_JAVASCRIPT"], query: "%" }, { ecosystems: "JAVASCRIPT", query: "%" });
       assert.equal(wildcard.body!.totalCount, "0", "% and _ are matched literally");
-      const python = await list({ ecosystems: ["ECOSYSTEM_PYTHON"] }, { ecosystems: "PYTHON" });
-      assert.equal(python.body!.totalCount, "0");
+      const both = await list({ ecosystems: ["ECOSYSTEM_PYTHON", "ECOSYSTEM_JAVA"], query: "is-n" }, { ecosystems: ["PYTHON", "JAVA"], query: "is-n" });
+      assert.equal(both.body!.totalCount, "0", "only the ecosystems asked for");
     });
 
     test("ListArtifactVersions orders by the ecosystem's ordering, newest first, with the advisories of each version", async () => {
@@ -123,11 +132,74 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(missing.code, 5);
     });
 
+    test("Python: projects from wheels' and sdists' core metadata, PEP 440 order, a PEP 503 name search, advisories per version", async () => {
+      const all = await list({ ecosystems: ["ECOSYSTEM_PYTHON"], orderBy: "name", pageSize: 3 }, { ecosystems: "PYTHON", orderBy: "name", pageSize: 3 });
+      assert.equal(all.code, 0, all.message);
+      assert.equal(all.body!.totalCount, String(PYPI_COUNT));
+      assert.deepEqual((all.body!.artifacts as JsonObject[]).map((a) => a.name), ["Deprecated", "alabaster", "black"], "names as their metadata spell them, in byte order");
+      const found = await list({ ecosystems: ["ECOSYSTEM_PYTHON"], query: "DEPREC" }, { ecosystems: "PYTHON", query: "DEPREC" });
+      const [deprecated] = found.body!.artifacts as JsonObject[];
+      assert.deepEqual([deprecated.uid, deprecated.name, deprecated.ecosystem, deprecated.latestVersion, deprecated.versionCount], [artifactUid(server.org.uid, "PyPI", "deprecated"), "Deprecated", "ECOSYSTEM_PYTHON", "1.3.1", 2]);
+
+      const numpy = await versions(artifactUid(server.org.uid, "PyPI", "numpy"));
+      assert.equal(numpy.code, 0, numpy.message);
+      const rows = numpy.body!.artifactVersions as JsonObject[];
+      assert.deepEqual(rows.map((v) => v.version), ["2.4.6", "2.3.5", "2.2.6", "2.0.2", "1.26.4"]);
+      assert.deepEqual(rows.map((v) => ((v.advisories as JsonObject[] | undefined) ?? []).map((a) => a.advisoryId)), [[], [], [], ["GHSA-TEST-NUMPY"], ["GHSA-TEST-NUMPY"]]);
+      assert.equal(rows[0].description, "Fundamental package for array computing in Python");
+
+      const wheel = await versions(artifactUid(server.org.uid, "PyPI", "wheel"), { pageSize: 2, orderBy: "version" });
+      const oldest = wheel.body!.artifactVersions as JsonObject[];
+      assert.deepEqual(oldest.map((v) => [v.version, v.description]), [["0.38.4", "A built-package format for Python"], ["0.46.3", "Command line tool for manipulating wheel files"]], "the sdist's PKG-INFO beside the wheels' METADATA");
+      assert.ok(Number(oldest[0].sizeBytes) > 0, "an sdist's size is its file's");
+      const six = await versions(artifactUid(server.org.uid, "PyPI", "six"));
+      assert.deepEqual((six.body!.artifactVersions as JsonObject[]).map((v) => [v.version, v.sizeBytes ?? "0"]), [["1.17.0", "11050"], ["1.16.0", "0"]]);
+    });
+
+    test("Java: artifacts from a Maven repository, Maven's version order, latest skipping milestones, advisories per version", async () => {
+      const all = await list({ ecosystems: ["ECOSYSTEM_JAVA"], orderBy: "name" }, { ecosystems: "JAVA", orderBy: "name" });
+      assert.equal(all.code, 0, all.message);
+      assert.equal(all.body!.totalCount, String(MAVEN_COUNT));
+      const artifacts = all.body!.artifacts as JsonObject[];
+      assert.deepEqual(artifacts.map((a) => a.name), [
+        "com.fasterxml.jackson.core:jackson-annotations",
+        "com.google.guava:guava",
+        "org.apache.commons:commons-lang3",
+        "org.apache.maven.doxia:doxia",
+        "org.codehaus.plexus:plexus-classworlds",
+        "org.junit.jupiter:junit-jupiter-api",
+        "org.ow2.asm:asm",
+        "org.slf4j:slf4j-api",
+      ]);
+      const guava = artifacts[1];
+      assert.deepEqual([guava.latestVersion, guava.versionCount, guava.ecosystem], ["33.7.2-jre", 21, "ECOSYSTEM_JAVA"]);
+      assert.match(guava.description as string, /^Guava is a suite of core and expanded libraries/);
+      assert.equal(artifacts[3].latestVersion, "2.1.0");
+
+      const searched = await list({ ecosystems: ["ECOSYSTEM_JAVA"], query: "Jackson" }, { ecosystems: "JAVA", query: "Jackson" });
+      assert.deepEqual((searched.body!.artifacts as JsonObject[]).map((a) => a.name), ["com.fasterxml.jackson.core:jackson-annotations"]);
+
+      const asm = await versions(artifactUid(server.org.uid, "Maven", "org.ow2.asm:asm"), { pageSize: 4 });
+      assert.deepEqual((asm.body!.artifactVersions as JsonObject[]).map((v) => v.version), ["9.10.1", "9.10", "9.9.1", "9.9"]);
+      const doxia = await versions(artifactUid(server.org.uid, "Maven", "org.apache.maven.doxia:doxia"), { orderBy: "version", pageSize: 3 });
+      assert.deepEqual((doxia.body!.artifactVersions as JsonObject[]).map((v) => v.version), ["1.0-alpha-7", "1.0-alpha-10", "1.0"]);
+      const next = await versions(artifactUid(server.org.uid, "Maven", "org.apache.maven.doxia:doxia"), { orderBy: "version", pageSize: 3, pageToken: doxia.body!.nextPageToken as string });
+      assert.deepEqual((next.body!.artifactVersions as JsonObject[]).map((v) => v.version), ["1.9.1", "1.11.1", "1.12.0"]);
+
+      const lang3 = await versions(artifactUid(server.org.uid, "Maven", "org.apache.commons:commons-lang3"), { pageSize: 5 });
+      const rows = lang3.body!.artifactVersions as JsonObject[];
+      assert.deepEqual(rows.map((v) => v.version), ["3.20.0", "3.19.0", "3.18.0", "3.17.0", "3.16.0"]);
+      assert.deepEqual(rows.map((v) => ((v.advisories as JsonObject[] | undefined) ?? []).map((a) => a.advisoryId)), [[], [], [], ["GHSA-TEST-LANG3"], ["GHSA-TEST-LANG3"]]);
+      assert.equal(rows[0].name, "org.apache.commons:commons-lang3");
+    });
+
     test("GetArtifactCount counts per ecosystem; another organization sees only its own index", async () => {
       const mine = await count(["ECOSYSTEM_JAVASCRIPT", "ECOSYSTEM_JAVA"]);
       assert.equal(mine.code, 0, mine.message);
       const counted = (body: JsonObject | undefined) => (body!.counts as JsonObject[]).map((c) => [c.ecosystem, Number(c.totalCount ?? 0)]);
-      assert.deepEqual(counted(mine.body), [["ECOSYSTEM_JAVASCRIPT", NPM_COUNT], ["ECOSYSTEM_JAVA", 0]]);
+      assert.deepEqual(counted(mine.body), [["ECOSYSTEM_JAVASCRIPT", NPM_COUNT], ["ECOSYSTEM_JAVA", MAVEN_COUNT]]);
+      const three = await count(["ECOSYSTEM_PYTHON", "ECOSYSTEM_JAVA", "ECOSYSTEM_JAVASCRIPT"]);
+      assert.deepEqual(counted(three.body), [["ECOSYSTEM_PYTHON", PYPI_COUNT], ["ECOSYSTEM_JAVA", MAVEN_COUNT], ["ECOSYSTEM_JAVASCRIPT", NPM_COUNT]]);
       const theirs = await count(["ECOSYSTEM_JAVASCRIPT"], stranger);
       assert.deepEqual(counted(theirs.body), [["ECOSYSTEM_JAVASCRIPT", 1]]);
       const listed = await list({ ecosystems: ["ECOSYSTEM_JAVASCRIPT"] }, { ecosystems: "ECOSYSTEM_JAVASCRIPT" }, stranger);
@@ -140,7 +212,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   });
 }
 
-test("importing the same documents again changes nothing", async () => {
-  const counts = await importLibraries(server.store.db, server.org.uid, readLibraryFeed([join(LIBRARY_FIXTURES, "npm")]));
-  assert.deepEqual(counts, { read: NPM_COUNT, added: 0, updated: 0, unchanged: NPM_COUNT, rejected: 0 });
+test("importing the same metadata again changes nothing", async () => {
+  const counts = await importLibraries(server.store.db, server.org.uid, readLibraryFeed(FIXTURE_FOLDERS));
+  const all = NPM_COUNT + PYPI_COUNT + MAVEN_COUNT;
+  assert.deepEqual(counts, { read: all, added: 0, updated: 0, unchanged: all, rejected: 0 });
 });

@@ -1,12 +1,16 @@
 import { createHash } from "node:crypto";
+import { resolveEcosystem } from "../../advisories/ecosystems.js";
 import type { LibraryPackage } from "../../libraries/library-package.js";
 import { compareLibraryVersions, latestVersion } from "../../libraries/versions.js";
 import type { ArtifactTable, ArtifactVersionTable } from "./tables.js";
 
 const hex16 = (...parts: string[]) => createHash("sha256").update(parts.join("\0")).digest("hex").slice(0, 16);
 
-/** The artifact uid of a package in an organization's index: the same on every import. */
-export const artifactUid = (org: string, ecosystem: string, name: string): string => `${org}/${hex16(ecosystem, name)}`;
+/**
+ * The artifact uid of a package in an organization's index: the same on every import, and the same
+ * for names the ecosystem holds equal (PEP 503 for PyPI: `PyYAML`, `pyyaml`; exact elsewhere).
+ */
+export const artifactUid = (org: string, ecosystem: string, name: string): string => `${org}/${hex16(ecosystem, resolveEcosystem(ecosystem).ecosystem.packageKey(name))}`;
 
 /** An artifact and its versions as stored, times still to be set. */
 export interface ArtifactRows {

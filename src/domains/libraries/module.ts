@@ -2,6 +2,7 @@ import { ArtifactsService, file_platform_libraries_v2_artifacts_service } from "
 import { bind, type Domain } from "../domain.js";
 import { createArtifactsService } from "./artifacts-service.js";
 import { artifacts } from "./migrations/2026-11-25-0013-artifacts.js";
+import { artifactTrigrams } from "./migrations/2026-11-26-0020-artifact-trigrams.js";
 
 /**
  * Libraries (`platform.libraries.v2`): each organization's index of language artifacts (npm,
@@ -12,7 +13,7 @@ export const libraries: Domain = {
   name: "libraries",
   files: [file_platform_libraries_v2_artifacts_service],
   services: [bind(ArtifactsService, createArtifactsService)],
-  migrations: { "2026-11-25-0013-artifacts": artifacts },
+  migrations: { "2026-11-25-0013-artifacts": artifacts, "2026-11-26-0020-artifact-trigrams": artifactTrigrams },
   ownedByGroup: ["artifacts"],
   deletedWithRepo: [],
 };

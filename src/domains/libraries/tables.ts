@@ -40,7 +40,17 @@ export interface ArtifactVersionTable {
   update_time: number;
 }
 
+/**
+ * The name search index: one row per distinct trigram of an artifact's `name_lower` (see
+ * trigrams.ts), written and replaced with the artifact.
+ */
+export interface ArtifactTrigramTable {
+  trigram: string;
+  artifact_uid: string;
+}
+
 export interface LibrariesTables {
   artifacts: ArtifactTable;
   artifact_versions: ArtifactVersionTable;
+  artifact_trigrams: ArtifactTrigramTable;
 }
