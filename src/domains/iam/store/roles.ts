@@ -21,11 +21,15 @@ export interface BuiltInRole {
  */
 export async function syncBuiltInRoles(db: Db, roles: BuiltInRole[], now: number): Promise<void> {
   for (const role of roles) {
+    // No conflict target: a concurrent insert of the same role conflicts on the name index as well
+    // as on the uid, and only a target-less DO NOTHING takes both (PostgreSQL raises on an index
+    // that is not the target). Then the update brings an existing row up to date.
     await db
       .insertInto("roles")
       .values({ uid: role.uid, group_uid: "", name: role.name, description: role.description, built_in: 1, create_time: now, update_time: now })
-      .onConflict((oc) => oc.column("uid").doUpdateSet({ name: role.name, description: role.description }))
+      .onConflict((oc) => oc.doNothing())
       .execute();
+    await db.updateTable("roles").set({ name: role.name, description: role.description }).where("uid", "=", role.uid).execute();
     if (role.capabilities.length > 0) {
       await db
         .insertInto("role_capabilities")
