@@ -10,6 +10,7 @@ import type { TokenService } from "./auth/tokens.js";
 import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { startDispatcher } from "./domains/events/dispatcher.js";
+import { startReportWorker, type ReportWorker } from "./domains/registry/report-worker.js";
 import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
@@ -25,6 +26,8 @@ export interface PlatformServer {
   api: DualListener;
   registry: DualListener;
   tokens: TokenService;
+  /** The worker computing image vulnerability reports. */
+  reports: ReportWorker;
   /** Stops accepting, lets calls in flight finish. Does not close the store. */
   close(): Promise<void>;
 }
@@ -89,15 +92,17 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content });
   const registryHost = createDualListener(registry.handler, { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs });
   const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
+  const reports = startReportWorker({ db: store.db, content, logger, typePrefix: eventsConfigOf(config).typePrefix });
   return {
     api,
     registry: registryHost,
     tokens: host.tokens,
+    reports,
     async close() {
       host.setServing(false);
       host.endStreams();
       registry.close();
-      await Promise.all([api.close(), registryHost.close(), dispatcher.close()]);
+      await Promise.all([api.close(), registryHost.close(), dispatcher.close(), reports.close()]);
     },
   };
 }
