@@ -129,3 +129,40 @@ export function writeLayout(dir: string, options: { architectures: string[]; ref
   );
   return { dir, top, images, index };
 }
+
+/** An image manifest of one architecture over the given layer blobs (gzip'd, zstd'd or plain tars). */
+export function imageOfLayers(architecture: string, layers: Blob[]): BuiltImage {
+  const config = blobOf(
+    Buffer.from(JSON.stringify({ architecture, os: "linux", config: {}, rootfs: { type: "layers", diff_ids: layers.map((l) => l.digest) } })),
+    "application/vnd.oci.image.config.v1+json",
+  );
+  const manifest = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_TYPE.ociManifest,
+        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
+      }),
+    ),
+    MEDIA_TYPE.ociManifest,
+  );
+  return { manifest, config, layers, architecture, imageSize: config.size + layers.reduce((s, l) => s + l.size, 0) };
+}
+
+/** Writes an OCI image layout of the given images (under an index when there are several), `ref` naming the top. */
+export function writeImagesLayout(dir: string, images: BuiltImage[], ref: string): BuiltLayout {
+  const index = images.length > 1 ? indexOf(images) : undefined;
+  const top = index ?? images[0].manifest;
+  const blobs = join(dir, "blobs", "sha256");
+  mkdirSync(blobs, { recursive: true });
+  const put = (b: Blob) => writeFileSync(join(blobs, b.digest.slice("sha256:".length)), b.bytes);
+  for (const image of images) [image.manifest, image.config, ...image.layers].forEach(put);
+  if (index) put(index);
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  writeFileSync(
+    join(dir, "index.json"),
+    JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [{ mediaType: top.mediaType, digest: top.digest, size: top.size, annotations: { "org.opencontainers.image.ref.name": ref } }] }),
+  );
+  return { dir, top, images, index };
+}
