@@ -4,7 +4,8 @@
 // layer's `.wh.<name>` removes `<name>` (and what lies below it) from the layers before it, and
 // `.wh..wh..opq` empties its directory of them.
 import { posix } from "node:path";
-import type { Readable } from "node:stream";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { extract as tarExtract } from "tar-stream";
 import { decompressed } from "./decompress.js";
 import { InventoryError } from "./errors.js";
@@ -67,16 +68,6 @@ export function entryPath(name: string, layer: string): string {
 
 const under = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
 
-/** Counts bytes through a stream and stops it past `limit`. */
-async function* counted(stream: Readable, limit: number, layer: string): AsyncGenerator<Buffer> {
-  let total = 0;
-  for await (const chunk of stream) {
-    total += (chunk as Buffer).length;
-    if (total > limit) throw new InventoryError(`layer ${layer} decompresses to more than ${limit} bytes`);
-    yield chunk as Buffer;
-  }
-}
-
 async function readEntry(stream: Readable, limit: number, path: string, layer: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -108,24 +99,17 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, signal?: AbortS
     throw new InventoryError(`layer ${layer.digest} cannot be read: ${error.message}`);
   });
   const extract = tarExtract();
-  const feeding = (async () => {
-    try {
-      for await (const chunk of counted(stream, limits.maxLayerBytes, layer.digest)) {
-        if (signal?.aborted) throw new InventoryError("the inventory was stopped");
-        if (!extract.write(chunk)) await new Promise<void>((resolve, reject) => {
-          const onDrain = () => { extract.off("error", onError); resolve(); };
-          const onError = (e: Error) => { extract.off("drain", onDrain); reject(e); };
-          extract.once("drain", onDrain);
-          extract.once("error", onError);
-        });
-      }
-      extract.end();
-    } catch (error) {
-      stream.destroy();
-      const reason = error instanceof InventoryError ? error : new InventoryError(`layer ${layer.digest} is not a valid ${compression === "none" ? "tar" : `${compression} stream`}: ${(error as Error).message}`);
-      extract.destroy(reason);
-    }
-  })();
+  let total = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      total += chunk.length;
+      if (total > limits.maxLayerBytes) callback(new InventoryError(`layer ${layer.digest} decompresses to more than ${limits.maxLayerBytes} bytes`));
+      else if (signal?.aborted) callback(new InventoryError("the inventory was stopped"));
+      else callback(null, chunk);
+    },
+  });
+  // Errors of the source, the decompressor or the counter reach `extract`, and so the loop below.
+  const feeding = pipeline(stream, counter, extract).catch(() => {});
   try {
     for await (const entry of extract) {
       const header = entry.header;
