@@ -34,12 +34,20 @@ const normalized = (row: ResolvedVulnsReportRow): ResolvedVulnsReportRow => ({ .
 export async function recordTagMove(db: Db, repoUid: string, tagName: string, fromDigest: string, toDigest: string, time: number): Promise<void> {
   const day = Math.floor(time / DAY_MS) * DAY_MS;
   const uid = resolvedReportUid(repoUid, tagName, day);
-  await db
+  const row = await db
     .insertInto("resolved_vulns_reports")
     .values({ uid, repo_uid: repoUid, tag_name: tagName, day, from_digest: fromDigest, to_digest: toDigest, state: "pending", move_time: time, update_time: time })
     .onConflict((oc) => oc.column("uid").doUpdateSet({ to_digest: toDigest, state: "pending", move_time: time, update_time: time }))
-    .execute();
-  const row = await db.selectFrom("resolved_vulns_reports").selectAll().where("uid", "=", uid).executeTakeFirstOrThrow();
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  // Most moves name images whose reports are not both known yet (or digests the registry does not
+  // hold): two indexed reads decide whether resolving now can succeed, keeping a tag move cheap.
+  const sides = [...new Set([row.from_digest, row.to_digest])];
+  const known = await db.selectFrom("image_reports").select("digest").where("digest", "in", sides).where("status", "!=", "pending").execute();
+  if (known.length < sides.length) {
+    const indexes = await db.selectFrom("manifests").select("digest").where("repo_uid", "=", repoUid).where("digest", "in", sides).where("kind", "=", "index").execute();
+    if (indexes.length === 0) return;
+  }
   await resolve(db, normalized(row), time);
 }
 
