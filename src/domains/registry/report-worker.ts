@@ -8,7 +8,7 @@ import { emitEvent } from "../events/store/outbox.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/store/advisories.js";
 import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
-import { claimReportJobs, enqueueReportJob, finishReportJob, retryReportJob, type ReportJobRow } from "./store/report-jobs.js";
+import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ReportJobRow } from "./store/report-jobs.js";
 import { refreshResolvedReports } from "./store/resolved-vulns.js";
 import { candidateNames, countBySeverity, matchPackages, type Finding } from "./vulnerability-match.js";
 
@@ -41,7 +41,7 @@ export interface ReportWorkerOptions {
 export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, concurrency: 1, leaseMs: 10 * 60_000, maxAttempts: 5 };
 
 export interface ReportWorker {
-  /** Stops claiming, aborts the jobs in flight (their leases lapse; another run redoes them) and waits for them. */
+  /** Stops claiming, aborts the jobs in flight (given back to the queue, nothing of them written) and waits for them. */
   close(): Promise<void>;
   /** Claims and works due jobs until none is left (tests, the bench). */
   drain(): Promise<void>;
@@ -158,7 +158,7 @@ export async function runReportJob(
     await record(db, job, { status: "done", reason: "", distro: inventory.distro, packages: inventory.packages, findings, packageCount: inventory.packages.length }, options.typePrefix, now());
     logger.info("vulnerability report written", { digest: job.digest, packages: inventory.packages.length, vulnerabilities: findings.length });
   } catch (error) {
-    if (options.signal?.aborted) return; // the lease lapses; another run does it
+    if (options.signal?.aborted) return await releaseReportJob(db, job).catch(() => {}); // the next worker does it
     const attempts = job.attempts + 1;
     if (attempts >= options.maxAttempts) {
       logger.error("vulnerability report failed for good", { digest: job.digest, attempts, error: String(error) });

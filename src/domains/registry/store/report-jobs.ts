@@ -68,6 +68,11 @@ export async function finishReportJob(db: Db, job: Pick<ReportJobRow, "digest" |
   if (Number(result.numDeletedRows) === 0) await db.updateTable("report_jobs").set({ lease_until: 0 }).where("digest", "=", job.digest).execute();
 }
 
+/** A worker stopping gives the job back at once (its work was not written). */
+export async function releaseReportJob(db: Db, job: Pick<ReportJobRow, "digest" | "generation">): Promise<void> {
+  await db.updateTable("report_jobs").set({ lease_until: 0 }).where("digest", "=", job.digest).where("generation", "=", job.generation).execute();
+}
+
 /** The job failed for a reason a later run may not meet: run it again at `nextAttempt`. */
 export async function retryReportJob(db: Db, job: Pick<ReportJobRow, "digest" | "generation" | "attempts">, nextAttempt: number): Promise<void> {
   await db
