@@ -126,7 +126,7 @@ export async function pushManifest(
   await inTransaction(db, undefined, async (trx) => {
     try {
       const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
-      if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now);
+      if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
     } catch (error) {
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       throw error;

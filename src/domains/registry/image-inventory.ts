@@ -27,18 +27,32 @@ export function isInventoried(manifest: Manifest): boolean {
 }
 
 /**
- * Queues what storing `manifest` (digest `digest`) in a repo asks of the reports, in the
- * transaction that stores it: an image's inventory (its report PENDING until done); for a referrer,
- * the inventory again of its subject's image, or of each platform image of its subject index.
+ * cosign's tag scheme for registries without the referrers API: an attestation of image
+ * `sha256:<hex>` is tagged `sha256-<hex>.att`, an attached SBOM `sha256-<hex>.sbom`.
  */
-export async function queueReportWork(db: Db, repoUid: string, digest: string, manifest: Manifest, now: number): Promise<void> {
-  if (isInventoried(manifest)) {
+const ATTACHMENT_TAG = /^sha256-([0-9a-f]{64})\.(att|sbom)$/;
+
+/** The digest a cosign attachment tag names, or undefined for any other tag. */
+export function attachmentSubject(tag: string | undefined): string | undefined {
+  const match = tag === undefined ? null : ATTACHMENT_TAG.exec(tag);
+  return match ? `sha256:${match[1]}` : undefined;
+}
+
+/**
+ * Queues what storing `manifest` (digest `digest`, pushed under `tag` if any) in a repo asks of the
+ * reports, in the transaction that stores it: an image's inventory (its report PENDING until done);
+ * for a referrer (a `subject`, or a cosign attachment tag), the inventory again of its subject's
+ * image, or of each platform image of its subject index.
+ */
+export async function queueReportWork(db: Db, repoUid: string, digest: string, manifest: Manifest, now: number, tag?: string): Promise<void> {
+  const attachedTo = manifest.subject?.digest ?? attachmentSubject(tag);
+  if (attachedTo === undefined) {
+    if (!isInventoried(manifest)) return;
     await ensureReport(db, digest, now);
     await enqueueReportJob(db, { digest, repoUid, kind: "inventory" }, now);
     return;
   }
-  if (manifest.subject === undefined) return;
-  const subject = await findManifest(db, repoUid, manifest.subject.digest);
+  const subject = await findManifest(db, repoUid, attachedTo);
   if (subject === undefined) return; // pushed before its subject: the subject's inventory will read it
   const parsed = parseManifest(subject.content, subject.media_type);
   const images = parsed.kind === "index" ? platformEntries(parsed).map((d) => d.digest) : isInventoried(parsed) ? [subject.digest] : [];
@@ -60,12 +74,22 @@ async function readBlob(content: ContentStore, descriptor: Descriptor, what: str
   return Buffer.concat(chunks);
 }
 
-/** The referrer manifests of an image in a repo: its own, and those of the indexes of the repo that name it. */
+/**
+ * The referrer manifests of an image in a repo: its own, and those of the indexes of the repo that
+ * name it, by `subject` and by cosign's attachment tags (`sha256-<hex>.att`, `.sbom`).
+ */
 async function referrersOf(db: Db, repoUid: string, digest: string): Promise<ManifestRow[]> {
   const parents = await db.selectFrom("manifest_refs").select("parent_digest").where("repo_uid", "=", repoUid).where("child_digest", "=", digest).execute();
-  const out: ManifestRow[] = [];
-  for (const subject of [digest, ...parents.map((p) => p.parent_digest)]) out.push(...(await listReferrers(db, repoUid, subject)));
-  return out;
+  const subjects = [digest, ...parents.map((p) => p.parent_digest)];
+  const out = new Map<string, ManifestRow>();
+  for (const subject of subjects) for (const row of await listReferrers(db, repoUid, subject)) out.set(row.digest, row);
+  const tags = subjects.flatMap((d) => [`${d.replace(":", "-")}.att`, `${d.replace(":", "-")}.sbom`]);
+  const tagged = await db.selectFrom("tags").select("digest").where("repo_uid", "=", repoUid).where("name", "in", tags).execute();
+  for (const { digest: attached } of tagged) {
+    const row = out.has(attached) ? undefined : await findManifest(db, repoUid, attached);
+    if (row) out.set(row.digest, row);
+  }
+  return [...out.values()].sort((a, b) => (a.digest < b.digest ? -1 : 1));
 }
 
 export interface ImageInventory {
