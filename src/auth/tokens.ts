@@ -1,27 +1,24 @@
 import { randomUUID } from "node:crypto";
-import {
-  createLocalJWKSet,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  jwtVerify,
-  SignJWT,
-  type JSONWebKeySet,
-  type JWK,
-  type JWTPayload,
-} from "jose";
+import { decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK, type JWTPayload } from "jose";
 import { ApiError, unauthenticated } from "../api/errors.js";
-import { insertSigningKey, listSigningKeys } from "../store/server-keys.js";
+import { insertSigningKey, listSigningKeys, type SigningKeyRow } from "../store/server-keys.js";
 import type { Db } from "../store/tables.js";
+import {
+  bySigningOrder,
+  ISSUED_AT_SKEW_SECONDS,
+  KEY_RELOAD_INTERVAL_MS,
+  MAX_TOKEN_TTL_SECONDS,
+  newSigningKey,
+  SIGNING_ALGORITHM,
+  signingKeyAt,
+} from "./signing-keys.js";
 
-/** The only algorithm the server signs with and accepts. */
-export const SIGNING_ALGORITHM = "ES256";
-/** Access tokens live at most this long (api-surface 5). */
-export const MAX_TOKEN_TTL_SECONDS = 3600;
-/** Seconds a token's `iat` may lie ahead of this server's clock (another replica's clock may run a little ahead). */
-export const ISSUED_AT_SKEW_SECONDS = 30;
+export { ISSUED_AT_SKEW_SECONDS, MAX_TOKEN_TTL_SECONDS, SIGNING_ALGORITHM };
+
 const VERIFIED_CACHE_SIZE = 10_000;
 const MAX_CACHED_TOKEN_LENGTH = 4096;
+/** A token naming a key this process does not hold makes it read the keys again, at most this often, ms. */
+const UNKNOWN_KID_RELOAD_GAP_MS = 200;
 
 export interface IssueOptions {
   /** The identity uid. */
@@ -47,56 +44,139 @@ export interface TokenService {
   jwks(): JSONWebKeySet;
 }
 
+export interface TokenServiceOptions {
+  /** The key set is read again when it is older than this, ms (KEY_RELOAD_INTERVAL_MS). */
+  reloadIntervalMs?: number;
+}
+
+type KeyLike = Awaited<ReturnType<typeof importJWK>>;
+
+interface LoadedKeys {
+  /** Public keys by kid, imported. */
+  verifying: Map<string, KeyLike>;
+  /** Every key, in signing order. */
+  ordered: SigningKeyRow[];
+  jwks: JSONWebKeySet;
+}
+
 /**
- * Loads the server's signing keys from the store, creating the first one on
- * first start. Every replica reads the same keys, so any replica verifies any token.
+ * Loads the server's signing keys from the store, creating the first one on first start, and
+ * keeps them current: the set is read again when older than `reloadIntervalMs`, and at once
+ * (at most every UNKNOWN_KID_RELOAD_GAP_MS) when a token names a key this process does not hold.
+ * So every replica publishes and accepts a key another one (or `keys rotate`) added, and all sign
+ * with the same key (`signingKeyAt`).
  */
-export async function createTokenService(db: Db, issuer: string, now: () => number = Date.now): Promise<TokenService> {
-  let rows = await listSigningKeys(db);
-  if (rows.length === 0) {
-    const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
-    const kid = randomUUID();
-    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALGORITHM, use: "sig" };
-    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALGORITHM };
-    await insertSigningKey(db, {
-      kid,
-      algorithm: SIGNING_ALGORITHM,
-      private_jwk: JSON.stringify(privateJwk),
-      public_jwk: JSON.stringify(publicJwk),
-      create_time: now(),
-    });
-    rows = await listSigningKeys(db);
+export async function createTokenService(db: Db, issuer: string, now: () => number = Date.now, options: TokenServiceOptions = {}): Promise<TokenService> {
+  const reloadIntervalMs = options.reloadIntervalMs ?? KEY_RELOAD_INTERVAL_MS;
+  const clock = () => performance.now();
+  const privateKeys = new Map<string, KeyLike>();
+  let keys: LoadedKeys = { verifying: new Map(), ordered: [], jwks: { keys: [] } };
+  let loadedAt = -Infinity;
+  let loading: { started: number; done: Promise<void> } | undefined;
+
+  async function read(): Promise<void> {
+    const rows = await listSigningKeys(db);
+    const verifying = new Map<string, KeyLike>();
+    for (const row of rows) verifying.set(row.kid, keys.verifying.get(row.kid) ?? (await importJWK(JSON.parse(row.public_jwk) as JWK, SIGNING_ALGORITHM)));
+    keys = { verifying, ordered: bySigningOrder(rows), jwks: { keys: rows.map((r) => JSON.parse(r.public_jwk) as JWK) } };
   }
-  const current = rows[0];
-  const signingKey = await importJWK(JSON.parse(current.private_jwk) as JWK, SIGNING_ALGORITHM);
-  const keySet: JSONWebKeySet = { keys: rows.map((r) => JSON.parse(r.public_jwk) as JWK) };
-  const localKeys = createLocalJWKSet(keySet);
+
+  /** A read of the key set that starts now, or the one in flight. */
+  function reload(): Promise<void> {
+    if (loading) return loading.done;
+    const started = clock();
+    const done = read()
+      .then(() => void (loadedAt = started))
+      .finally(() => (loading = undefined));
+    loading = { started, done };
+    return done;
+  }
+
+  /** Resolves after a read that started at or after `since` (rate-limited: reads start at least the gap apart). */
+  async function reloadSince(since: number): Promise<void> {
+    for (;;) {
+      if (loading && loading.started >= since) return loading.done;
+      if (loading) await loading.done.catch(() => {});
+      else {
+        const wait = loadedAt + UNKNOWN_KID_RELOAD_GAP_MS - clock();
+        if (wait <= 0) return reload();
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  /** Starts a read in the background when the set is older than the reload interval; a failed read keeps the old set. */
+  function refreshIfStale(): boolean {
+    const stale = clock() - loadedAt >= reloadIntervalMs;
+    if (stale) void reload().catch(() => {});
+    return stale;
+  }
+
+  await reload();
+  if (keys.ordered.length === 0) {
+    await insertSigningKey(db, await newSigningKey(now(), now()));
+    await reload();
+  }
+
+  async function privateKeyOf(row: SigningKeyRow): Promise<KeyLike> {
+    let key = privateKeys.get(row.kid);
+    if (key === undefined) {
+      key = await importJWK(JSON.parse(row.private_jwk) as JWK, SIGNING_ALGORITHM);
+      privateKeys.set(row.kid, key);
+    }
+    return key;
+  }
+
+  /** The public key a token names, reading the key set again when it is not known here. */
+  async function keyOf(token: string): Promise<KeyLike> {
+    let kid: unknown;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      kid = undefined;
+    }
+    if (typeof kid !== "string") throw unauthenticated("the token is not a valid token of this server");
+    const asked = clock();
+    let key = keys.verifying.get(kid);
+    if (key === undefined) {
+      await reloadSince(asked);
+      key = keys.verifying.get(kid);
+    }
+    if (key === undefined) throw unauthenticated("the token is not a valid token of this server");
+    return key;
+  }
+
   /** Tokens already verified, by audience and token, until they expire: verification is most of a call's cost. */
   const verified = new Map<string, JWTPayload & { sub: string; exp: number }>();
 
   return {
     issuer,
     async issue({ subject, audience, ttlSeconds = MAX_TOKEN_TTL_SECONDS, claims = {} }) {
+      if (refreshIfStale()) await loading?.done.catch(() => {});
       const ttl = Math.max(1, Math.min(ttlSeconds, MAX_TOKEN_TTL_SECONDS));
       const issuedAt = Math.floor(now() / 1000);
+      const signing = signingKeyAt(keys.ordered, now())!;
       const token = await new SignJWT(claims)
-        .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: current.kid, typ: "JWT" })
+        .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signing.kid, typ: "JWT" })
         .setIssuer(issuer)
         .setSubject(subject)
         .setAudience(audience)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + ttl)
         .setJti(randomUUID())
-        .sign(signingKey);
+        .sign(await privateKeyOf(signing));
       return { token, expiry: new Date((issuedAt + ttl) * 1000) };
     },
     async verify(token, audience) {
+      refreshIfStale();
       const key = `${audience} ${token}`;
       const cached = verified.get(key);
       if (cached && cached.exp * 1000 > now()) return cached;
       verified.delete(key);
+      // Outside the try: a store failure while reading the keys again is not the token's fault.
+      const publicKey = await keyOf(token);
       try {
-        const { payload } = await jwtVerify(token, localKeys, {
+        const { payload } = await jwtVerify(token, publicKey, {
           algorithms: [SIGNING_ALGORITHM],
           issuer,
           audience,
@@ -123,6 +203,9 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
         throw unauthenticated(reason);
       }
     },
-    jwks: () => keySet,
+    jwks() {
+      refreshIfStale();
+      return keys.jwks;
+    },
   };
 }

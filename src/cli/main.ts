@@ -3,10 +3,12 @@ import { ApiError } from "../api/errors.js";
 import { StoreError } from "../store/errors.js";
 import { isUidp } from "../api/uidp.js";
 import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
+import { signingKeysCommand } from "./signing-keys.js";
 import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
 import { defaultLimits, ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
 import { createLogger, isLogLevel } from "../logger.js";
-import { createFileContentStore } from "../registry/content-store.js";
+import { createFileContentStore, type ContentStore } from "../registry/content-store.js";
+import { createS3ContentStore, InvalidStorageUrl, parseS3Url, StorageUnavailable } from "../registry/s3-content-store.js";
 import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
 import { importImages } from "../registry/import.js";
 import { createServer } from "../server.js";
@@ -39,6 +41,7 @@ const serveOptions: Record<string, OptionSpec> = {
     help: "let the token exchange fetch keys from hosts on loopback, private or link-local addresses (default: public addresses only)",
   },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
+  "db-pool-size": { type: "string", env: "DB_POOL_SIZE", default: "10", help: "PostgreSQL: connections this process keeps open at most" },
 };
 
 const bootstrapOptions: Record<string, OptionSpec> = {
@@ -86,6 +89,8 @@ Commands:
   registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
   advisories import load OSV advisory records from .json files, directories or .zip archives
   libraries import  load an organization's library index from npm and PyPI metadata documents
+  keys rotate       add a signing key (it signs after --activate-in) and remove keys retired long enough
+  keys list         print the signing keys and which one signs
 
 Run "platform-api <command> --help" for a command's options.
 `;
@@ -99,6 +104,24 @@ function flag(name: string, options: Record<string, string | boolean | undefined
   if (/^(true|1)$/i.test(value)) return true;
   if (/^(false|0|)$/i.test(value)) return false;
   throw new UsageError(`--${name}: "${value}" is not true or false`);
+}
+
+/**
+ * The registry's content store: `--registry-storage s3://...` or the folder `--registry-dir`. With
+ * `checked`, an S3 bucket must answer first (a server fails at start, not at its first push).
+ */
+async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<ContentStore> {
+  const storage = options["registry-storage"] as string | undefined;
+  if (storage === undefined || storage === "") return createFileContentStore(options["registry-dir"] as string);
+  let store: ReturnType<typeof createS3ContentStore>;
+  try {
+    store = createS3ContentStore(parseS3Url(storage));
+  } catch (error) {
+    if (error instanceof InvalidStorageUrl) throw new UsageError(`--registry-storage: ${error.message}`);
+    throw error;
+  }
+  if (checked) await store.checkReachable();
+  return store;
 }
 
 function apiUrlOf(options: Record<string, unknown>): string {
@@ -117,8 +140,11 @@ async function serve(args: string[]): Promise<void> {
   const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
   const port = Number(o.port);
   const registryPort = Number(o["registry-port"]);
+  const poolSize = Number(o["db-pool-size"]);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new UsageError("--db-pool-size must be a whole number from 1 to 1000");
   const logger = createLogger(logLevel);
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs });
+  const content = await contentStoreOf(o, true);
+  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs, poolSize });
   const server = await createServer(
     store,
     {
@@ -133,7 +159,7 @@ async function serve(args: string[]): Promise<void> {
       limits: defaultLimits,
     },
     logger,
-    createFileContentStore(o["registry-dir"] as string),
+    content,
   );
   const host = o.host as string;
   const listen = (s: typeof server.api.server, p: number) =>
@@ -215,7 +241,7 @@ async function registry(args: string[]): Promise<void> {
       tag: o.tag as string | undefined,
       group: o.group as string | undefined,
       now: Date.now(),
-      content: createFileContentStore(o["registry-dir"] as string),
+      content: await contentStoreOf(o),
     });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
@@ -238,7 +264,7 @@ async function registryGc(args: string[]): Promise<void> {
   }
   const store = await openStore(o.db as string);
   try {
-    const result = await collectGarbage(store.db, createFileContentStore(o["registry-dir"] as string), { now: Date.now(), graceMs: graceSeconds * 1000 });
+    const result = await collectGarbage(store.db, await contentStoreOf(o), { now: Date.now(), graceMs: graceSeconds * 1000 });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await store.close();
@@ -293,7 +319,15 @@ async function libraries(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories, libraries };
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  bootstrap,
+  token,
+  registry,
+  advisories,
+  libraries,
+  keys: (args) => signingKeysCommand(args, (message) => new UsageError(message)),
+};
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
@@ -306,7 +340,12 @@ export async function main(argv: string[]): Promise<void> {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     await run(args);
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof ApiError || error instanceof StoreError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const known =
+      error instanceof UsageError ||
+      error instanceof ApiError ||
+      error instanceof StoreError ||
+      error instanceof StorageUnavailable ||
+      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
     process.stderr.write(`platform-api: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
     if (error instanceof UsageError) process.stderr.write(HELP);
     process.exit(known ? 2 : 1);

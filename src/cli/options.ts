@@ -4,6 +4,11 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 export const storeOptions = {
   db: { type: "string", env: "DATABASE_URL", default: "./data/platform.db", help: "SQLite file, :memory:, or a postgres:// URL" },
   "registry-dir": { type: "string", env: "REGISTRY_DIR", default: "./data/registry", help: "folder of the registry's blob content and uploads" },
+  "registry-storage": {
+    type: "string",
+    env: "REGISTRY_STORAGE",
+    help: "s3://<bucket>[/<prefix>]: keep blobs and uploads in an S3-compatible store instead of --registry-dir (credentials, region and endpoint from the AWS_* variables)",
+  },
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
 } as const;
 

@@ -1,6 +1,7 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { Migration } from "kysely";
 import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
+import { signingKeyActivation } from "../store/migrations/2026-11-26-0070-signing-key-activation.js";
 import { advisory } from "./advisory/module.js";
 import type { Domain, Ownership } from "./domain.js";
 import { events } from "./events/module.js";
@@ -27,7 +28,9 @@ export const OWNERSHIP: Ownership = {
  * Every migration: the store's first (the server's own tables and the IAM core) and each
  * domain's. Names are unique and sort in the order they run; a shipped one is never edited.
  */
-export const MIGRATIONS: Record<string, Migration> = mergeMigrations({ "2026-11-22-0001-initial": initial }, ...DOMAINS.map((d) => d.migrations));
+export const MIGRATIONS: Record<string, Migration> = mergeMigrations(
+  { "2026-11-22-0001-initial": initial, "2026-11-26-0070-signing-key-activation": signingKeyActivation },
+  ...DOMAINS.map((d) => d.migrations));
 
 function mergeMigrations(...sets: Record<string, Migration>[]): Record<string, Migration> {
   const all: Record<string, Migration> = {};

@@ -9,13 +9,13 @@ import { DIGEST } from "../domains/registry/manifest.js";
 /**
  * Where blob bytes live, named by digest. An upload is written aside and becomes a
  * blob only by `commit`, which checks its digest first, so a blob is visible whole or
- * not at all. The filesystem implementation is the default; an object store
- * implements the same interface.
+ * not at all. The filesystem implementation is the default; `s3-content-store.ts`
+ * implements the same interface on an S3-compatible bucket.
  */
 export interface ContentStore {
   /** The size of blob `digest`, or undefined when it is not stored. */
   size(digest: string): Promise<number | undefined>;
-  /** Reads blob `digest`, or its byte range [start, end] (inclusive). */
+  /** Reads blob `digest`, or its byte range [start, end] (inclusive); for a missing blob the stream fails with an error whose code is ENOENT. */
   read(digest: string, range?: { start: number; end: number }): Readable;
 
   /** Starts an empty upload; returns its id. */

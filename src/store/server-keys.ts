@@ -8,6 +8,13 @@ export async function listSigningKeys(db: Db): Promise<SigningKeyRow[]> {
   return db.selectFrom("signing_keys").selectAll().orderBy("create_time", "desc").orderBy("kid").execute();
 }
 
+/** Deletes the keys `kids` (retired by a rotation); returns how many there were. */
+export async function deleteSigningKeys(db: Db, kids: string[]): Promise<number> {
+  if (kids.length === 0) return 0;
+  const result = await db.deleteFrom("signing_keys").where("kid", "in", kids).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Inserts a key unless one with its kid exists. */
 export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void> {
   await db.insertInto("signing_keys").values(row).onConflict((oc) => oc.column("kid").doNothing()).execute();

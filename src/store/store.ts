@@ -31,23 +31,38 @@ export async function openStore(url: string, options: DatabaseOptions = {}): Pro
  */
 export const MIGRATION_LOCK_KEY = 7_270_112_026;
 
-/** Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws the first failure. */
+/**
+ * Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws
+ * the first failure, having changed nothing. All of it is one transaction on one connection, so one
+ * process migrates at a time and a failure rolls back whole: on PostgreSQL under the
+ * transaction-level lock `MIGRATION_LOCK_KEY` (Kysely's own session lock is then taken and
+ * released inside the same transaction, so a pooler in transaction mode, which may hand each
+ * transaction another server connection, sees no session state); on SQLite from `BEGIN IMMEDIATE`
+ * (Kysely runs SQLite migrations with neither a lock nor a transaction, so two processes opening
+ * one new file would both create its tables).
+ */
 export async function migrate(db: Kysely<Database>, to?: string): Promise<void> {
-  if (dialectOfDb(db) !== "postgres") return runMigrations(db, undefined, to);
+  const postgres = dialectOfDb(db) === "postgres";
   await db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    await sql.raw(postgres ? "begin" : "begin immediate").execute(conn);
     try {
-      // The migration tables live in the schema the connection works in (its search_path).
-      const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(conn)).rows[0].schema;
+      let schema: string | undefined;
+      if (postgres) {
+        await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+        // The migration tables live in the schema the connection works in (its search_path).
+        schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(conn)).rows[0].schema;
+      }
       await runMigrations(conn, schema, to);
-    } finally {
-      await sql`select pg_advisory_unlock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    } catch (error) {
+      await sql`rollback`.execute(conn);
+      throw error;
     }
+    await sql`commit`.execute(conn);
   });
 }
 
 async function runMigrations(db: Kysely<Database>, schema: string | undefined, to: string | undefined): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: schema });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: schema, disableTransactions: true });
   const { error } = to === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(to);
   if (error) throw error;
 }

@@ -20,6 +20,8 @@ export interface SigningKeyTable {
   /** JSON text of the public JWK. */
   public_jwk: string;
   create_time: number;
+  /** When the key starts signing (epoch ms); before that it only verifies (it is published). */
+  activate_time: number;
 }
 
 export interface ServerSecretTable {

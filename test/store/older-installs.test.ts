@@ -6,6 +6,7 @@ import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { prepareStore } from "../../src/bootstrap.js";
 import { openDatabase, type OpenedDatabase } from "../../src/store/dialect.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
+import { advisoryEtag } from "../../src/domains/vulnerabilities/advisory-rows.js";
 import { migrate } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
@@ -77,6 +78,31 @@ for (const database of await testDatabases()) {
       assert.deepEqual(JSON.parse((await read(org)).azure_client_ids), { default: "00000000-0000-0000-0000-000000000001" });
       assert.deepEqual(JSON.parse((await read(org)).github_app_installations), { "0": [{ installationId: "42", name: "" }, { installationId: "43", name: "" }] });
       assert.deepEqual(await read(bare), { azure_client_ids: "{}", github_app_installations: "{}" });
+    });
+
+    test("stored advisories lose their entries' opaque objects and gain distinct etags, matching the importer's", async () => {
+      const db = (await installedAt("2026-11-25-0014-events")).db;
+      await db.insertInto("osv_records").values({ uid: "RUSTSEC-2099-0001", modified: "2024-01-01T00:00:00Z", modified_time: 1, withdrawn_time: null, document: "{}" }).execute();
+      const entry = {
+        package: { ecosystem: "crates.io", name: "demo" },
+        ranges: [{ type: "SEMVER", events: [{ introduced: "0" }, { fixed: "1.0.0" }] }],
+        ecosystem_specific: { affects: { functions: ["demo::f"] } },
+        database_specific: { categories: ["memory-corruption"] },
+      };
+      const advisory = (uid: string, artifact_name: string) => ({
+        uid, advisory_id: "RUSTSEC-2099-0001", ecosystem: "crates.io", artifact_name, affected: JSON.stringify([entry]),
+        aliases: "[]", summary: "s", severity: "[]", withdrawn_time: null, create_time: 1, update_time: 1,
+      });
+      const old = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      await old.insertInto("advisories").values([advisory("a".repeat(40), "demo"), advisory("b".repeat(40), "other")]).execute();
+      await migrate(db);
+      const rows = await db.selectFrom("advisories").selectAll().orderBy("uid").execute();
+      for (const row of rows) {
+        assert.deepEqual(JSON.parse(row.affected), [{ package: entry.package, ranges: entry.ranges }]);
+        const { uid: _uid, etag, ...served } = row;
+        assert.equal(etag, advisoryEtag(served));
+      }
+      assert.notEqual(rows[0].etag, rows[1].etag);
     });
   });
 }

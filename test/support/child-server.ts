@@ -14,7 +14,8 @@ export async function runCli(...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync(process.execPath, [BIN, ...args], {
     encoding: "utf8",
     env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "" },
-    timeout: 30_000,
+    // Generous: a CLI start (module loading, migrations under the database-wide lock) is slow on a loaded machine.
+    timeout: 120_000,
   });
   return stdout;
 }
@@ -40,6 +41,9 @@ export interface ChildServer {
   apiPort: number;
   /** `http://127.0.0.1:<apiPort>`. */
   apiUrl: string;
+  registryPort: number;
+  /** `http://127.0.0.1:<registryPort>`. */
+  registryUrl: string;
   /** Resolves when the process has exited. */
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything it wrote to stderr so far. */
@@ -50,9 +54,17 @@ export interface ChildServer {
  * `platform-api serve` in a child process on `db` and `registryDir`, on free
  * loopback ports; resolves once it says where it listens. With
  * `crashAfterWrites`, the process SIGKILLs itself after that many writes
- * (test/support/crash-after-writes.ts).
+ * (test/support/crash-after-writes.ts). `args` are added to the command line, `env` to the
+ * environment.
  */
-export async function startChildServer(options: { db: string; registryDir: string; logLevel?: string; crashAfterWrites?: number }): Promise<ChildServer> {
+export async function startChildServer(options: {
+  db: string;
+  registryDir: string;
+  logLevel?: string;
+  crashAfterWrites?: number;
+  args?: string[];
+  env?: Record<string, string>;
+}): Promise<ChildServer> {
   const entry = options.crashAfterWrites === undefined ? [BIN] : ["--import", "tsx", CRASHING];
   const child = spawn(
     process.execPath,
@@ -62,10 +74,11 @@ export async function startChildServer(options: { db: string; registryDir: strin
       ...["--host", "127.0.0.1", "--port", "0", "--registry-port", "0"],
       ...["--db", options.db, "--registry-dir", options.registryDir, "--api-url", CHILD_API_URL],
       ...["--log-level", options.logLevel ?? "warn"],
+      ...(options.args ?? []),
     ],
     {
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
+      env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? ""), ...options.env },
     },
   );
   let err = "";
@@ -73,16 +86,16 @@ export async function startChildServer(options: { db: string; registryDir: strin
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  const apiPort = await new Promise<number>((resolve, reject) => {
+  const [apiPort, registryPort] = await new Promise<[number, number]>((resolve, reject) => {
     const onData = () => {
-      const match = /API on http:\/\/localhost:(\d+),/.exec(err);
+      const match = /API on http:\/\/localhost:(\d+), registry on http:\/\/localhost:(\d+)/.exec(err);
       if (match) {
         child.stderr!.off("data", onData);
-        resolve(Number(match[1]));
+        resolve([Number(match[1]), Number(match[2])]);
       }
     };
     child.stderr!.on("data", onData);
     void exit.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before listening: ${err}`)));
   });
-  return { child, apiPort, apiUrl: `http://127.0.0.1:${apiPort}`, exit, stderr: () => err };
+  return { child, apiPort, apiUrl: `http://127.0.0.1:${apiPort}`, registryPort, registryUrl: `http://127.0.0.1:${registryPort}`, exit, stderr: () => err };
 }

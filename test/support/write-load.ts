@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import SqliteDatabase from "better-sqlite3";
+import { sql, type Kysely } from "kysely";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
+import type { Database } from "../../src/store/tables.js";
 import { methodOf, type Outcome, type Wire } from "./wires.js";
 
 /**
@@ -208,4 +210,46 @@ export function verifyDatabase(
   } finally {
     db.close();
   }
+}
+
+/**
+ * `verifyDatabase`'s checks of acknowledged writes (not the SQLite pragmas, not `failedWroteNothing`)
+ * through a store of either dialect, for a crash on PostgreSQL: every acknowledged group and repo is
+ * there, each tag is at its newest acknowledged move or a later one sent, its history lists sent
+ * digests in sending order, every acknowledged one included, and ends at the tag.
+ */
+export async function verifyStore(db: Kysely<Database>, ledger: Ledger): Promise<void> {
+  const names = async (table: "groups" | "repos", uids: string[]) => {
+    const found = new Map<string, string>();
+    for (let i = 0; i < uids.length; i += 500) {
+      const rows = await db.selectFrom(table).select(["uid", "name"]).where("uid", "in", uids.slice(i, i + 500)).execute();
+      for (const row of rows) found.set(row.uid, row.name);
+    }
+    return found;
+  };
+  const groups = await names("groups", [...ledger.groups.keys()]);
+  for (const [uid, name] of ledger.groups) assert.equal(groups.get(uid), name, `acknowledged group ${uid} (${name})`);
+  const repos = await names("repos", [...ledger.repos.keys()]);
+  for (const [uid, name] of ledger.repos) assert.equal(repos.get(uid), name, `acknowledged repo ${uid} (${name})`);
+  for (const tag of ledger.tags) {
+    const row = await db.selectFrom("tags").select("digest").where("repo_uid", "=", tag.repoUid).where("name", "=", tag.name).executeTakeFirst();
+    const history = (
+      await db.selectFrom("tag_history").select("digest").where("repo_uid", "=", tag.repoUid).where("tag_name", "=", tag.name).orderBy("seq").execute()
+    ).map((r) => r.digest);
+    if (tag.lastAcked < 0) {
+      assert.ok(row === undefined || tag.sent.includes(row.digest), `tag ${tag.name} points to a digest never sent`);
+      continue;
+    }
+    assert.ok(row, `tag ${tag.name} had acknowledged moves but is gone`);
+    const at = tag.sent.indexOf(row.digest);
+    assert.ok(at >= tag.lastAcked, `tag ${tag.name} is at move ${at}, older than the acknowledged move ${tag.lastAcked}`);
+    const positions = history.map((d) => tag.sent.indexOf(d));
+    assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1])), `history of ${tag.name} out of order or unknown: ${positions.join(",")}`);
+    assert.ok(history.length >= tag.acked, `history of ${tag.name}: ${history.length} records, ${tag.acked} acknowledged moves`);
+    assert.equal(history.at(-1), row.digest, `tag ${tag.name} differs from the newest record of its history`);
+  }
+  const disagreeing = await sql<{ repo_uid: string; name: string }>`
+    select t.repo_uid, t.name from tags t
+    where t.digest is distinct from (select h.digest from tag_history h where h.repo_uid = t.repo_uid and h.tag_name = t.name order by h.seq desc limit 1)`.execute(db);
+  assert.deepEqual(disagreeing.rows, [], "tags whose newest history record differs");
 }

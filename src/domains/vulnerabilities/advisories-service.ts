@@ -8,9 +8,10 @@ import { readPage } from "../../api/list.js";
 import { Violations } from "../../api/validation.js";
 import type { Db } from "../../store/tables.js";
 import type { ServiceDeps } from "../deps.js";
+import { createAdvisoryCache } from "./advisory-cache.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import { checkArtifactNames, checkEcosystem, checkRecordNames, checkVersionFilter } from "./advisory-validation.js";
-import { advisoryCandidates, advisoryOrderable, getAdvisory, listAdvisories, type AdvisoryFilter } from "./store/advisories.js";
+import { advisoryCandidates, advisoryOrderable, getAdvisory, listAdvisoryKeys, type AdvisoryFilter } from "./store/advisories.js";
 
 /** Advisories a `version` filter evaluates at most (they are narrowed by `artifact_names` first). */
 export const MAX_VERSION_CANDIDATES = 5000;
@@ -28,6 +29,7 @@ async function affectingVersion(db: Db, filter: AdvisoryFilter, ecosystem: strin
 
 /** AdvisoriesService: advisories of the imported OSV records. Any verified caller (the interceptors checked the token). */
 export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl<typeof AdvisoriesService> {
+  const cache = createAdvisoryCache();
   return {
     async getAdvisory(req) {
       new Violations().uid("uid", req.uid).throwIfAny();
@@ -49,11 +51,14 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
         read: async (p, uidp) => {
           const filter: AdvisoryFilter = { uidp, recordNames: [req.advisoryIds], artifactNames: [req.artifactNames], ecosystem: req.ecosystem || undefined };
           if (req.version) filter.uids = await affectingVersion(db, filter, req.ecosystem, req.version);
-          return listAdvisories(db, filter, p);
+          const { rows, total } = await listAdvisoryKeys(db, filter, p);
+          const messages = await cache.messages(db, rows.slice(0, p.limit));
+          return { rows: rows.map((row) => ({ ...row, message: messages.get(row.uid) })), total };
         },
-        map: advisoryFromRow,
+        map: (row) => row.message,
       });
-      return create(ListAdvisoriesResponseSchema, { advisories: page.items, ...page });
+      // An advisory withdrawn or removed between reading the page's keys and its rows is left out.
+      return create(ListAdvisoriesResponseSchema, { ...page, advisories: page.items.filter((item) => item !== undefined) });
     },
   };
 }

@@ -22,6 +22,20 @@ export interface RecordRows {
 
 const severityKey = (s: OsvSeverity) => `${s.type}\0${s.score}`;
 
+/** An entry as an advisory stores it: without the opaque objects no reader of an advisory uses (the document keeps them). */
+function storedEntry({ database_specific: _database, ecosystem_specific: _ecosystem, ...entry }: OsvAffected): OsvAffected {
+  return entry;
+}
+
+/** A digest of an advisory row's served columns (22 base64url characters): its `etag`. */
+export function advisoryEtag(row: Omit<Insertable<AdvisoryTable>, "uid" | "etag">): string {
+  const { advisory_id, ecosystem, artifact_name, affected, aliases, summary, severity, withdrawn_time, create_time, update_time } = row;
+  return createHash("sha256")
+    .update([advisory_id, ecosystem, artifact_name, affected, aliases, summary, severity, withdrawn_time, create_time, update_time].join("\0"))
+    .digest("base64url")
+    .slice(0, 22);
+}
+
 /**
  * The rows of a parsed record. `affected[]` entries naming the same (ecosystem, name) make one
  * advisory holding all of them; entries without a package (commits of a repository only) make
@@ -43,12 +57,11 @@ export function recordRows(record: OsvRecord): RecordRows {
   const advisories = [...byPackage.values()].map(({ ecosystem, name, entries }) => {
     const own = new Map(entries.flatMap((e) => e.severity ?? []).map((s) => [severityKey(s), s]));
     const severity = own.size > 0 ? [...own.values()] : (record.severity ?? []);
-    return {
-      uid: advisoryUid(record.id, ecosystem, name),
+    const row = {
       advisory_id: record.id,
       ecosystem,
       artifact_name: name,
-      affected: JSON.stringify(entries),
+      affected: JSON.stringify(entries.map(storedEntry)),
       aliases: JSON.stringify(aliases),
       summary: record.summary ?? "",
       severity: JSON.stringify(severity),
@@ -56,6 +69,7 @@ export function recordRows(record: OsvRecord): RecordRows {
       create_time: record.published === undefined ? modified : osvTimeMillis(record.published),
       update_time: modified,
     };
+    return { uid: advisoryUid(record.id, ecosystem, name), ...row, etag: advisoryEtag(row) };
   });
   const names = [...new Set([record.id, ...aliases])].map((name) => ({ name, record_uid: record.id }));
   return {

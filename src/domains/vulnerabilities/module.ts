@@ -2,6 +2,7 @@ import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service 
 import { bind, type Domain } from "../domain.js";
 import { createAdvisoriesService } from "./advisories-service.js";
 import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
+import { advisoryEtags } from "./migrations/2026-11-26-0090-advisory-etags.js";
 
 /**
  * Vulnerabilities (`platform.vulnerabilities.v2`): advisories, one per (OSV record, affected
@@ -12,7 +13,7 @@ export const vulnerabilities: Domain = {
   name: "vulnerabilities",
   files: [file_platform_vulnerabilities_v2_advisories_service],
   services: [bind(AdvisoriesService, createAdvisoriesService)],
-  migrations: { "2026-11-24-0010-advisories": advisories },
+  migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags },
   ownedByGroup: [],
   deletedWithRepo: [],
 };

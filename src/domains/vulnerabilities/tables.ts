@@ -38,7 +38,10 @@ export interface AdvisoryTable {
   /** The OSV ecosystem as the record writes it (`crates.io`, `Debian:12`). */
   ecosystem: string;
   artifact_name: string;
-  /** JSON array of the record's `affected[]` entries naming this package (ranges and versions). */
+  /**
+   * JSON array of the record's `affected[]` entries naming this package (ranges and versions),
+   * without their `database_specific` and `ecosystem_specific` objects (the document keeps them).
+   */
   affected: string;
   /** JSON array of the record's aliases. */
   aliases: string;
@@ -52,6 +55,8 @@ export interface AdvisoryTable {
   create_time: number;
   /** The record's `modified`, epoch ms. */
   update_time: number;
+  /** A digest of the columns above, new whenever the row is written anew: what a cached message of it is valid for. */
+  etag: string;
 }
 
 export interface VulnerabilitiesTables {

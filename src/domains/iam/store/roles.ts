@@ -15,30 +15,27 @@ export interface BuiltInRole {
 
 /**
  * Makes the stored built-in roles equal `roles` (names, descriptions, capability
- * sets). Idempotent; run at start-up so a release can change what they grant.
+ * sets). Idempotent, also when several processes run it at once (replicas starting
+ * together): every write is an upsert or a delete. Run at start-up so a release can
+ * change what they grant.
  */
 export async function syncBuiltInRoles(db: Db, roles: BuiltInRole[], now: number): Promise<void> {
   for (const role of roles) {
-    const existing = await db.selectFrom("roles").select("uid").where("uid", "=", role.uid).executeTakeFirst();
-    if (existing) {
-      await db.updateTable("roles").set({ name: role.name, description: role.description }).where("uid", "=", role.uid).execute();
-    } else {
+    await db
+      .insertInto("roles")
+      .values({ uid: role.uid, group_uid: "", name: role.name, description: role.description, built_in: 1, create_time: now, update_time: now })
+      .onConflict((oc) => oc.column("uid").doUpdateSet({ name: role.name, description: role.description }))
+      .execute();
+    if (role.capabilities.length > 0) {
       await db
-        .insertInto("roles")
-        .values({ uid: role.uid, group_uid: "", name: role.name, description: role.description, built_in: 1, create_time: now, update_time: now })
+        .insertInto("role_capabilities")
+        .values(role.capabilities.map((capability) => ({ role_uid: role.uid, capability })))
+        .onConflict((oc) => oc.columns(["role_uid", "capability"]).doNothing())
         .execute();
     }
-    const stored = await db.selectFrom("role_capabilities").select("capability").where("role_uid", "=", role.uid).execute();
-    const have = new Set(stored.map((r) => r.capability));
-    const want = new Set(role.capabilities);
-    const missing = role.capabilities.filter((c) => !have.has(c));
-    const extra = [...have].filter((c) => !want.has(c));
-    if (missing.length > 0) {
-      await db.insertInto("role_capabilities").values(missing.map((capability) => ({ role_uid: role.uid, capability }))).execute();
-    }
-    if (extra.length > 0) {
-      await db.deleteFrom("role_capabilities").where("role_uid", "=", role.uid).where("capability", "in", extra).execute();
-    }
+    let extra = db.deleteFrom("role_capabilities").where("role_uid", "=", role.uid);
+    if (role.capabilities.length > 0) extra = extra.where("capability", "not in", role.capabilities);
+    await extra.execute();
   }
 }
 

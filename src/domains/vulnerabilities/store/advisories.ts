@@ -70,11 +70,24 @@ export async function getAdvisory(db: Db, uid: string): Promise<AdvisoryRow> {
   return row;
 }
 
-/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export async function listAdvisories(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryRow[]; total: number }> {
-  const rows = await applyPage(filteredAdvisories(db, filter).selectAll(), page, "advisories").execute();
+/** What a page needs of an advisory before its message: its uid, its etag and the columns it may be ordered by. */
+export type AdvisoryKey = Pick<AdvisoryRow, "uid" | "etag" | "advisory_id" | "artifact_name" | "create_time" | "update_time">;
+
+/**
+ * One page of keys (up to `limit + 1`, in `page.order`) and the count of all matches. The rows
+ * themselves are read by `servedAdvisories`, for the keys whose messages are not cached.
+ */
+export async function listAdvisoryKeys(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryKey[]; total: number }> {
+  const keys = filteredAdvisories(db, filter).select(["advisories.uid", "advisories.etag", "advisories.advisory_id", "advisories.artifact_name", "advisories.create_time", "advisories.update_time"]);
+  const rows = await applyPage(keys, page, "advisories").execute();
   const total = await countRows(filteredAdvisories(db, filter));
   return { rows, total };
+}
+
+/** The served (not withdrawn) advisories among `uids`, in no order; a uid not found is left out. */
+export async function servedAdvisories(db: Db, uids: readonly string[]): Promise<AdvisoryRow[]> {
+  if (uids.length === 0) return [];
+  return db.selectFrom("advisories").selectAll().where("uid", "in", uids).where("withdrawn_time", "is", null).execute();
 }
 
 /** Every match of `filter` with what matching a version needs, at most `limit + 1` rows (so the caller sees an overflow). */
