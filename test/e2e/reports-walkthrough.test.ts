@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
+import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /**
@@ -19,9 +19,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "bin/platform-api.js");
-const skopeoMissing = spawnSync("skopeo", ["--version"]).status !== 0;
-if (skopeoMissing && process.env.REQUIRE_SKOPEO === "1") throw new Error("skopeo is required (REQUIRE_SKOPEO=1) but not installed: apt-get install skopeo");
-const skip = skopeoMissing ? "skopeo is not installed (apt-get install skopeo); .ci/run installs it" : undefined;
+const skip = skopeoSkip;
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-reports-readme-"));
 let server: TestServer;
@@ -31,10 +29,7 @@ let creds: string;
 before(async () => {
   if (skip) return;
   await run(process.execPath, [BIN, "advisories", "import", RUSTSEC_DIR, "--db", join(dir, "platform.db")]);
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, "127.0.0.1", done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((done) => probe.close(done));
+  const port = await freePort();
   host = `127.0.0.1:${port}`;
   server = await startTestServer({ dbUrl: join(dir, "platform.db"), registryUrl: `http://${host}`, registryPort: port });
   creds = `_token:${(await server.server.tokens.issue({ subject: server.ownerUid, audience: `http://${host}` })).token}`;
