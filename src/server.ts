@@ -11,6 +11,7 @@ import type { TokenService } from "./auth/tokens.js";
 import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { startDispatcher } from "./domains/events/dispatcher.js";
+import { startReportWorker, type ReportWorker } from "./domains/registry/report-worker.js";
 import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { withCors } from "./http/cors.js";
@@ -35,6 +36,8 @@ export interface PlatformServer {
   /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
   metrics: http.Server;
   tokens: TokenService;
+  /** The worker computing image vulnerability reports. */
+  reports: ReportWorker;
   /** Stops accepting, lets calls in flight finish. Does not close the store. */
   close(): Promise<void>;
 }
@@ -120,18 +123,20 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");
   const metricsServer = createMetricsServer(metrics.registry);
+  const reports = startReportWorker({ db: store.db, content, logger, typePrefix: eventsConfigOf(config).typePrefix });
   return {
     api,
     registry: registryHost,
     metrics: metricsServer,
     tokens: host.tokens,
+    reports,
     async close() {
       host.setServing(false);
       host.endStreams();
       registry.close();
       metricsServer.close();
       metricsServer.closeAllConnections();
-      await Promise.all([api.close(), registryHost.close(), dispatcher.close()]);
+      await Promise.all([api.close(), registryHost.close(), dispatcher.close(), reports.close()]);
     },
   };
 }

@@ -46,6 +46,8 @@ type Bound = { at: "min" } | { at: "max" } | { at: "version"; version: unknown }
 interface ParsedEvent {
   kind: EventKind;
   bound: Bound;
+  /** The event's version as the record writes it. */
+  value: string;
 }
 
 function compareBound(ordering: VersionOrdering<unknown>, a: Bound, b: Bound): number {
@@ -79,13 +81,13 @@ function parseEvents(range: OsvRange, ordering: VersionOrdering<unknown>): Parse
     if (typeof read === "string") return read;
     const { kind, value } = read;
     if (kind === "introduced" && value === "0") {
-      parsed.push({ kind, bound: { at: "min" } });
+      parsed.push({ kind, bound: { at: "min" }, value });
     } else if (kind === "limit" && value.includes("*")) {
-      parsed.push({ kind, bound: { at: "max" } });
+      parsed.push({ kind, bound: { at: "max" }, value });
     } else {
       const version = ordering.parse(value);
       if (version === undefined) return `${kind} ${JSON.stringify(value)} is not a valid ${ordering.name} version`;
-      parsed.push({ kind, bound: { at: "version", version } });
+      parsed.push({ kind, bound: { at: "version", version }, value });
     }
   }
   return parsed;
@@ -199,4 +201,30 @@ export function isVulnerable(pkg: PackageVersion, record: Pick<OsvRecord, "affec
   readVersion(pkg.ecosystem, pkg.version);
   const entries = Array.isArray(record.affected) ? record.affected : [];
   return entries.some((entry) => matchAffected(pkg, entry).affected);
+}
+
+/**
+ * The version that fixes `version` by one `affected[]` entry: among the ranges that include it,
+ * the lowest `fixed` event above it (as the record writes it); undefined when no including range
+ * names one (`last_affected` only, no fix yet, or the version is only listed in `versions`).
+ * Ranges that cannot be evaluated are skipped, as in `evaluateAffected`.
+ * @throws UnknownEcosystemError, InvalidVersionError (the version, not the record's bounds)
+ */
+export function fixedVersion(osvEcosystem: string, version: string, entry: OsvAffected): string | undefined {
+  const { ecosystem, parsed } = readVersion(osvEcosystem, version);
+  let best: { ordering: VersionOrdering<unknown>; event: ParsedEvent } | undefined;
+  for (const range of Array.isArray(entry.ranges) ? entry.ranges : []) {
+    const ordering = range?.type === "GIT" ? undefined : orderingOf(ecosystem, range?.type);
+    if (ordering === undefined) continue;
+    const v = ordering === ecosystem.ordering ? parsed : ordering.parse(version);
+    const events = v === undefined ? undefined : parseEvents(range, ordering);
+    if (v === undefined || events === undefined || typeof events === "string" || !rangeIncludes(ordering, events, v)) continue;
+    const here: Bound = { at: "version", version: v };
+    for (const event of events) {
+      if (event.kind !== "fixed" || compareBound(ordering, event.bound, here) <= 0) continue;
+      // Ranges of one entry share the ecosystem's ordering, except SEMVER ones: compare within one ordering only.
+      if (best === undefined || (best.ordering === ordering && compareBound(ordering, event.bound, best.event.bound) < 0)) best = { ordering, event };
+    }
+  }
+  return best?.event.value;
 }

@@ -87,3 +87,39 @@ export function cvssRating(score: number): CvssRating {
   if (score < 9) return "HIGH";
   return "CRITICAL";
 }
+
+/** The severity a vulnerability report counts a finding under. */
+export type ReportSeverity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "UNKNOWN";
+
+const WORDS: Record<string, ReportSeverity> = {
+  critical: "CRITICAL",
+  high: "HIGH",
+  important: "HIGH",
+  moderate: "MEDIUM",
+  medium: "MEDIUM",
+  low: "LOW",
+  negligible: "LOW",
+  unimportant: "LOW",
+};
+
+/**
+ * A finding's severity: the rating of the highest CVSS base score among `severities` (a score of
+ * 0.0 counts as LOW: reports have no NONE), else a severity word the database gives (an `Ubuntu`
+ * severity entry's score, or `database_specific.severity` as GitHub's advisories write it:
+ * LOW, MODERATE, HIGH, CRITICAL), else UNKNOWN. `score` is the highest CVSS base score, if any.
+ */
+export function reportSeverity(severities: readonly OsvSeverity[] | undefined, databaseSpecific?: unknown): { severity: ReportSeverity; score?: number } {
+  const scored = scoreSeverities(severities).filter((s) => s.baseScore !== undefined);
+  if (scored.length > 0) {
+    const score = Math.max(...scored.map((s) => s.baseScore!));
+    const rating = cvssRating(score);
+    return { severity: rating === "NONE" ? "LOW" : rating, score };
+  }
+  for (const s of Array.isArray(severities) ? severities : []) {
+    const word = WORDS[String(s?.score ?? "").toLowerCase()];
+    if (word !== undefined) return { severity: word };
+  }
+  const declared = (databaseSpecific as { severity?: unknown } | undefined)?.severity;
+  const word = typeof declared === "string" ? WORDS[declared.toLowerCase()] : undefined;
+  return { severity: word ?? "UNKNOWN" };
+}

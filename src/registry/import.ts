@@ -11,6 +11,7 @@ import { inTransaction } from "../store/transaction.js";
 import type { Db } from "../store/tables.js";
 import type { ContentStore } from "./content-store.js";
 import { MissingReferences, recordManifest } from "../domains/registry/images.js";
+import { queueReportWork } from "../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../domains/registry/manifest.js";
 import { RegistryFailure } from "./registry-errors.js";
 import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
@@ -183,6 +184,7 @@ export async function importImages(store: Store, options: ImportOptions): Promis
         if (error instanceof MissingReferences) throw importError(`an index names manifests that are neither imported nor stored: ${error.missing.join(", ")}`);
         throw error;
       }
+      if (recorded.written) await queueReportWork(trx, repo.uid, recorded.digest, recorded.manifest, options.now);
       result.manifests.push({ digest: recorded.digest, mediaType: recorded.manifest.mediaType, kind: recorded.manifest.kind, written: recorded.written });
     }
     const tagged = options.tag !== undefined ? [{ digest: tops[0].digest, ref: options.tag }] : tops.filter((t) => t.ref !== undefined && isTag(t.ref));

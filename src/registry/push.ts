@@ -8,6 +8,7 @@ import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { MissingReferences, recordManifest } from "../domains/registry/images.js";
+import { queueReportWork } from "../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../domains/registry/manifest.js";
 import { fail } from "./registry-errors.js";
 import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
@@ -124,7 +125,8 @@ export async function pushManifest(
 
   await inTransaction(db, undefined, async (trx) => {
     try {
-      await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
+      const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
+      if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
     } catch (error) {
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       throw error;

@@ -14,7 +14,8 @@ import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
  * - Every segment but the last is a singular message field; intermediate messages are
  *   created on demand.
  * - The last field is a scalar, an enum, a repeated scalar/enum (each value is appended), or
- *   a message with a string form: Timestamp and Duration (their JSON strings), FieldMask
+ *   a message with a string form: Timestamp and Duration (their JSON strings; a Timestamp also
+ *   takes a date, `2026-11-26`, as its midnight UTC), FieldMask
  *   (comma-separated, camelCase or snake_case paths), and the wrapper types.
  * - Failures throw FieldValueError; the caller turns it into INVALID_ARGUMENT.
  */
@@ -200,6 +201,9 @@ function parseEnum(desc: DescEnum, value: string, display: string): number {
   throw new FieldValueError(display, `invalid value "${value}" for enum ${desc.typeName}`);
 }
 
+/** A calendar date, `YYYY-MM-DD`. */
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
 function parseMessage(desc: DescMessage, value: string, display: string): Message {
   switch (desc.typeName) {
     case "google.protobuf.FieldMask":
@@ -207,6 +211,10 @@ function parseMessage(desc: DescMessage, value: string, display: string): Messag
     case "google.protobuf.Timestamp":
     case "google.protobuf.Duration":
       try {
+        if (desc.typeName === "google.protobuf.Timestamp" && DATE.test(value)) {
+          if (new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) throw new Error("no such date");
+          return fromJson(desc, `${value}T00:00:00Z`);
+        }
         return fromJson(desc, value);
       } catch {
         throw new FieldValueError(display, `invalid ${desc.name}: "${value}"`);

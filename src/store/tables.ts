@@ -3,6 +3,7 @@ import type { EventsTables } from "../domains/events/tables.js";
 import type { IamTables } from "../domains/iam/tables.js";
 import type { LibrariesTables } from "../domains/libraries/tables.js";
 import type { RegistryTables } from "../domains/registry/tables.js";
+import type { ReportTables } from "../domains/registry/report-tables.js";
 import type { VulnerabilitiesTables } from "../domains/vulnerabilities/tables.js";
 
 /**
@@ -37,7 +38,7 @@ export interface SystemTables {
 }
 
 /** Every table: the server's own and each domain's (a new domain with tables adds its interface here). */
-export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables, ReportTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

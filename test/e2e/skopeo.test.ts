@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -9,6 +8,7 @@ import { promisify } from "node:util";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
 import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
+import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /**
@@ -18,22 +18,13 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  */
 
 const run = promisify(execFile);
-const skopeoMissing = spawnSync("skopeo", ["--version"]).status !== 0;
-if (skopeoMissing && process.env.REQUIRE_SKOPEO === "1") throw new Error("skopeo is required (REQUIRE_SKOPEO=1) but not installed: apt-get install skopeo");
-const skip = skopeoMissing ? "skopeo is not installed (apt-get install skopeo); .ci/run installs it" : undefined;
+const skip = skopeoSkip;
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-skopeo-"));
 let server: TestServer;
 let host: string;
 let creds: string;
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function skopeo(...args: string[]): Promise<string> {
   const { stdout } = await run("skopeo", ["--insecure-policy", ...args], { timeout: 60_000, env: { ...process.env, HOME: dir } });

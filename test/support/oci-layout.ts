@@ -64,30 +64,7 @@ export function tarOf(name: string, content: Buffer): Buffer {
 export function buildImage(options: { architecture: string; layerBytes?: number[]; label?: string }): BuiltImage {
   const tars = (options.layerBytes ?? [1024]).map((n, i) => tarOf(`file-${i}.bin`, randomBytes(n)));
   const layers = tars.map((tar) => blobOf(gzipSync(tar), "application/vnd.oci.image.layer.v1.tar+gzip"));
-  const diffIds = tars.map(sha256);
-  const config = blobOf(
-    Buffer.from(
-      JSON.stringify({
-        architecture: options.architecture,
-        os: "linux",
-        config: { Labels: { test: options.label ?? "image" } },
-        rootfs: { type: "layers", diff_ids: diffIds },
-      }),
-    ),
-    "application/vnd.oci.image.config.v1+json",
-  );
-  const manifest = blobOf(
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MEDIA_TYPE.ociManifest,
-        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
-      }),
-    ),
-    MEDIA_TYPE.ociManifest,
-  );
-  return { manifest, config, layers, architecture: options.architecture, imageSize: config.size + layers.reduce((s, l) => s + l.size, 0) };
+  return imageOfLayers(options.architecture, layers, { diffIds: tars.map(sha256), labels: { test: options.label ?? "image" } });
 }
 
 export function indexOf(images: BuiltImage[]): Blob {
@@ -114,6 +91,41 @@ export function indexOf(images: BuiltImage[]): Blob {
  */
 export function writeLayout(dir: string, options: { architectures: string[]; ref?: string; layerBytes?: number[]; label?: string }): BuiltLayout {
   const images = options.architectures.map((architecture) => buildImage({ architecture, layerBytes: options.layerBytes, label: options.label }));
+  return writeImagesLayout(dir, images, options.ref);
+}
+
+/**
+ * An image manifest of one architecture over the given layer blobs (gzip'd, zstd'd or plain tars).
+ * `diffIds` are the uncompressed layers' digests (default: the blobs' own, which registries do not check).
+ */
+export function imageOfLayers(architecture: string, layers: Blob[], options: { diffIds?: string[]; labels?: Record<string, string> } = {}): BuiltImage {
+  const config = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        architecture,
+        os: "linux",
+        config: options.labels ? { Labels: options.labels } : {},
+        rootfs: { type: "layers", diff_ids: options.diffIds ?? layers.map((l) => l.digest) },
+      }),
+    ),
+    "application/vnd.oci.image.config.v1+json",
+  );
+  const manifest = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_TYPE.ociManifest,
+        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
+      }),
+    ),
+    MEDIA_TYPE.ociManifest,
+  );
+  return { manifest, config, layers, architecture, imageSize: config.size + layers.reduce((s, l) => s + l.size, 0) };
+}
+
+/** Writes an OCI image layout of the given images (under an index when there are several), `ref` naming the top. */
+export function writeImagesLayout(dir: string, images: BuiltImage[], ref?: string): BuiltLayout {
   const index = images.length > 1 ? indexOf(images) : undefined;
   const top = index ?? images[0].manifest;
   const blobs = join(dir, "blobs", "sha256");
@@ -122,10 +134,13 @@ export function writeLayout(dir: string, options: { architectures: string[]; ref
   for (const image of images) [image.manifest, image.config, ...image.layers].forEach(put);
   if (index) put(index);
   writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
-  const annotations = options.ref ? { "org.opencontainers.image.ref.name": options.ref } : undefined;
   writeFileSync(
     join(dir, "index.json"),
-    JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [{ mediaType: top.mediaType, digest: top.digest, size: top.size, annotations }] }),
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPE.ociIndex,
+      manifests: [{ mediaType: top.mediaType, digest: top.digest, size: top.size, annotations: ref ? { "org.opencontainers.image.ref.name": ref } : undefined }],
+    }),
   );
   return { dir, top, images, index };
 }

@@ -4,10 +4,16 @@ import {
   ListDocumentsRequestSchema,
   ListDocumentsResponseSchema,
   ListVulnerabilityMetadataRequestSchema,
+  ListResolvedVulnsReportsRequestSchema,
+  ListResolvedVulnsReportsResponseSchema,
   ListVulnerabilityMetadataResponseSchema,
   SecurityAdvisoryService,
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { readPage } from "../../api/list.js";
+import { listMethod } from "../../api/standard-methods.js";
+import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/store/resolved-vulns.js";
+import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
+import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";
 import type { ServiceDeps } from "../deps.js";
 import { checkArtifactNames, checkRecordNames } from "../vulnerabilities/advisory-validation.js";
 import { documentFromRow, metadataFromRow } from "./advisory-mappers.js";
@@ -17,7 +23,10 @@ import { listRecords, metadataOrderable } from "./store/metadata.js";
 /** A single-valued filter as a list (empty: no condition). */
 const one = (value: string) => (value === "" ? [] : [value]);
 
-/** SecurityAdvisoryService: the imported OSV records as documents and metadata. Public. */
+/**
+ * SecurityAdvisoryService: the imported OSV records as documents and metadata (public), and the
+ * vulnerabilities tag moves resolved (narrowed to the repos the caller may pull from).
+ */
 export function createSecurityAdvisoryService({ db, pager }: ServiceDeps): ServiceImpl<typeof SecurityAdvisoryService> {
   return {
     async listDocuments(req) {
@@ -53,5 +62,26 @@ export function createSecurityAdvisoryService({ db, pager }: ServiceDeps): Servi
       });
       return create(ListVulnerabilityMetadataResponseSchema, { vulnerabilityMetadata: page.items, ...page });
     },
+
+    listResolvedVulnsReports: (req, ctx) =>
+      listMethod(ctx, ListResolvedVulnsReportsResponseSchema, "resolvedVulnsReports", {
+        pager,
+        schema: ListResolvedVulnsReportsRequestSchema,
+        request: req,
+        orderable: resolvedVulnsOrderable,
+        validate: (v) => checkResolvedVulnsRequest(v, req),
+        read: (p, scope) =>
+          listResolvedVulnsReports(
+            db,
+            {
+              ...scope,
+              startDay: req.startTime && dayOf(req.startTime),
+              endDay: req.endTime && dayOf(req.endTime),
+              refs: req.imageRefs.map((r) => ({ repoUid: r.repo, tags: r.tags })),
+            },
+            p,
+          ),
+        map: resolvedVulnsReportFromRow,
+      }),
   };
 }

@@ -4,6 +4,8 @@ import { ImageArchitecturesSchema, ImageSizeSchema, ImagesService } from "../../
 import { imageArchitectures, imageSizeOf } from "./images.js";
 import type { ServiceDeps } from "../deps.js";
 import { ARCHITECTURE, checkImageRef } from "./image-validation.js";
+import { vulnerabilityReportFromView } from "./vulnerability-report-mapper.js";
+import { vulnerabilityReportOf } from "./vulnerability-reports.js";
 
 /** ImagesService: read-only facts of a repo's stored manifests. Authorization ran in the interceptors. */
 export function createImagesService({ db }: ServiceDeps): ServiceImpl<typeof ImagesService> {
@@ -17,6 +19,11 @@ export function createImagesService({ db }: ServiceDeps): ServiceImpl<typeof Ima
       checkImageRef(req).text("architecture", req.architecture, { max: 32, pattern: ARCHITECTURE }).throwIfAny();
       const image = await imageSizeOf(db, req.repoUid, req.digest, req.architecture);
       return create(ImageSizeSchema, { size: BigInt(image.size), architecture: image.architecture, digest: image.digest });
+    },
+
+    async getVulnerabilityReport(req) {
+      checkImageRef(req).throwIfAny();
+      return vulnerabilityReportFromView(await vulnerabilityReportOf(db, req.repoUid, req.digest));
     },
   };
 }

@@ -7,6 +7,7 @@ import { registry as registryTables } from "./migrations/2026-11-22-0004-registr
 import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
 import { blobs } from "./migrations/2026-11-23-0006-blobs.js";
 import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
+import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
 import { createReposService } from "./repos-service.js";
 import { createTagsService } from "./tags-service.js";
 
@@ -23,7 +24,8 @@ export const registry: Domain = {
     "2026-11-23-0005-manifests": manifests,
     "2026-11-23-0006-blobs": blobs,
     "2026-11-24-0007-blob-use-time": blobUseTime,
+    "2026-11-26-0040-vulnerability-reports": vulnerabilityReports,
   },
   ownedByGroup: ["repos"],
-  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads"],
+  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],
 };

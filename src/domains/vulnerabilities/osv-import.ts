@@ -7,6 +7,8 @@ import type { Database } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";
 import { recordRows, type RecordRows } from "./advisory-rows.js";
 import { storedModified, writeRecords } from "./store/osv-records.js";
+import { digestsNaming } from "../registry/store/image-reports.js";
+import { enqueueMatches } from "../registry/store/report-jobs.js";
 
 export { StrictImportError, type ImportCounts };
 
@@ -57,7 +59,12 @@ function writeBatch(db: Kysely<Database>, pending: Pending[]): Promise<BatchOutc
       latest.set(id, modified);
       writes.set(id, record);
     }
-    await writeRecords(trx, [...writes.values()], [...writes.keys()].filter((id) => stored.has(id)));
+    const replacing = [...writes.keys()].filter((id) => stored.has(id));
+    // The images naming a package of a new or changed record (before and after the change) are matched again.
+    const named = [...writes.values()].flatMap((r) => r.advisories.map((a) => ({ ecosystem: a.ecosystem, name: a.artifact_name })));
+    if (replacing.length > 0) named.push(...(await trx.selectFrom("advisories").select(["ecosystem", "artifact_name as name"]).where("advisory_id", "in", replacing).execute()));
+    await writeRecords(trx, [...writes.values()], replacing);
+    if (named.length > 0) await enqueueMatches(trx, await digestsNaming(trx, named), Date.now());
     return tally;
   });
 }

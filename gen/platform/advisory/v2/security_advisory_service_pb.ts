@@ -5,18 +5,23 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Document } from "./document_pb.js";
 import { file_platform_advisory_v2_document } from "./document_pb.js";
-import type { VulnerabilityMetadata } from "./vulnerability_metadata_pb.js";
+import type { Severity, VulnerabilityMetadata } from "./vulnerability_metadata_pb.js";
 import { file_platform_advisory_v2_vulnerability_metadata } from "./vulnerability_metadata_pb.js";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
+import type { UidpFilter } from "../../common/v1/uidp_pb.js";
+import { file_platform_common_v1_uidp } from "../../common/v1/uidp_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file platform/advisory/v2/security_advisory_service.proto.
  */
 export const file_platform_advisory_v2_security_advisory_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRwbGF0Zm9ybS9hZHZpc29yeS92Mi9zZWN1cml0eV9hZHZpc29yeV9zZXJ2aWNlLnByb3RvEhRwbGF0Zm9ybS5hZHZpc29yeS52MiKcAQoUTGlzdERvY3VtZW50c1JlcXVlc3QSCgoCaWQYASABKAkSDAoEY3ZlcxgCIAMoCRIWCg5hcnRpZmFjdF9uYW1lcxgDIAMoCRILCgNpZHMYBCADKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSKeAQoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEjEKCWRvY3VtZW50cxgBIAMoCzIeLnBsYXRmb3JtLmFkdmlzb3J5LnYyLkRvY3VtZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYCgt0b3RhbF9jb3VudBgDIAEoA0gAiAEBEg8KB3NraXBwZWQYBCABKAVCDgoMX3RvdGFsX2NvdW50IoIBCiBMaXN0VnVsbmVyYWJpbGl0eU1ldGFkYXRhUmVxdWVzdBIKCgJpZBgBIAEoCRILCgNpZHMYAiADKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSLEAQohTGlzdFZ1bG5lcmFiaWxpdHlNZXRhZGF0YVJlc3BvbnNlEksKFnZ1bG5lcmFiaWxpdHlfbWV0YWRhdGEYASADKAsyKy5wbGF0Zm9ybS5hZHZpc29yeS52Mi5WdWxuZXJhYmlsaXR5TWV0YWRhdGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQy5AIKF1NlY3VyaXR5QWR2aXNvcnlTZXJ2aWNlEpEBCg1MaXN0RG9jdW1lbnRzEioucGxhdGZvcm0uYWR2aXNvcnkudjIuTGlzdERvY3VtZW50c1JlcXVlc3QaKy5wbGF0Zm9ybS5hZHZpc29yeS52Mi5MaXN0RG9jdW1lbnRzUmVzcG9uc2UiJ5ACAcrzGAIKAILT5JMCGBIWL2Fkdmlzb3J5L3YyL2RvY3VtZW50cxK0AQoZTGlzdFZ1bG5lcmFiaWxpdHlNZXRhZGF0YRI2LnBsYXRmb3JtLmFkdmlzb3J5LnYyLkxpc3RWdWxuZXJhYmlsaXR5TWV0YWRhdGFSZXF1ZXN0GjcucGxhdGZvcm0uYWR2aXNvcnkudjIuTGlzdFZ1bG5lcmFiaWxpdHlNZXRhZGF0YVJlc3BvbnNlIiaQAgHK8xgCCgCC0+STAhcSFS9hZHZpc29yeS92Mi9tZXRhZGF0YWIGcHJvdG8z", [file_google_api_annotations, file_platform_advisory_v2_document, file_platform_advisory_v2_vulnerability_metadata, file_platform_common_v1_authorization]);
+  fileDesc("CjRwbGF0Zm9ybS9hZHZpc29yeS92Mi9zZWN1cml0eV9hZHZpc29yeV9zZXJ2aWNlLnByb3RvEhRwbGF0Zm9ybS5hZHZpc29yeS52MiKcAQoUTGlzdERvY3VtZW50c1JlcXVlc3QSCgoCaWQYASABKAkSDAoEY3ZlcxgCIAMoCRIWCg5hcnRpZmFjdF9uYW1lcxgDIAMoCRILCgNpZHMYBCADKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSKeAQoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEjEKCWRvY3VtZW50cxgBIAMoCzIeLnBsYXRmb3JtLmFkdmlzb3J5LnYyLkRvY3VtZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYCgt0b3RhbF9jb3VudBgDIAEoA0gAiAEBEg8KB3NraXBwZWQYBCABKAVCDgoMX3RvdGFsX2NvdW50IoIBCiBMaXN0VnVsbmVyYWJpbGl0eU1ldGFkYXRhUmVxdWVzdBIKCgJpZBgBIAEoCRILCgNpZHMYAiADKAkSEQoJcGFnZV9zaXplGAogASgFEhIKCnBhZ2VfdG9rZW4YCyABKAkSEAoIb3JkZXJfYnkYDCABKAkSDAoEc2tpcBgNIAEoBSLEAQohTGlzdFZ1bG5lcmFiaWxpdHlNZXRhZGF0YVJlc3BvbnNlEksKFnZ1bG5lcmFiaWxpdHlfbWV0YWRhdGEYASADKAsyKy5wbGF0Zm9ybS5hZHZpc29yeS52Mi5WdWxuZXJhYmlsaXR5TWV0YWRhdGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQitwIKH0xpc3RSZXNvbHZlZFZ1bG5zUmVwb3J0c1JlcXVlc3QSNwoKaW1hZ2VfcmVmcxgBIAMoCzIeLnBsYXRmb3JtLmFkdmlzb3J5LnYyLkltYWdlUmVmQgPgQQESMwoKc3RhcnRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBARIxCghlbmRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBARIsCgR1aWRwGAogASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISEQoJcGFnZV9zaXplGAsgASgFEhIKCnBhZ2VfdG9rZW4YDCABKAkSEAoIb3JkZXJfYnkYDSABKAkSDAoEc2tpcBgOIAEoBSIwCghJbWFnZVJlZhIRCgRyZXBvGAEgASgJQgPgQQISEQoEdGFncxgCIAMoCUID4EEBIsEBCiBMaXN0UmVzb2x2ZWRWdWxuc1JlcG9ydHNSZXNwb25zZRJJChZyZXNvbHZlZF92dWxuc19yZXBvcnRzGAEgAygLMikucGxhdGZvcm0uYWR2aXNvcnkudjIuUmVzb2x2ZWRWdWxuc1JlcG9ydBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSGAoLdG90YWxfY291bnQYAyABKANIAIgBARIPCgdza2lwcGVkGAQgASgFQg4KDF90b3RhbF9jb3VudCKGAgoTUmVzb2x2ZWRWdWxuc1JlcG9ydBItCgRkYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEj8KDnJlc29sdmVkX3Z1bG5zGAIgAygLMiIucGxhdGZvcm0uYWR2aXNvcnkudjIuUmVzb2x2ZWRWdWxuQgPgQQMSEAoDdWlkGBQgASgJQgPgQQMSEQoEcmVwbxgVIAEoCUID4EEDEhYKCXJlcG9fbmFtZRgWIAEoCUID4EEDEhAKA3RhZxgXIAEoCUID4EEDEhgKC2Zyb21fZGlnZXN0GBggASgJQgPgQQMSFgoJdG9fZGlnZXN0GBkgASgJQgPgQQMiiQEKDFJlc29sdmVkVnVsbhIPCgJpZBgBIAEoCUID4EEDEhQKB2FsaWFzZXMYAiADKAlCA+BBAxI8Cg9jdnNzX3NldmVyaXRpZXMYAyADKAsyHi5wbGF0Zm9ybS5hZHZpc29yeS52Mi5TZXZlcml0eUID4EEDEhQKB3BhY2thZ2UYFCABKAlCA+BBAzKpBAoXU2VjdXJpdHlBZHZpc29yeVNlcnZpY2USkQEKDUxpc3REb2N1bWVudHMSKi5wbGF0Zm9ybS5hZHZpc29yeS52Mi5MaXN0RG9jdW1lbnRzUmVxdWVzdBorLnBsYXRmb3JtLmFkdmlzb3J5LnYyLkxpc3REb2N1bWVudHNSZXNwb25zZSInkAIByvMYAgoAgtPkkwIYEhYvYWR2aXNvcnkvdjIvZG9jdW1lbnRzErQBChlMaXN0VnVsbmVyYWJpbGl0eU1ldGFkYXRhEjYucGxhdGZvcm0uYWR2aXNvcnkudjIuTGlzdFZ1bG5lcmFiaWxpdHlNZXRhZGF0YVJlcXVlc3QaNy5wbGF0Zm9ybS5hZHZpc29yeS52Mi5MaXN0VnVsbmVyYWJpbGl0eU1ldGFkYXRhUmVzcG9uc2UiJpACAcrzGAIKAILT5JMCFxIVL2Fkdmlzb3J5L3YyL21ldGFkYXRhEsIBChhMaXN0UmVzb2x2ZWRWdWxuc1JlcG9ydHMSNS5wbGF0Zm9ybS5hZHZpc29yeS52Mi5MaXN0UmVzb2x2ZWRWdWxuc1JlcG9ydHNSZXF1ZXN0GjYucGxhdGZvcm0uYWR2aXNvcnkudjIuTGlzdFJlc29sdmVkVnVsbnNSZXBvcnRzUmVzcG9uc2UiN5ACAcrzGAciBQoD6Y4GgtPkkwIjEiEvYWR2aXNvcnkvdjIvaW1hZ2VzL3Jlc29sdmVkVnVsbnNiBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_advisory_v2_document, file_platform_advisory_v2_vulnerability_metadata, file_platform_common_v1_authorization, file_platform_common_v1_uidp]);
 
 /**
  * ListDocumentsRequest follows the list conventions of spec 4.1. The filters
@@ -208,9 +213,249 @@ export const ListVulnerabilityMetadataResponseSchema: GenMessage<ListVulnerabili
   messageDesc(file_platform_advisory_v2_security_advisory_service, 3);
 
 /**
+ * ListResolvedVulnsReportsRequest follows the list conventions of spec 4.1;
+ * the first fields are the hosted request's.
+ *
+ * @generated from message platform.advisory.v2.ListResolvedVulnsReportsRequest
+ */
+export type ListResolvedVulnsReportsRequest = Message<"platform.advisory.v2.ListResolvedVulnsReportsRequest"> & {
+  /**
+   * Repos, each optionally narrowed to some of its tags. At most 200. Empty:
+   * every repo the caller may pull from.
+   *
+   * @generated from field: repeated platform.advisory.v2.ImageRef image_refs = 1;
+   */
+  imageRefs: ImageRef[];
+
+  /**
+   * The first day listed: this time's date in UTC (REST also takes a date,
+   * `2026-11-26`). Absent: no lower bound.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 2;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * The last day listed, inclusive: this time's date in UTC. Absent: no upper bound.
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 3;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * `children_of` a repo uid, `descendants_of` a group, `ids` of reports.
+   *
+   * @generated from field: platform.common.v1.UidpFilter uidp = 10;
+   */
+  uidp?: UidpFilter | undefined;
+
+  /**
+   * 0 means 50; more than 200 is cut to 200; negative is refused.
+   *
+   * @generated from field: int32 page_size = 11;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: string page_token = 12;
+   */
+  pageToken: string;
+
+  /**
+   * `uid`, `date`, `tag`, each with an optional ` desc`, comma-separated.
+   * Default `uid`.
+   *
+   * @generated from field: string order_by = 13;
+   */
+  orderBy: string;
+
+  /**
+   * @generated from field: int32 skip = 14;
+   */
+  skip: number;
+};
+
+/**
+ * Describes the message platform.advisory.v2.ListResolvedVulnsReportsRequest.
+ * Use `create(ListResolvedVulnsReportsRequestSchema)` to create a new message.
+ */
+export const ListResolvedVulnsReportsRequestSchema: GenMessage<ListResolvedVulnsReportsRequest> = /*@__PURE__*/
+  messageDesc(file_platform_advisory_v2_security_advisory_service, 4);
+
+/**
+ * ImageRef names a repo and, optionally, some of its tags.
+ *
+ * @generated from message platform.advisory.v2.ImageRef
+ */
+export type ImageRef = Message<"platform.advisory.v2.ImageRef"> & {
+  /**
+   * The repo's uid.
+   *
+   * @generated from field: string repo = 1;
+   */
+  repo: string;
+
+  /**
+   * Tag names; empty: every tag of the repo.
+   *
+   * @generated from field: repeated string tags = 2;
+   */
+  tags: string[];
+};
+
+/**
+ * Describes the message platform.advisory.v2.ImageRef.
+ * Use `create(ImageRefSchema)` to create a new message.
+ */
+export const ImageRefSchema: GenMessage<ImageRef> = /*@__PURE__*/
+  messageDesc(file_platform_advisory_v2_security_advisory_service, 5);
+
+/**
+ * ListResolvedVulnsReportsResponse is one page.
+ *
+ * @generated from message platform.advisory.v2.ListResolvedVulnsReportsResponse
+ */
+export type ListResolvedVulnsReportsResponse = Message<"platform.advisory.v2.ListResolvedVulnsReportsResponse"> & {
+  /**
+   * @generated from field: repeated platform.advisory.v2.ResolvedVulnsReport resolved_vulns_reports = 1;
+   */
+  resolvedVulnsReports: ResolvedVulnsReport[];
+
+  /**
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * @generated from field: optional int64 total_count = 3;
+   */
+  totalCount?: bigint | undefined;
+
+  /**
+   * @generated from field: int32 skipped = 4;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message platform.advisory.v2.ListResolvedVulnsReportsResponse.
+ * Use `create(ListResolvedVulnsReportsResponseSchema)` to create a new message.
+ */
+export const ListResolvedVulnsReportsResponseSchema: GenMessage<ListResolvedVulnsReportsResponse> = /*@__PURE__*/
+  messageDesc(file_platform_advisory_v2_security_advisory_service, 6);
+
+/**
+ * ResolvedVulnsReport is what one tag of one repo resolved on one day.
+ *
+ * @generated from message platform.advisory.v2.ResolvedVulnsReport
+ */
+export type ResolvedVulnsReport = Message<"platform.advisory.v2.ResolvedVulnsReport"> & {
+  /**
+   * Midnight UTC of the day.
+   *
+   * @generated from field: google.protobuf.Timestamp date = 1;
+   */
+  date?: Timestamp | undefined;
+
+  /**
+   * The vulnerabilities resolved, by advisory id then package.
+   *
+   * @generated from field: repeated platform.advisory.v2.ResolvedVuln resolved_vulns = 2;
+   */
+  resolvedVulns: ResolvedVuln[];
+
+  /**
+   * A UIDP under the repo, the same for every move of the tag that day.
+   *
+   * @generated from field: string uid = 20;
+   */
+  uid: string;
+
+  /**
+   * The repo's uid.
+   *
+   * @generated from field: string repo = 21;
+   */
+  repo: string;
+
+  /**
+   * The repo's name.
+   *
+   * @generated from field: string repo_name = 22;
+   */
+  repoName: string;
+
+  /**
+   * @generated from field: string tag = 23;
+   */
+  tag: string;
+
+  /**
+   * The digest the tag pointed to before the day's first move.
+   *
+   * @generated from field: string from_digest = 24;
+   */
+  fromDigest: string;
+
+  /**
+   * The digest it pointed to after the day's last move.
+   *
+   * @generated from field: string to_digest = 25;
+   */
+  toDigest: string;
+};
+
+/**
+ * Describes the message platform.advisory.v2.ResolvedVulnsReport.
+ * Use `create(ResolvedVulnsReportSchema)` to create a new message.
+ */
+export const ResolvedVulnsReportSchema: GenMessage<ResolvedVulnsReport> = /*@__PURE__*/
+  messageDesc(file_platform_advisory_v2_security_advisory_service, 7);
+
+/**
+ * ResolvedVuln is one vulnerability no longer in the image.
+ *
+ * @generated from message platform.advisory.v2.ResolvedVuln
+ */
+export type ResolvedVuln = Message<"platform.advisory.v2.ResolvedVuln"> & {
+  /**
+   * The advisory's OSV id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: repeated string aliases = 2;
+   */
+  aliases: string[];
+
+  /**
+   * The advisory's severities.
+   *
+   * @generated from field: repeated platform.advisory.v2.Severity cvss_severities = 3;
+   */
+  cvssSeverities: Severity[];
+
+  /**
+   * The package it affected in the earlier image, as a purl.
+   *
+   * @generated from field: string package = 20;
+   */
+  package: string;
+};
+
+/**
+ * Describes the message platform.advisory.v2.ResolvedVuln.
+ * Use `create(ResolvedVulnSchema)` to create a new message.
+ */
+export const ResolvedVulnSchema: GenMessage<ResolvedVuln> = /*@__PURE__*/
+  messageDesc(file_platform_advisory_v2_security_advisory_service, 8);
+
+/**
  * SecurityAdvisoryService publishes the imported OSV records: documents per
- * artifact and metadata per record, withdrawn records included. Read-only and
- * public.
+ * artifact and metadata per record, withdrawn records included (read-only and
+ * public), and what moving a tag resolved in the registry's images.
  *
  * @generated from service platform.advisory.v2.SecurityAdvisoryService
  */
@@ -234,6 +479,21 @@ export const SecurityAdvisoryService: GenService<{
     methodKind: "unary";
     input: typeof ListVulnerabilityMetadataRequestSchema;
     output: typeof ListVulnerabilityMetadataResponseSchema;
+  },
+  /**
+   * ListResolvedVulnsReports lists, per day (UTC), repo and tag, the
+   * vulnerabilities a tag's moves resolved: those that affected the image the
+   * tag pointed to before the day's first move and affect no platform of the
+   * image after its last (AIP-132). A day appears once both images' reports
+   * are done, dated by the move, however much later that is. Narrowed to the
+   * repos where the caller may pull.
+   *
+   * @generated from rpc platform.advisory.v2.SecurityAdvisoryService.ListResolvedVulnsReports
+   */
+  listResolvedVulnsReports: {
+    methodKind: "unary";
+    input: typeof ListResolvedVulnsReportsRequestSchema;
+    output: typeof ListResolvedVulnsReportsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platform_advisory_v2_security_advisory_service, 0);

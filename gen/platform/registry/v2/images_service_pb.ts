@@ -2,10 +2,12 @@
 // @generated from file platform/registry/v2/images_service.proto (package platform.registry.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -13,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/registry/v2/images_service.proto.
  */
 export const file_platform_registry_v2_images_service: GenFile = /*@__PURE__*/
-  fileDesc("CilwbGF0Zm9ybS9yZWdpc3RyeS92Mi9pbWFnZXNfc2VydmljZS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjIiSgocR2V0SW1hZ2VBcmNoaXRlY3R1cmVzUmVxdWVzdBIVCghyZXBvX3VpZBgBIAEoCUID4EECEhMKBmRpZ2VzdBgCIAEoCUID4EECIisKEkltYWdlQXJjaGl0ZWN0dXJlcxIVCg1hcmNoaXRlY3R1cmVzGAEgAygJIlwKE0dldEltYWdlU2l6ZVJlcXVlc3QSFQoIcmVwb191aWQYASABKAlCA+BBAhITCgZkaWdlc3QYAiABKAlCA+BBAhIZCgxhcmNoaXRlY3R1cmUYAyABKAlCA+BBASI/CglJbWFnZVNpemUSDAoEc2l6ZRgBIAEoAxIUCgxhcmNoaXRlY3R1cmUYAiABKAkSDgoGZGlnZXN0GAMgASgJMp8DCg1JbWFnZXNTZXJ2aWNlEtcBChVHZXRJbWFnZUFyY2hpdGVjdHVyZXMSMi5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5HZXRJbWFnZUFyY2hpdGVjdHVyZXNSZXF1ZXN0GigucGxhdGZvcm0ucmVnaXN0cnkudjIuSW1hZ2VBcmNoaXRlY3R1cmVzImCQAgHK8xgSGhAKCHJlcG9fdWlkEAEaAs0MgtPkkwJBEj8vcmVnaXN0cnkvdjIvcmVwb3Mve3JlcG9fdWlkPSoqfS9kaWdlc3RzL3tkaWdlc3R9L2FyY2hpdGVjdHVyZXMSswEKDEdldEltYWdlU2l6ZRIpLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldEltYWdlU2l6ZVJlcXVlc3QaHy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5JbWFnZVNpemUiV5ACAcrzGBIaEAoIcmVwb191aWQQARoCzQyC0+STAjgSNi9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vc2l6ZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_platform_common_v1_authorization]);
+  fileDesc("CilwbGF0Zm9ybS9yZWdpc3RyeS92Mi9pbWFnZXNfc2VydmljZS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjIiSgocR2V0SW1hZ2VBcmNoaXRlY3R1cmVzUmVxdWVzdBIVCghyZXBvX3VpZBgBIAEoCUID4EECEhMKBmRpZ2VzdBgCIAEoCUID4EECIisKEkltYWdlQXJjaGl0ZWN0dXJlcxIVCg1hcmNoaXRlY3R1cmVzGAEgAygJIlwKE0dldEltYWdlU2l6ZVJlcXVlc3QSFQoIcmVwb191aWQYASABKAlCA+BBAhITCgZkaWdlc3QYAiABKAlCA+BBAhIZCgxhcmNoaXRlY3R1cmUYAyABKAlCA+BBASI/CglJbWFnZVNpemUSDAoEc2l6ZRgBIAEoAxIUCgxhcmNoaXRlY3R1cmUYAiABKAkSDgoGZGlnZXN0GAMgASgJIksKHUdldFZ1bG5lcmFiaWxpdHlSZXBvcnRSZXF1ZXN0EhUKCHJlcG9fdWlkGAEgASgJQgPgQQISEwoGZGlnZXN0GAIgASgJQgPgQQIi+wMKE1Z1bG5lcmFiaWxpdHlSZXBvcnQSEwoGZGlnZXN0GAEgASgJQgPgQQMSRQoGc3RhdHVzGAIgASgOMjAucGxhdGZvcm0ucmVnaXN0cnkudjIuVnVsbmVyYWJpbGl0eVJlcG9ydC5TdGF0dXNCA+BBAxITCgZyZWFzb24YAyABKAlCA+BBAxJBCg92dWxuZXJhYmlsaXRpZXMYBCADKAsyIy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5QgPgQQMSOQoGY291bnRzGAUgASgLMiQucGxhdGZvcm0ucmVnaXN0cnkudjIuU2V2ZXJpdHlDb3VudHNCA+BBAxJJCglwbGF0Zm9ybXMYBiADKAsyMS5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5QbGF0Zm9ybVZ1bG5lcmFiaWxpdHlSZXBvcnRCA+BBAxIaCg1wYWNrYWdlX2NvdW50GAcgASgFQgPgQQMSNAoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMiWAoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhIKDlNUQVRVU19QRU5ESU5HEAESDwoLU1RBVFVTX0RPTkUQAhIRCg1TVEFUVVNfRkFJTEVEEAMioAMKG1BsYXRmb3JtVnVsbmVyYWJpbGl0eVJlcG9ydBITCgZkaWdlc3QYASABKAlCA+BBAxIZCgxhcmNoaXRlY3R1cmUYAiABKAlCA+BBAxIPCgJvcxgDIAEoCUID4EEDEhQKB3ZhcmlhbnQYBCABKAlCA+BBAxJFCgZzdGF0dXMYBSABKA4yMC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5UmVwb3J0LlN0YXR1c0ID4EEDEhMKBnJlYXNvbhgGIAEoCUID4EEDEkEKD3Z1bG5lcmFiaWxpdGllcxgHIAMoCzIjLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLlZ1bG5lcmFiaWxpdHlCA+BBAxI5CgZjb3VudHMYCCABKAsyJC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5TZXZlcml0eUNvdW50c0ID4EEDEhoKDXBhY2thZ2VfY291bnQYCSABKAVCA+BBAxI0Cgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyK6AwoNVnVsbmVyYWJpbGl0eRIYCgthZHZpc29yeV9pZBgBIAEoCUID4EEDEhQKB2FsaWFzZXMYAiADKAlCA+BBAxIUCgdwYWNrYWdlGAMgASgJQgPgQQMSHgoRaW5zdGFsbGVkX3ZlcnNpb24YBCABKAlCA+BBAxIaCg1maXhlZF92ZXJzaW9uGAUgASgJQgPgQQMSQwoIc2V2ZXJpdHkYBiABKA4yLC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5LlNldmVyaXR5QgPgQQMSFwoFc2NvcmUYByABKAFCA+BBA0gAiAEBEhYKCWVjb3N5c3RlbRgIIAEoCUID4EEDEhkKDHBhY2thZ2VfbmFtZRgJIAEoCUID4EEDIosBCghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhQKEFNFVkVSSVRZX1VOS05PV04QARIQCgxTRVZFUklUWV9MT1cQAhITCg9TRVZFUklUWV9NRURJVU0QAxIRCg1TRVZFUklUWV9ISUdIEAQSFQoRU0VWRVJJVFlfQ1JJVElDQUwQBUIICgZfc2NvcmUidwoOU2V2ZXJpdHlDb3VudHMSFQoIY3JpdGljYWwYASABKAVCA+BBAxIRCgRoaWdoGAIgASgFQgPgQQMSEwoGbWVkaXVtGAMgASgFQgPgQQMSEAoDbG93GAQgASgFQgPgQQMSFAoHdW5rbm93bhgFIAEoBUID4EEDMoMFCg1JbWFnZXNTZXJ2aWNlEtcBChVHZXRJbWFnZUFyY2hpdGVjdHVyZXMSMi5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5HZXRJbWFnZUFyY2hpdGVjdHVyZXNSZXF1ZXN0GigucGxhdGZvcm0ucmVnaXN0cnkudjIuSW1hZ2VBcmNoaXRlY3R1cmVzImCQAgHK8xgSGhAKCHJlcG9fdWlkEAEaAs0MgtPkkwJBEj8vcmVnaXN0cnkvdjIvcmVwb3Mve3JlcG9fdWlkPSoqfS9kaWdlc3RzL3tkaWdlc3R9L2FyY2hpdGVjdHVyZXMSswEKDEdldEltYWdlU2l6ZRIpLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldEltYWdlU2l6ZVJlcXVlc3QaHy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5JbWFnZVNpemUiV5ACAcrzGBIaEAoIcmVwb191aWQQARoCzQyC0+STAjgSNi9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vc2l6ZRLhAQoWR2V0VnVsbmVyYWJpbGl0eVJlcG9ydBIzLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldFZ1bG5lcmFiaWxpdHlSZXBvcnRSZXF1ZXN0GikucGxhdGZvcm0ucmVnaXN0cnkudjIuVnVsbmVyYWJpbGl0eVJlcG9ydCJnkAIByvMYExoRCghyZXBvX3VpZBABGgPpjgaC0+STAkcSRS9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vdnVsbmVyYWJpbGl0eVJlcG9ydGIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_authorization]);
 
 /**
  * GetImageArchitecturesRequest names a manifest of a repo.
@@ -136,6 +138,373 @@ export const ImageSizeSchema: GenMessage<ImageSize> = /*@__PURE__*/
   messageDesc(file_platform_registry_v2_images_service, 3);
 
 /**
+ * GetVulnerabilityReportRequest names a manifest of a repo.
+ *
+ * @generated from message platform.registry.v2.GetVulnerabilityReportRequest
+ */
+export type GetVulnerabilityReportRequest = Message<"platform.registry.v2.GetVulnerabilityReportRequest"> & {
+  /**
+   * The repo's uid.
+   *
+   * @generated from field: string repo_uid = 1;
+   */
+  repoUid: string;
+
+  /**
+   * `sha256:` and 64 lowercase hex characters: an image index or an image manifest.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message platform.registry.v2.GetVulnerabilityReportRequest.
+ * Use `create(GetVulnerabilityReportRequestSchema)` to create a new message.
+ */
+export const GetVulnerabilityReportRequestSchema: GenMessage<GetVulnerabilityReportRequest> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 4);
+
+/**
+ * VulnerabilityReport is what affects one image, or, for an index, each of its
+ * platform images.
+ *
+ * @generated from message platform.registry.v2.VulnerabilityReport
+ */
+export type VulnerabilityReport = Message<"platform.registry.v2.VulnerabilityReport"> & {
+  /**
+   * The digest asked for.
+   *
+   * @generated from field: string digest = 1;
+   */
+  digest: string;
+
+  /**
+   * For an index: DONE when every platform's report is, FAILED when one
+   * failed, else PENDING.
+   *
+   * @generated from field: platform.registry.v2.VulnerabilityReport.Status status = 2;
+   */
+  status: VulnerabilityReport_Status;
+
+  /**
+   * Why the report failed (for an index, the first failed platform's reason).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The vulnerabilities, CRITICAL first, then by advisory id and package. Empty
+   * for an index: see `platforms`.
+   *
+   * @generated from field: repeated platform.registry.v2.Vulnerability vulnerabilities = 4;
+   */
+  vulnerabilities: Vulnerability[];
+
+  /**
+   * For an index, the distinct (advisory, package) pairs over all platforms.
+   *
+   * @generated from field: platform.registry.v2.SeverityCounts counts = 5;
+   */
+  counts?: SeverityCounts | undefined;
+
+  /**
+   * The platform images of an index, in its order (attestation entries left out).
+   *
+   * @generated from field: repeated platform.registry.v2.PlatformVulnerabilityReport platforms = 6;
+   */
+  platforms: PlatformVulnerabilityReport[];
+
+  /**
+   * Packages in the image's inventory (for an index, summed over platforms).
+   *
+   * @generated from field: int32 package_count = 7;
+   */
+  packageCount: number;
+
+  /**
+   * When the report last changed; absent while PENDING.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 8;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platform.registry.v2.VulnerabilityReport.
+ * Use `create(VulnerabilityReportSchema)` to create a new message.
+ */
+export const VulnerabilityReportSchema: GenMessage<VulnerabilityReport> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 5);
+
+/**
+ * Where a report stands.
+ *
+ * @generated from enum platform.registry.v2.VulnerabilityReport.Status
+ */
+export enum VulnerabilityReport_Status {
+  /**
+   * @generated from enum value: STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The inventory or the matching has not run yet.
+   *
+   * @generated from enum value: STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * Computed, and kept current as advisories are imported.
+   *
+   * @generated from enum value: STATUS_DONE = 2;
+   */
+  DONE = 2,
+
+  /**
+   * The image could not be read (`reason` says why).
+   *
+   * @generated from enum value: STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum platform.registry.v2.VulnerabilityReport.Status.
+ */
+export const VulnerabilityReport_StatusSchema: GenEnum<VulnerabilityReport_Status> = /*@__PURE__*/
+  enumDesc(file_platform_registry_v2_images_service, 5, 0);
+
+/**
+ * PlatformVulnerabilityReport is the report of one platform image of an index.
+ *
+ * @generated from message platform.registry.v2.PlatformVulnerabilityReport
+ */
+export type PlatformVulnerabilityReport = Message<"platform.registry.v2.PlatformVulnerabilityReport"> & {
+  /**
+   * The platform image's digest.
+   *
+   * @generated from field: string digest = 1;
+   */
+  digest: string;
+
+  /**
+   * @generated from field: string architecture = 2;
+   */
+  architecture: string;
+
+  /**
+   * @generated from field: string os = 3;
+   */
+  os: string;
+
+  /**
+   * @generated from field: string variant = 4;
+   */
+  variant: string;
+
+  /**
+   * @generated from field: platform.registry.v2.VulnerabilityReport.Status status = 5;
+   */
+  status: VulnerabilityReport_Status;
+
+  /**
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: repeated platform.registry.v2.Vulnerability vulnerabilities = 7;
+   */
+  vulnerabilities: Vulnerability[];
+
+  /**
+   * @generated from field: platform.registry.v2.SeverityCounts counts = 8;
+   */
+  counts?: SeverityCounts | undefined;
+
+  /**
+   * @generated from field: int32 package_count = 9;
+   */
+  packageCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp update_time = 10;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platform.registry.v2.PlatformVulnerabilityReport.
+ * Use `create(PlatformVulnerabilityReportSchema)` to create a new message.
+ */
+export const PlatformVulnerabilityReportSchema: GenMessage<PlatformVulnerabilityReport> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 6);
+
+/**
+ * Vulnerability is one advisory affecting one package of an image.
+ *
+ * @generated from message platform.registry.v2.Vulnerability
+ */
+export type Vulnerability = Message<"platform.registry.v2.Vulnerability"> & {
+  /**
+   * The OSV id (`RUSTSEC-2021-0078`, `DSA-5532-1`, `GHSA-...`).
+   *
+   * @generated from field: string advisory_id = 1;
+   */
+  advisoryId: string;
+
+  /**
+   * The advisory's aliases (`CVE-2021-32714`).
+   *
+   * @generated from field: repeated string aliases = 2;
+   */
+  aliases: string[];
+
+  /**
+   * The package, as a purl (`pkg:cargo/hyper@0.10.16`).
+   *
+   * @generated from field: string package = 3;
+   */
+  package: string;
+
+  /**
+   * The version the advisory was evaluated at (for deb and apk, the source
+   * package's version).
+   *
+   * @generated from field: string installed_version = 4;
+   */
+  installedVersion: string;
+
+  /**
+   * The lowest version that fixes it; empty when none is known.
+   *
+   * @generated from field: string fixed_version = 5;
+   */
+  fixedVersion: string;
+
+  /**
+   * @generated from field: platform.registry.v2.Vulnerability.Severity severity = 6;
+   */
+  severity: Vulnerability_Severity;
+
+  /**
+   * The highest CVSS base score among the advisory's vectors, when one scores.
+   *
+   * @generated from field: optional double score = 7;
+   */
+  score?: number | undefined;
+
+  /**
+   * The OSV ecosystem the package was matched in (`crates.io`, `Debian:12`).
+   *
+   * @generated from field: string ecosystem = 8;
+   */
+  ecosystem: string;
+
+  /**
+   * The name the advisory names (for deb and apk, the source package).
+   *
+   * @generated from field: string package_name = 9;
+   */
+  packageName: string;
+};
+
+/**
+ * Describes the message platform.registry.v2.Vulnerability.
+ * Use `create(VulnerabilitySchema)` to create a new message.
+ */
+export const VulnerabilitySchema: GenMessage<Vulnerability> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 7);
+
+/**
+ * How severe, from the advisory's CVSS vectors (the highest base score's
+ * rating), else the database's own word.
+ *
+ * @generated from enum platform.registry.v2.Vulnerability.Severity
+ */
+export enum Vulnerability_Severity {
+  /**
+   * @generated from enum value: SEVERITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No score or rating is known.
+   *
+   * @generated from enum value: SEVERITY_UNKNOWN = 1;
+   */
+  UNKNOWN = 1,
+
+  /**
+   * @generated from enum value: SEVERITY_LOW = 2;
+   */
+  LOW = 2,
+
+  /**
+   * @generated from enum value: SEVERITY_MEDIUM = 3;
+   */
+  MEDIUM = 3,
+
+  /**
+   * @generated from enum value: SEVERITY_HIGH = 4;
+   */
+  HIGH = 4,
+
+  /**
+   * @generated from enum value: SEVERITY_CRITICAL = 5;
+   */
+  CRITICAL = 5,
+}
+
+/**
+ * Describes the enum platform.registry.v2.Vulnerability.Severity.
+ */
+export const Vulnerability_SeveritySchema: GenEnum<Vulnerability_Severity> = /*@__PURE__*/
+  enumDesc(file_platform_registry_v2_images_service, 7, 0);
+
+/**
+ * SeverityCounts counts vulnerabilities by severity.
+ *
+ * @generated from message platform.registry.v2.SeverityCounts
+ */
+export type SeverityCounts = Message<"platform.registry.v2.SeverityCounts"> & {
+  /**
+   * @generated from field: int32 critical = 1;
+   */
+  critical: number;
+
+  /**
+   * @generated from field: int32 high = 2;
+   */
+  high: number;
+
+  /**
+   * @generated from field: int32 medium = 3;
+   */
+  medium: number;
+
+  /**
+   * @generated from field: int32 low = 4;
+   */
+  low: number;
+
+  /**
+   * @generated from field: int32 unknown = 5;
+   */
+  unknown: number;
+};
+
+/**
+ * Describes the message platform.registry.v2.SeverityCounts.
+ * Use `create(SeverityCountsSchema)` to create a new message.
+ */
+export const SeverityCountsSchema: GenMessage<SeverityCounts> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 8);
+
+/**
  * ImagesService reads facts of the images a repo holds, from the manifests the
  * registry stores (pushed, or loaded with `platform-api registry import`).
  *
@@ -163,6 +532,21 @@ export const ImagesService: GenService<{
     methodKind: "unary";
     input: typeof GetImageSizeRequestSchema;
     output: typeof ImageSizeSchema;
+  },
+  /**
+   * GetVulnerabilityReport returns what affects an image: the advisories that
+   * name its packages at their installed versions (AIP-131 on a read-only
+   * sub-resource). Reports are computed after a push or an import, off the
+   * request path; until then the status is PENDING. For an index, one report
+   * per platform image. Needs pull rights on the repo: a report tells what an
+   * image holds.
+   *
+   * @generated from rpc platform.registry.v2.ImagesService.GetVulnerabilityReport
+   */
+  getVulnerabilityReport: {
+    methodKind: "unary";
+    input: typeof GetVulnerabilityReportRequestSchema;
+    output: typeof VulnerabilityReportSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platform_registry_v2_images_service, 0);

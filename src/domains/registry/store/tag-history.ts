@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Db } from "../../../store/tables.js";
 import type { TagHistoryTable } from "../tables.js";
+import { recordTagMove } from "./resolved-vulns.js";
 
 export type TagHistoryRow = Selectable<TagHistoryTable>;
 
@@ -20,6 +21,7 @@ export async function lastTagHistory(db: Db, repoUid: string, tagName: string): 
  * Appends a record (seq = last + 1) unless the tag name already points to
  * `digest` in its history. Call it in the transaction that changes the tag,
  * after the tag row was written (the row lock then serializes concurrent writers).
+ * A move from another digest is also recorded for the day's resolved-vulnerability report.
  * Returns whether a record was written.
  */
 export async function appendTagHistory(db: Db, repoUid: string, tagName: string, digest: string, updateTime: number): Promise<boolean> {
@@ -29,6 +31,7 @@ export async function appendTagHistory(db: Db, repoUid: string, tagName: string,
     .insertInto("tag_history")
     .values({ repo_uid: repoUid, tag_name: tagName, seq: (last ? Number(last.seq) : 0) + 1, digest, update_time: updateTime })
     .execute();
+  if (last) await recordTagMove(db, repoUid, tagName, last.digest, digest, updateTime);
   return true;
 }
 

@@ -94,3 +94,36 @@ export async function servedAdvisories(db: Db, uids: readonly string[]): Promise
 export async function advisoryCandidates(db: Db, filter: AdvisoryFilter, limit: number): Promise<Pick<AdvisoryRow, "uid" | "ecosystem" | "affected">[]> {
   return filteredAdvisories(db, filter).select(["advisories.uid", "advisories.ecosystem", "advisories.affected"]).limit(limit + 1).execute();
 }
+
+/** Values per `in (...)` list when reading advisories by name. */
+const NAMES_PER_QUERY = 500;
+
+/**
+ * The advisories (of records not withdrawn) whose artifact name is one of `names`, exactly: what
+ * an image's packages are matched against (the caller compares ecosystems and versions).
+ */
+export async function advisoriesNamed(db: Db, names: readonly string[]): Promise<Pick<AdvisoryRow, "advisory_id" | "ecosystem" | "artifact_name" | "affected" | "aliases" | "severity">[]> {
+  const unique = [...new Set(names)];
+  const out: Pick<AdvisoryRow, "advisory_id" | "ecosystem" | "artifact_name" | "affected" | "aliases" | "severity">[] = [];
+  for (let i = 0; i < unique.length; i += NAMES_PER_QUERY) {
+    const rows = await db
+      .selectFrom("advisories")
+      .select(["advisory_id", "ecosystem", "artifact_name", "affected", "aliases", "severity"])
+      .where("artifact_name", "in", unique.slice(i, i + NAMES_PER_QUERY))
+      .where("withdrawn_time", "is", null)
+      .execute();
+    out.push(...rows);
+  }
+  return out;
+}
+
+/** The `database_specific` object of each of the records `ids` (GitHub's advisories keep a severity word there). */
+export async function recordsDatabaseSpecific(db: Db, ids: readonly string[]): Promise<Map<string, unknown>> {
+  const out = new Map<string, unknown>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += NAMES_PER_QUERY) {
+    const rows = await db.selectFrom("osv_records").select(["uid", "document"]).where("uid", "in", unique.slice(i, i + NAMES_PER_QUERY)).execute();
+    for (const row of rows) out.set(row.uid, (JSON.parse(row.document) as { database_specific?: unknown }).database_specific);
+  }
+  return out;
+}

@@ -1,0 +1,244 @@
+import type { Kysely } from "kysely";
+import { InventoryError, type InventoryPackage, type LayerLimits } from "../../inventory/index.js";
+import type { Logger } from "../../logger.js";
+import type { ContentStore } from "../../registry/content-store.js";
+import type { Database, Db } from "../../store/tables.js";
+import { inTransaction } from "../../store/transaction.js";
+import { emitEvent } from "../events/store/outbox.js";
+import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/store/advisories.js";
+import { inventoryImage } from "./image-inventory.js";
+import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
+import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ReportJobRow } from "./store/report-jobs.js";
+import { refreshResolvedReports } from "./store/resolved-vulns.js";
+import { candidateNames, countBySeverity, matchPackages, type Finding } from "./vulnerability-match.js";
+
+/**
+ * Works off the report queue in the server process: every `pollIntervalMs` it claims due jobs
+ * (a lease, so several processes on one database never work one job at once), reads the image's
+ * inventory (an `inventory` job) or its stored packages (a `match` job), matches them against the
+ * advisories, and writes the report, its event and the resolved-vulnerability reports it
+ * completes in one transaction. A job that fails for a reason a retry may cure (the store, the
+ * content store) is retried with backoff, `maxAttempts` times; an unreadable image fails its
+ * report with the reason at once. Pushes never wait for it.
+ */
+
+export interface ReportWorkerOptions {
+  db: Kysely<Database>;
+  content: ContentStore;
+  logger: Logger;
+  /** The first segments of the report events' types. */
+  typePrefix: string;
+  pollIntervalMs?: number;
+  /** Jobs worked at once. */
+  concurrency?: number;
+  /** How long a claimed job is held before another worker may take it, ms. */
+  leaseMs?: number;
+  maxAttempts?: number;
+  limits?: Partial<LayerLimits>;
+  now?: () => number;
+}
+
+export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, concurrency: 1, leaseMs: 10 * 60_000, maxAttempts: 5 };
+
+export interface ReportWorker {
+  /** Stops claiming, aborts the jobs in flight (given back to the queue, nothing of them written) and waits for them. */
+  close(): Promise<void>;
+  /** Claims and works due jobs until none is left (tests, the bench). */
+  drain(): Promise<void>;
+}
+
+const JOB_STOPPED = "the report worker stopped";
+
+/** What a report is compared by to tell whether it changed. */
+const signature = (report: Pick<ImageReportRow, "status" | "reason" | "packages">, findings: readonly Pick<Finding, "advisoryId" | "purl" | "fixedVersion" | "severity">[]) =>
+  JSON.stringify([report.status, report.reason, report.packages, findings.map((f) => [f.advisoryId, f.purl, f.fixedVersion, f.severity]).sort()]);
+
+/** Findings of stored packages against the advisories stored now. */
+export async function findingsFor(db: Db, packages: readonly InventoryPackage[]): Promise<Finding[]> {
+  const advisories = await advisoriesNamed(db, candidateNames(packages));
+  const first = matchPackages(packages, advisories);
+  if (first.every((f) => f.severity !== "UNKNOWN")) return first;
+  const specific = await recordsDatabaseSpecific(db, first.filter((f) => f.severity === "UNKNOWN").map((f) => f.advisoryId));
+  return matchPackages(packages, advisories, (id) => specific.get(id));
+}
+
+/**
+ * Writes the outcome of a job in one transaction: the inventory (when read), the report and its
+ * findings, an event per repo holding the image when the report is new or changed, the resolved
+ * reports it completes, and the job's removal.
+ */
+async function record(
+  db: Kysely<Database>,
+  job: ReportJobRow,
+  outcome: { status: "done" | "failed"; reason: string; distro?: string; packages?: InventoryPackage[]; findings: Finding[]; packageCount: number },
+  typePrefix: string,
+  now: number,
+): Promise<void> {
+  await inTransaction(db, undefined, async (trx) => {
+    await ensureReport(trx, job.digest, now);
+    const before = (await reportsOf(trx, [job.digest])).get(job.digest)!;
+    const previous = (await findingsOf(trx, [job.digest])).get(job.digest) ?? [];
+    if (outcome.packages !== undefined) await writeInventory(trx, job.digest, outcome.packages);
+    const counts = countBySeverity(outcome.findings);
+    const row: ImageReportRow = {
+      digest: job.digest,
+      status: outcome.status,
+      reason: outcome.reason,
+      distro: outcome.distro ?? before.distro,
+      packages: outcome.packageCount,
+      critical: counts.CRITICAL,
+      high: counts.HIGH,
+      medium: counts.MEDIUM,
+      low: counts.LOW,
+      unknown: counts.UNKNOWN,
+      create_time: before.create_time,
+      update_time: now,
+    };
+    const changed =
+      before.status === "pending" ||
+      signature(before, previous.map((f) => ({ advisoryId: f.advisory_id, purl: f.purl, fixedVersion: f.fixed_version, severity: f.severity }))) !== signature(row, outcome.findings);
+    if (changed) {
+      await writeReport(trx, row, outcome.findings);
+      const holders = await trx
+        .selectFrom("manifests")
+        .innerJoin("repos", "repos.uid", "manifests.repo_uid")
+        .select(["repos.uid", "repos.group_uid", "repos.name"])
+        .where("manifests.digest", "=", job.digest)
+        .orderBy("repos.uid")
+        .execute();
+      for (const repo of holders) {
+        await emitEvent(
+          trx,
+          {
+            type: `${typePrefix}.api.registry.vulnerability_report.${before.status === "pending" ? "created" : "updated"}.v1`,
+            subject: repo.uid,
+            group: repo.group_uid,
+            actor: { subject: "", act: { via: "vulnerability reports" } },
+            body: {
+              repo: repo.name,
+              digest: job.digest,
+              status: row.status,
+              ...(row.reason === "" ? {} : { reason: row.reason }),
+              counts: { critical: row.critical, high: row.high, medium: row.medium, low: row.low, unknown: row.unknown },
+            },
+          },
+          now,
+        );
+      }
+      await refreshResolvedReports(trx, job.digest, now);
+    }
+    await finishReportJob(trx, job);
+  });
+}
+
+/** Works one claimed job to its end (written, failed, or left to a retry). */
+export async function runReportJob(
+  options: Pick<ReportWorkerOptions, "db" | "content" | "logger" | "typePrefix" | "limits"> & { now: () => number; maxAttempts: number; signal?: AbortSignal },
+  job: ReportJobRow,
+): Promise<void> {
+  const { db, content, logger, now } = options;
+  try {
+    if (job.kind === "match") {
+      const report = (await reportsOf(db, [job.digest])).get(job.digest);
+      if (report?.status === "failed") return await finishReportJob(db, job);
+      const packages = await packagesOf(db, job.digest);
+      await record(db, job, { status: "done", reason: "", findings: await findingsFor(db, packages), packageCount: packages.length }, options.typePrefix, now());
+      return;
+    }
+    let inventory;
+    try {
+      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, { limits: options.limits, signal: options.signal });
+    } catch (error) {
+      if (!(error instanceof InventoryError) || options.signal?.aborted) throw error;
+      logger.warn("image inventory failed", { digest: job.digest, reason: error.message });
+      await record(db, job, { status: "failed", reason: error.message, packages: [], findings: [], packageCount: 0 }, options.typePrefix, now());
+      return;
+    }
+    const findings = await findingsFor(db, inventory.packages);
+    await record(db, job, { status: "done", reason: "", distro: inventory.distro, packages: inventory.packages, findings, packageCount: inventory.packages.length }, options.typePrefix, now());
+    logger.info("vulnerability report written", { digest: job.digest, packages: inventory.packages.length, vulnerabilities: findings.length });
+  } catch (error) {
+    if (options.signal?.aborted) return await releaseReportJob(db, job).catch(() => {}); // the next worker does it
+    const attempts = job.attempts + 1;
+    if (attempts >= options.maxAttempts) {
+      logger.error("vulnerability report failed for good", { digest: job.digest, attempts, error: String(error) });
+      await record(db, job, { status: "failed", reason: `the image could not be read: ${(error as Error).message}`, findings: [], packageCount: 0 }, options.typePrefix, now()).catch(() => {});
+      return;
+    }
+    logger.warn("vulnerability report failed; will retry", { digest: job.digest, attempts, error: String(error) });
+    await retryReportJob(db, job, now() + Math.min(300_000, 1_000 * 2 ** attempts)).catch(() => {});
+  }
+}
+
+/** Queues an inventory for every stored image that has no report (images stored before reports existed, or by an older server). */
+export async function queueMissingReports(db: Kysely<Database>, now: number): Promise<number> {
+  let queued = 0;
+  for (;;) {
+    const batch = await manifestsWithoutReport(db, 500);
+    if (batch.length === 0) return queued;
+    await inTransaction(db, undefined, async (trx) => {
+      for (const m of batch) {
+        await ensureReport(trx, m.digest, now);
+        await enqueueReportJob(trx, { digest: m.digest, repoUid: m.repo_uid, kind: "inventory" }, now);
+      }
+    });
+    queued += batch.length;
+  }
+}
+
+export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
+  const settings = { ...REPORT_WORKER_DEFAULTS, ...options };
+  const now = options.now ?? Date.now;
+  const controller = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  let ticking = false;
+  let closed = false;
+
+  async function tick(): Promise<number> {
+    if (ticking || closed) return 0;
+    ticking = true;
+    try {
+      const room = settings.concurrency - inFlight.size;
+      if (room <= 0) return 0;
+      const jobs = await claimReportJobs(options.db, now(), settings.leaseMs, room);
+      for (const job of jobs) {
+        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, signal: controller.signal }, job)
+          .catch((error: unknown) => options.logger.error("report job failed", { digest: job.digest, error: String(error) }))
+          .finally(() => inFlight.delete(work));
+        inFlight.add(work);
+      }
+      return jobs.length;
+    } catch (error) {
+      if (!closed) options.logger.error("report queue poll failed", { error: String(error) });
+      return 0;
+    } finally {
+      ticking = false;
+    }
+  }
+
+  const starting = queueMissingReports(options.db, now()).catch((error: unknown) => {
+    if (!closed) options.logger.error("queueing missing reports failed", { error: String(error) });
+  });
+  const timer = setInterval(() => void tick(), settings.pollIntervalMs);
+  timer.unref();
+  void starting.then(() => tick());
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      controller.abort(new Error(JOB_STOPPED));
+      await starting;
+      await Promise.allSettled([...inFlight]);
+    },
+    async drain() {
+      await starting;
+      for (;;) {
+        while (ticking) await new Promise((resolve) => setTimeout(resolve, 5));
+        const hadWork = inFlight.size > 0;
+        const claimed = await tick();
+        await Promise.allSettled([...inFlight]);
+        if (claimed === 0 && !hadWork) return;
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// An image's packages from the files `readImageFiles` took out of its layers: the os-release names
+// the distribution (the purls' `distro` qualifier and so the OSV release), then the apk and dpkg
+// databases and the lockfiles each give their packages.
+import { posix } from "node:path";
+import { parseApkInstalled } from "./apk.js";
+import { parseOsRelease, type Distro } from "./distro.js";
+import { parseDpkgStatus } from "./dpkg.js";
+import { parseCargoLock, parsePackageLock } from "./lockfiles.js";
+import type { InventoryPackage } from "./package.js";
+
+export interface FileInventory {
+  distro?: Distro;
+  packages: InventoryPackage[];
+}
+
+/**
+ * The packages the files name, in a stable order: apk, dpkg status, status.d (by path), then
+ * lockfiles by path. Throws InventoryError naming the first file that is not what its path says.
+ */
+export function packagesOfFiles(files: ReadonlyMap<string, Buffer>): FileInventory {
+  const text = (path: string) => files.get(path)?.toString("utf8");
+  const osRelease = text("etc/os-release") ?? text("usr/lib/os-release");
+  const distro = osRelease === undefined ? undefined : parseOsRelease(osRelease);
+  const packages: InventoryPackage[] = [];
+  const apk = text("lib/apk/db/installed");
+  if (apk !== undefined) packages.push(...parseApkInstalled(apk, distro));
+  const status = text("var/lib/dpkg/status");
+  if (status !== undefined) packages.push(...parseDpkgStatus(status, distro));
+  const paths = [...files.keys()].sort();
+  for (const path of paths.filter((p) => p.startsWith("var/lib/dpkg/status.d/"))) packages.push(...parseDpkgStatus(text(path)!, distro, path));
+  for (const path of paths) {
+    const base = posix.basename(path);
+    if (base === "package-lock.json" || base === ".package-lock.json") packages.push(...parsePackageLock(text(path)!, path));
+    else if (base === "Cargo.lock") packages.push(...parseCargoLock(text(path)!, path));
+  }
+  return distro === undefined ? { packages } : { distro, packages };
+}

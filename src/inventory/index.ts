@@ -1,0 +1,14 @@
+// What is in an image: packages as purls, from the package databases and lockfiles in its layers
+// (read streaming) and from SBOMs attached to it, each mapped to the OSV ecosystem its advisories
+// are filed under. Pure readers and stream walkers: no store, no registry.
+export { parseApkInstalled } from "./apk.js";
+export { compressionOf, decompressed } from "./decompress.js";
+export { distroQualifier, parseOsRelease, type Distro } from "./distro.js";
+export { controlStanzas, parseDpkgStatus } from "./dpkg.js";
+export { InventoryError } from "./errors.js";
+export { packagesOfFiles, type FileInventory } from "./image.js";
+export { DEFAULT_LAYER_LIMITS, entryPath, isWantedPath, readImageFiles, type LayerInput, type LayerLimits } from "./layers.js";
+export { parseCargoLock, parsePackageLock } from "./lockfiles.js";
+export { osvIdentity, packageOf, packageOfPurl, uniquePackages, type InventoryPackage } from "./package.js";
+export { formatPurl, parsePurl, purlIdentity, PurlError, type Purl } from "./purl.js";
+export { isSbomMediaType, parseSbom, type SbomPackages } from "./sbom.js";

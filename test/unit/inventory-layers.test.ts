@@ -1,0 +1,115 @@
+// Reading an image's package databases out of its layers: decompression by magic number, only
+// the wanted paths kept, OCI whiteouts across layers, and refusals naming the layer.
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { describe, test } from "node:test";
+import { createGzip, gzipSync } from "node:zlib";
+import { pack } from "tar-stream";
+import { InventoryError, isWantedPath, readImageFiles } from "../../src/inventory/index.js";
+import { gzipLayer, layerInput, tarOfEntries, zstdLayer } from "../support/layers.js";
+
+const text = (files: Map<string, Buffer>) => Object.fromEntries([...files].map(([k, v]) => [k, v.toString()]));
+
+describe("wanted paths", () => {
+  const cases: Array<[string, boolean]> = [
+    ["lib/apk/db/installed", true],
+    ["var/lib/dpkg/status", true],
+    ["var/lib/dpkg/status.d/base-files", true],
+    ["var/lib/dpkg/status.d/base-files.md5sums", false],
+    ["var/lib/dpkg/status-old", false],
+    ["etc/os-release", true],
+    ["usr/lib/os-release", true],
+    ["app/package-lock.json", true],
+    ["package-lock.json", true],
+    ["app/node_modules/x/package-lock.json", false],
+    ["app/node_modules/.package-lock.json", true],
+    ["src/Cargo.lock", true],
+    ["etc/passwd", false],
+  ];
+  for (const [path, wanted] of cases) test(`${path}: ${wanted}`, () => assert.equal(isWantedPath(path), wanted));
+});
+
+describe("layers", () => {
+  test("gzip, zstd and plain tar layers; other files are not kept; ./ prefixes are read", async () => {
+    const files = await readImageFiles([
+      layerInput("sha256:1", await gzipLayer([{ name: "./etc/os-release", content: "ID=alpine\n" }, { name: "bin/sh", content: "x".repeat(10_000) }])),
+      layerInput("sha256:2", await zstdLayer([{ name: "lib/apk/db/installed", content: "P:zlib\nV:1.3-r2\n" }])),
+      layerInput("sha256:3", await tarOfEntries([{ name: "srv/Cargo.lock", content: "[[package]]\n" }])),
+    ]);
+    assert.deepEqual(text(files), { "etc/os-release": "ID=alpine\n", "lib/apk/db/installed": "P:zlib\nV:1.3-r2\n", "srv/Cargo.lock": "[[package]]\n" });
+  });
+
+  test("later layers replace files, whiteouts remove them, opaque directories empty the layers below", async () => {
+    const files = await readImageFiles([
+      layerInput("sha256:1", await gzipLayer([
+        { name: "var/lib/dpkg/status", content: "old" },
+        { name: "app/package-lock.json", content: "{}" },
+        { name: "opt/tool/Cargo.lock", content: "a" },
+        { name: "srv/Cargo.lock", content: "b" },
+        { name: "lib/apk/db/installed", content: "apk" },
+      ])),
+      layerInput("sha256:2", await gzipLayer([
+        { name: "var/lib/dpkg/status", content: "new" },
+        { name: "app/.wh.package-lock.json" },
+        { name: "opt/tool/.wh..wh..opq" },
+        { name: "opt/tool/Cargo.lock", content: "rewritten in the opaque directory's own layer" },
+        { name: ".wh.srv" },
+        { name: "lib/apk/db/installed", type: "symlink", linkname: "/elsewhere" },
+      ])),
+    ]);
+    assert.deepEqual(text(files), { "var/lib/dpkg/status": "new", "opt/tool/Cargo.lock": "rewritten in the opaque directory's own layer" });
+  });
+
+  const refused = async (bytes: Buffer, pattern: RegExp) => {
+    await assert.rejects(readImageFiles([layerInput("sha256:bad", bytes)]), (error: unknown) => error instanceof InventoryError && pattern.test(error.message));
+  };
+
+  test("corrupt and truncated compression, absolute and .. paths, a file over the limit: InventoryError naming the layer", async () => {
+    const good = await gzipLayer([{ name: "var/lib/dpkg/status", content: "Package: x\n".repeat(1000) }]);
+    const corrupt = Buffer.from(good);
+    corrupt.fill(0x55, 20, 60);
+    await refused(corrupt, /layer sha256:bad .*gzip/);
+    await refused(good.subarray(0, good.length - 30), /layer sha256:bad/);
+    const zstd = await zstdLayer([{ name: "etc/os-release", content: "ID=debian\n".repeat(500) }]);
+    await refused(zstd.subarray(0, zstd.length - 20), /layer sha256:bad .*zstd/);
+    await refused(await gzipLayer([{ name: "/etc/os-release", content: "ID=debian" }]), /"\/etc\/os-release" has an absolute path/);
+    await refused(await gzipLayer([{ name: "usr/../../etc/os-release", content: "ID=debian" }]), /has a \.\. component/);
+    await assert.rejects(
+      readImageFiles([layerInput("sha256:big", await gzipLayer([{ name: "var/lib/dpkg/status", content: "x".repeat(5000) }]))], { maxFileBytes: 4096 }),
+      /var\/lib\/dpkg\/status is larger than 4096 bytes/,
+    );
+    await assert.rejects(readImageFiles([layerInput("sha256:bomb", gzipSync(Buffer.alloc(4 << 20)))], { maxLayerBytes: 1 << 20 }), /decompresses to more than 1048576 bytes/);
+    await assert.rejects(readImageFiles([{ digest: "sha256:gone", open: () => Readable.from((async function* () { yield Buffer.from([0x1f, 0x8b]); throw new Error("ENOENT: no such blob"); })()) }]), /layer sha256:gone/);
+  });
+
+  test("a 1 GB layer, generated as a stream: read in bounded time and memory, its database found at the end", async () => {
+    const packer = pack();
+    const size = 1024 ** 3;
+    const chunk = Buffer.alloc(1 << 20);
+    const big = packer.entry({ name: "data/blob.bin", size }, (error) => {
+      if (error) throw error;
+      packer.entry({ name: "var/lib/dpkg/status", type: "file" }, Buffer.from("Package: tail\nVersion: 1\n"));
+      packer.finalize();
+    });
+    void (async () => {
+      for (let written = 0; written < size; written += chunk.length) {
+        if (!big.write(chunk)) await new Promise((resolve) => big.once("drain", resolve));
+      }
+      big.end();
+    })();
+    const layer = packer.pipe(createGzip({ level: 1 }));
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    const started = Date.now();
+    try {
+      const files = await readImageFiles([{ digest: "sha256:gigabyte", open: () => layer }]);
+      assert.deepEqual(text(files), { "var/lib/dpkg/status": "Package: tail\nVersion: 1\n" });
+    } finally {
+      clearInterval(sampler);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    assert.ok(seconds < 120, `took ${seconds} s`);
+    assert.ok(peak - before < 200 * 1024 * 1024, `RSS grew by ${Math.round((peak - before) / 1048576)} MiB`);
+  });
+});
