@@ -7,6 +7,12 @@ export const storeOptions = {
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
 } as const;
 
+/** A mistake in the command line: reported in one line, with a pointer to the command's help, exit status 2. */
+export class UsageError extends Error {}
+
+/** A failure the user can act on (a port in use, an unreadable file): reported in one line, exit status 2. */
+export class CommandError extends Error {}
+
 export interface OptionSpec {
   type: "string" | "boolean";
   env?: string;
@@ -39,16 +45,17 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
   return out;
 }
 
-export function usage(command: string, summary: string, spec: Record<string, OptionSpec>): string {
+/** A command's help: `operands` (e.g. `<path>...`) follow `[options]` in the usage line. */
+export function usage(command: string, summary: string, spec: Record<string, OptionSpec>, operands = ""): string {
   const lines = Object.entries(spec).map(([name, s]) => {
     const flag = `--${name}${s.type === "string" ? " <value>" : ""}`;
     const extra = [s.env && `env ${s.env}`, s.default && `default ${s.default}`].filter(Boolean).join(", ");
     return `  ${flag.padEnd(28)} ${s.help}${extra ? ` (${extra})` : ""}`;
   });
-  return `Usage: platform-api ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
+  return `Usage: platform-api ${command} [options]${operands ? ` ${operands}` : ""}\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
 }
 
-/** `90s`, `15m`, `1h` or plain seconds, to seconds. */
+/** `90s`, `15m`, `1h` or plain seconds, to seconds. Throws a plain Error naming the accepted forms. */
 export function parseDuration(text: string): number {
   const match = /^(\d+)(s|m|h)?$/.exec(text.trim());
   if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m or 1h`);

@@ -75,7 +75,7 @@ export async function startChildServer(options: { db: string; registryDir: strin
   );
   const apiPort = await new Promise<number>((resolve, reject) => {
     const onData = () => {
-      const match = /API on http:\/\/localhost:(\d+),/.exec(err);
+      const match = /API on http:\/\/127\.0\.0\.1:(\d+),/.exec(err);
       if (match) {
         child.stderr!.off("data", onData);
         resolve(Number(match[1]));
