@@ -21,8 +21,8 @@ export interface OptionSpec {
 }
 
 /**
- * Parses `args` against `spec`; flags win over environment variables, which win over
- * defaults. Positional arguments are refused unless `positionals` is given, which then
+ * Parses `args` against `spec`; flags win over environment variables (an empty one counts as
+ * unset), which win over defaults. Positional arguments are refused unless `positionals` is given, which then
  * receives them.
  */
 export function parse(args: string[], spec: Record<string, OptionSpec>, positionals?: string[]): Record<string, string | boolean | undefined> {
@@ -40,7 +40,7 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
   positionals?.push(...parsed.positionals);
   const out: Record<string, string | boolean | undefined> = { help: values.help as boolean | undefined };
   for (const [name, s] of Object.entries(spec)) {
-    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] : undefined) ?? s.default;
+    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] || undefined : undefined) ?? s.default;
   }
   return out;
 }

@@ -38,12 +38,15 @@ export async function bootstrapChild(db: string, org: string): Promise<Bootstrap
 export interface ChildServer {
   child: ChildProcess;
   apiPort: number;
-  /** `http://127.0.0.1:<apiPort>`. */
+  registryPort: number;
+  /** `http://127.0.0.1:<apiPort>` (https with TLS). */
   apiUrl: string;
   /** Resolves when the process has exited. */
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Everything it wrote to stdout (its log lines) so far. */
+  stdout(): string;
 }
 
 /**
@@ -52,7 +55,7 @@ export interface ChildServer {
  * `crashAfterWrites`, the process SIGKILLs itself after that many writes
  * (test/support/crash-after-writes.ts).
  */
-export async function startChildServer(options: { db: string; registryDir: string; logLevel?: string; crashAfterWrites?: number }): Promise<ChildServer> {
+export async function startChildServer(options: { db: string; registryDir: string; logLevel?: string; crashAfterWrites?: number; args?: string[] }): Promise<ChildServer> {
   const entry = options.crashAfterWrites === undefined ? [BIN] : ["--import", "tsx", CRASHING];
   const child = spawn(
     process.execPath,
@@ -62,27 +65,30 @@ export async function startChildServer(options: { db: string; registryDir: strin
       ...["--host", "127.0.0.1", "--port", "0", "--registry-port", "0"],
       ...["--db", options.db, "--registry-dir", options.registryDir, "--api-url", CHILD_API_URL],
       ...["--log-level", options.logLevel ?? "warn"],
+      ...(options.args ?? []),
     ],
     {
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? "") },
     },
   );
   let err = "";
+  let out = "";
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  const apiPort = await new Promise<number>((resolve, reject) => {
+  const [scheme, apiPort, registryPort] = await new Promise<[string, number, number]>((resolve, reject) => {
     const onData = () => {
-      const match = /API on http:\/\/127\.0\.0\.1:(\d+),/.exec(err);
+      const match = /API on (https?):\/\/127\.0\.0\.1:(\d+), registry on https?:\/\/127\.0\.0\.1:(\d+),/.exec(err);
       if (match) {
         child.stderr!.off("data", onData);
-        resolve(Number(match[1]));
+        resolve([match[1], Number(match[2]), Number(match[3])]);
       }
     };
     child.stderr!.on("data", onData);
     void exit.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before listening: ${err}`)));
   });
-  return { child, apiPort, apiUrl: `http://127.0.0.1:${apiPort}`, exit, stderr: () => err };
+  return { child, apiPort, registryPort, apiUrl: `${scheme}://127.0.0.1:${apiPort}`, exit, stderr: () => err, stdout: () => out };
 }
