@@ -279,8 +279,6 @@ async function token(args: string[]): Promise<void> {
   const o = parse(args, tokenOptions);
   const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../api/uidp.js"), import("../auth/tokens.js")]);
   if (o.help) return void process.stdout.write(usage("token", `Print a fresh access token for an existing identity, living at most ${MAX_TOKEN_TTL_SECONDS / 3600}h.`, tokenOptions));
-  const identity = o.identity as string | undefined;
-  if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   let ttl: number;
   try {
     ttl = parseDuration(o.ttl as string);
@@ -288,6 +286,8 @@ async function token(args: string[]): Promise<void> {
     throw new UsageError(`--ttl: ${(error as Error).message}`);
   }
   if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
+  const identity = o.identity as string | undefined;
+  if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const apiUrl = apiUrlOf(o);
   const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../store/store.js"), import("../bootstrap.js"), import("../domains/iam/store/identities.js")]);
   const store = await openStore(o.db as string);
@@ -434,11 +434,11 @@ async function userMessage(error: unknown, argv: string[]): Promise<string | und
   if (error instanceof CommandError) return error.message;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
-    const option = /'(-[^']*)'/.exec((error as Error).message)?.[1];
+    const quoted = /'([^']*)'/.exec((error as Error).message)?.[1];
     const message =
-      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? `${option} is not an option of ${commandName(argv)}`
-      : code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" ? `${commandName(argv)} takes no arguments besides its options (${option ?? (error as Error).message})`
-      : (error as Error).message.split(". ")[0];
+      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? `${quoted} is not an option of ${commandName(argv)}`
+      : code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" ? `${commandName(argv)} takes no arguments besides its options: "${quoted}"`
+      : (error as Error).message.split(/\.?\n|\. /)[0];
     return `${message} ${help}`;
   }
   const [{ ApiError }, { StoreError }] = await Promise.all([import("../api/errors.js"), import("../store/errors.js")]);
