@@ -183,6 +183,12 @@ test("SIGHUP serves new connections the new certificate; the listener and open c
   open.close();
 });
 
+test("the container's HEALTHCHECK command reaches /readyz over TLS when TLS_CERT is set", async () => {
+  const healthcheck = new URL("../../bin/healthcheck.js", import.meta.url).pathname;
+  await execFileAsync(process.execPath, [healthcheck], { env: { ...process.env, PORT: String(server.apiPort), TLS_CERT: CERT } });
+  await assert.rejects(execFileAsync(process.execPath, [healthcheck], { env: { ...process.env, PORT: String(server.apiPort), TLS_CERT: "" } }), (e: { code: number }) => e.code === 1);
+});
+
 test("bad TLS options stop serve with one line and exit 2", async () => {
   const refused = (args: string[], message: RegExp) =>
     assert.rejects(runCli("serve", "--db", ":memory:", "--port", "0", "--registry-port", "0", ...args), (e: { code: number; stderr: string }) => {
