@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**"] },
+  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**", "dist/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {
