@@ -133,7 +133,7 @@ function urlOf(name: string, options: Record<string, string | boolean | undefine
     url = undefined;
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") throw new UsageError(`--${name}: "${text}" is not an http:// or https:// URL`);
-  return text.replace(/\/+$/, "");
+  return text;
 }
 
 function apiUrlOf(options: Record<string, string | boolean | undefined>): string {
