@@ -33,8 +33,6 @@ export interface ListenerLimits {
 
 export interface DualListener {
   server: net.Server;
-  /** Whether connections speak TLS (then HTTP/2 is chosen by ALPN `h2`, anything else is HTTP/1.1). */
-  secure: boolean;
   /** TLS only: serves new connections with `credentials`; connections already open keep theirs. */
   setCredentials(credentials: TlsCredentials): void;
   /**
@@ -154,7 +152,6 @@ export function createDualListener(handler: Handler, limits: ListenerLimits, cre
 
   return {
     server,
-    secure: secure !== undefined,
     setCredentials(next) {
       if (!secure) throw new Error("setCredentials: this listener is cleartext");
       secure.setSecureContext({ ...next });
