@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**", "examples/grpc-js/gen/**", "test-output/**"] },
+  { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**", "examples/grpc-js/gen/**", "test-output/**", "dist/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, so the published tree is the source tree.
-import { register } from "tsx/esm/api";
+// Runs the compiled build in dist/, which `npm install` makes (the `prepare` script) and `npm run build` remakes.
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/main.ts");
+const entry = new URL("../dist/src/main.js", import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write("platform-api: no build in dist/: run `npm run build` (or `npm install`) first\n");
+  process.exit(1);
+}
+await import(entry.href);

@@ -1,4 +1,5 @@
 import type { LogLevel } from "./logger.js";
+import type { TlsCredentials } from "./tls-credentials.js";
 
 /** Everything the server is configured with. Defaults are in `defaultLimits` and the CLI. */
 export interface ServerConfig {
@@ -20,6 +21,8 @@ export interface ServerConfig {
   events?: Partial<EventsConfig>;
   logLevel: LogLevel;
   limits: Limits;
+  /** Both hosts speak TLS with these (HTTP/2 by ALPN); cleartext without. */
+  tls?: TlsCredentials;
 }
 
 /** How events are typed and delivered (README "Events"). */

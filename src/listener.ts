@@ -1,6 +1,8 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
+import type { TlsCredentials } from "./tls-credentials.js";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -31,6 +33,8 @@ export interface ListenerLimits {
 
 export interface DualListener {
   server: net.Server;
+  /** TLS only: serves new connections with `credentials`; connections already open keep theirs. */
+  setCredentials(credentials: TlsCredentials): void;
   /**
    * Stops accepting; lets requests in flight finish (HTTP/2 sessions get GOAWAY,
    * idle HTTP/1.1 connections close); after `graceMs` remaining connections are
@@ -42,11 +46,13 @@ export interface DualListener {
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
- * One cleartext port for HTTP/1.1 and HTTP/2 (prior knowledge, as gRPC uses):
- * the first bytes of each connection decide which server gets it. Every stage of a
- * connection is bounded in time (see `ListenerLimits`), and so is their number.
+ * One port for HTTP/1.1 and HTTP/2. In cleartext (no `credentials`), HTTP/2 is prior knowledge
+ * (as gRPC uses): the first bytes of each connection decide which server gets it. With TLS,
+ * ALPN decides: `h2` is HTTP/2, `http/1.1` or none is HTTP/1.1. Every stage of a connection
+ * is bounded in time (see `ListenerLimits`; the TLS handshake by the headers timeout), and so
+ * is their number.
  */
-export function createDualListener(handler: Handler, limits: ListenerLimits): DualListener {
+export function createDualListener(handler: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
   const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   const h1 = http.createServer(
     {
@@ -97,8 +103,20 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
   const undecided = new Set<net.Socket>();
   const all = new Set<net.Socket>();
 
+  // TLS: this server never listens; it gets each accepted socket, and its handshake timeout
+  // bounds the time to the first bytes. A failed handshake destroys the socket.
+  const secure = credentials === undefined ? undefined : tls.createServer({ ...credentials, ALPNProtocols: ["h2", "http/1.1"], handshakeTimeout: headersTimeoutMs });
+  secure?.on("secureConnection", (socket: tls.TLSSocket) => (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket));
+  secure?.on("tlsClientError", () => {});
+
   const server = net.createServer((socket) => {
     all.add(socket);
+    if (secure) {
+      socket.on("close", () => all.delete(socket));
+      socket.on("error", () => socket.destroy());
+      secure.emit("connection", socket);
+      return;
+    }
     undecided.add(socket);
     // A connection that does not send its first bytes (all of the HTTP/2 preface) in time is closed.
     const peekTimer = setTimeout(() => socket.destroy(), headersTimeoutMs);
@@ -134,6 +152,10 @@ export function createDualListener(handler: Handler, limits: ListenerLimits): Du
 
   return {
     server,
+    setCredentials(next) {
+      if (!secure) throw new Error("setCredentials: this listener is cleartext");
+      secure.setSecureContext({ ...next });
+    },
     close(graceMs = 10_000) {
       return new Promise<void>((resolve) => {
         // Answers after this point tell HTTP/1.1 clients the connection is ending.

@@ -10,8 +10,11 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** The levels, most verbose first. */
+export const LOG_LEVELS = Object.keys(RANK) as readonly LogLevel[];
+
 export function isLogLevel(value: string): value is LogLevel {
-  return value in RANK;
+  return Object.hasOwn(RANK, value);
 }
 
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {

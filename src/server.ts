@@ -20,15 +20,24 @@ import { createDualListener, type DualListener } from "./listener.js";
 import type { Logger } from "./logger.js";
 import type { ContentStore } from "./registry/content-store.js";
 import { createRegistryHost } from "./registry/registry-host.js";
+import { createProbes, type Probes } from "./http/probes.js";
 import { sendStatus } from "./http/status-json.js";
 import { createApiDocsRoutes } from "./rest/api-docs.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
-import type { Store } from "./store/store.js";
+import { migrationsApplied, type Store } from "./store/store.js";
 import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js";
 import { createMetricsServer } from "./telemetry/metrics-endpoint.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { requestIdKey, requestIdOf } from "./telemetry/request-id.js";
 import { withContext } from "./telemetry/tracing.js";
+
+/** Longest a `/readyz` check waits for the store, ms. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** `/healthz` and `/readyz` ahead of a host's own routes (plain HTTP, no authentication). */
+function withProbes<Req extends NodeRequest, Res extends NodeResponse>(probes: Probes, handler: (req: Req, res: Res) => void) {
+  return (req: Req, res: Res) => void (probes.handle(req, res) || handler(req, res));
+}
 
 export interface PlatformServer {
   api: DualListener;
@@ -116,9 +125,10 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomain);
   }
 
-  const api = createDualListener(withCors(withSpecGrpcMessage(adapter), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain), config.limits);
+  const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
+  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(adapter), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
-  const registryHost = createDualListener(registry.handler, { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs });
+  const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
   const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");
@@ -132,6 +142,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     reports,
     async close() {
       host.setServing(false);
+      probes.stopServing();
       host.endStreams();
       registry.close();
       metricsServer.close();

@@ -1,3 +1,4 @@
+import type { CopyProgress } from "../registry/import.js";
 import { formatCounts, type ImportCounts } from "../store/batched-import.js";
 
 /** A progress line redrawn in place, at most every 100 ms; only on a terminal. */
@@ -15,6 +16,28 @@ export function progressLine(stream: NodeJS.WriteStream, unit: string): { update
     },
     clear() {
       if (drawn > 0) stream.write("\r\x1b[K");
+    },
+  };
+}
+
+const MIB = 1024 * 1024;
+
+/** `registry import`'s copy of blobs as a line redrawn in place, at most every 100 ms; only on a terminal. */
+export function byteProgressLine(stream: NodeJS.WriteStream): { update(p: CopyProgress): void; clear(): void } {
+  if (!stream.isTTY) return { update() {}, clear() {} };
+  const started = Date.now();
+  let drawn = 0;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (now - drawn < 100 && p.blobs < p.totalBlobs) return;
+      drawn = now;
+      const rate = p.bytes / MIB / Math.max((now - started) / 1000, 0.001);
+      stream.write(`\r\x1b[Kblobs ${p.blobs}/${p.totalBlobs}, ${(p.bytes / MIB).toFixed(1)} of ${(p.totalBytes / MIB).toFixed(1)} MiB (${rate.toFixed(1)} MiB/s)`);
+    },
+    clear() {
+      if (drawn > 0) stream.write("\r\x1b[K");
+      drawn = 0;
     },
   };
 }

@@ -1,31 +1,22 @@
-import { OsvFeedError } from "../advisories/osv/errors.js";
-import { ApiError } from "../api/errors.js";
-import { StoreError } from "../store/errors.js";
-import { isUidp } from "../api/uidp.js";
-import { createTokenService, MAX_TOKEN_TTL_SECONDS } from "../auth/tokens.js";
-import { signingKeysCommand } from "./signing-keys.js";
-import { bootstrapOrganization, prepareStore } from "../bootstrap.js";
-import { defaultLimits, ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
-import { createLogger, isLogLevel } from "../logger.js";
-import { createFileContentStore, type ContentStore } from "../registry/content-store.js";
-import { createS3ContentStore, InvalidStorageUrl, parseS3Url, StorageUnavailable } from "../registry/s3-content-store.js";
-import { collectGarbage, UPLOAD_LIFETIME_MS } from "../registry/gc.js";
-import { importImages } from "../registry/import.js";
-import { createServer } from "../server.js";
-import { startTracingFromEnv } from "../telemetry/tracing.js";
-import { getIdentity } from "../domains/iam/store/identities.js";
-import { openStore } from "../store/store.js";
-import { importAdvisories } from "./advisories-import.js";
-import { importLibraryDocuments } from "./libraries-import.js";
-import { LibraryFeedError } from "../libraries/feed.js";
-import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
+import { ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
+import { isLogLevel, LOG_LEVELS } from "../logger.js";
+import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
+import { CommandError, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "./options.js";
+
+// Each command imports what it runs with once its options are read (dynamic imports below):
+// help and usage errors answer without loading the server.
 
 const serveOptions: Record<string, OptionSpec> = {
-  port: { type: "string", env: "PORT", default: "8080", help: "API port (gRPC, gRPC-Web, Connect, REST)" },
-  "registry-port": { type: "string", env: "REGISTRY_PORT", default: "5000", help: "registry port" },
+  port: { type: "string", env: "PORT", default: "8080", help: "API port (gRPC, gRPC-Web, Connect, REST); 0 picks a free one" },
+  "registry-port": { type: "string", env: "REGISTRY_PORT", default: "5000", help: "registry port; 0 picks a free one" },
   host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
-  ...storeOptions,
-  "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port>" },
+  db: storeOptions.db,
+  "registry-dir": storeOptions["registry-dir"],
+  "registry-storage": storeOptions["registry-storage"],
+  "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port> (https with --tls-cert)" },
+  "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port> (https with --tls-cert)" },
+  "tls-cert": { type: "string", env: "TLS_CERT", help: "PEM certificate chain: both hosts speak TLS (HTTP/2 by ALPN, and HTTP/1.1); reread on SIGHUP" },
+  "tls-key": { type: "string", env: "TLS_KEY", help: "PEM private key of --tls-cert; reread on SIGHUP" },
   "error-domain": { type: "string", env: "ERROR_DOMAIN", help: "ErrorInfo.domain of every error; default the host name of --api-url" },
   "public-org": { type: "string", env: "PUBLIC_ORG", default: "public", help: "organization whose images' latest and latest-dev tags are readable anonymously" },
   "org-creation": {
@@ -41,34 +32,41 @@ const serveOptions: Record<string, OptionSpec> = {
     env: "ALLOW_PRIVATE_ISSUERS",
     help: "let the token exchange fetch keys from hosts on loopback, private or link-local addresses (default: public addresses only)",
   },
-  "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: "debug, info, warn, error or silent" },
-  "db-pool-size": { type: "string", env: "DB_POOL_SIZE", default: "10", help: "PostgreSQL: connections this process keeps open at most" },
+  "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join(", ") },
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
   "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
+  ...poolSizeOption,
+  ...limitOptions,
 };
 
 const bootstrapOptions: Record<string, OptionSpec> = {
   org: { type: "string", help: "name of the organization to create (required)" },
-  ...storeOptions,
+  db: storeOptions.db,
+  "api-url": storeOptions["api-url"],
 };
 
 const tokenOptions: Record<string, OptionSpec> = {
   identity: { type: "string", help: "uid of an existing identity (required)" },
   audience: { type: "string", help: "token audience; default the API URL" },
-  ttl: { type: "string", default: "1h", help: `lifetime, e.g. 15m; at most ${MAX_TOKEN_TTL_SECONDS / 3600}h` },
-  ...storeOptions,
+  ttl: { type: "string", default: "1h", help: "lifetime, e.g. 15m" },
+  db: storeOptions.db,
+  "api-url": storeOptions["api-url"],
 };
 
 const importOptions: Record<string, OptionSpec> = {
   repo: { type: "string", help: "<organization>/<repo name>; created under the organization (or --group) when missing (required)" },
   tag: { type: "string", help: "tag to point at the single top-level manifest (default: the layout's ref names)" },
   group: { type: "string", help: "uid of the group that holds the repo when it is created" },
-  ...storeOptions,
+  db: storeOptions.db,
+  "registry-dir": storeOptions["registry-dir"],
+  "registry-storage": storeOptions["registry-storage"],
 };
 
 const gcOptions: Record<string, OptionSpec> = {
   grace: { type: "string", default: "24h", help: "keep blobs a push used within this long, e.g. 90m (protects pushes in progress)" },
-  ...storeOptions,
+  db: storeOptions.db,
+  "registry-dir": storeOptions["registry-dir"],
+  "registry-storage": storeOptions["registry-storage"],
 };
 
 const advisoriesImportOptions: Record<string, OptionSpec> = {
@@ -82,9 +80,7 @@ const librariesImportOptions: Record<string, OptionSpec> = {
   db: storeOptions.db,
 };
 
-const HELP = `Usage: platform-api <command> [options]
-
-Commands:
+const COMMANDS = `Commands:
   serve             start the API host and the registry host
   bootstrap         create an organization with an owner identity and print a token for it
   token             print an access token for an existing identity
@@ -94,11 +90,28 @@ Commands:
   libraries import  load an organization's library index from npm, PyPI and Maven metadata
   keys rotate       add a signing key (it signs after --activate-in) and remove keys retired long enough
   keys list         print the signing keys and which one signs
+`;
 
+const HELP = `Usage: platform-api <command> [options]
+
+${COMMANDS}
 Run "platform-api <command> --help" for a command's options.
 `;
 
-class UsageError extends Error {}
+/** The help of a command group (`registry`, `advisories`, `libraries`): its lines of the command list. */
+function groupHelp(group: string): string {
+  const lines = COMMANDS.split("\n").filter((line) => line.startsWith(`  ${group} `));
+  return `Usage: platform-api ${group} <subcommand> [options]\n\nSubcommands:\n${lines.join("\n")}\n\nRun "platform-api ${group} <subcommand> --help" for its options.\n`;
+}
+
+/** The subcommand of a command group; undefined when help was asked for (and printed). */
+function subcommandOf(group: string, args: string[], known: string[]): string | undefined {
+  const [sub] = args;
+  if (sub === "--help" || sub === "-h" || sub === "help") return void process.stdout.write(groupHelp(group));
+  if (sub === undefined) throw new UsageError(`${group} needs a subcommand: ${known.join(" or ")}`);
+  if (!known.includes(sub)) throw new UsageError(`unknown ${group} subcommand "${sub}"; it has ${known.join(" and ")}`);
+  return sub;
+}
 
 /** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
 function flag(name: string, options: Record<string, string | boolean | undefined>): boolean {
@@ -113,9 +126,13 @@ function flag(name: string, options: Record<string, string | boolean | undefined
  * The registry's content store: `--registry-storage s3://...` or the folder `--registry-dir`. With
  * `checked`, an S3 bucket must answer first (a server fails at start, not at its first push).
  */
-async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<ContentStore> {
+async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../registry/content-store.js").ContentStore> {
   const storage = options["registry-storage"] as string | undefined;
-  if (storage === undefined || storage === "") return createFileContentStore(options["registry-dir"] as string);
+  if (storage === undefined || storage === "") {
+    const { createFileContentStore } = await import("../registry/content-store.js");
+    return createFileContentStore(options["registry-dir"] as string);
+  }
+  const { createS3ContentStore, InvalidStorageUrl, parseS3Url } = await import("../registry/s3-content-store.js");
   let store: ReturnType<typeof createS3ContentStore>;
   try {
     store = createS3ContentStore(parseS3Url(storage));
@@ -127,81 +144,10 @@ async function contentStoreOf(options: Record<string, unknown>, checked = false)
   return store;
 }
 
-function apiUrlOf(options: Record<string, unknown>): string {
-  return (options["api-url"] as string | undefined) ?? `http://localhost:${process.env.PORT ?? "8080"}`;
-}
-
-async function serve(args: string[]): Promise<void> {
-  const o = parse(args, serveOptions);
-  if (o.help) return void process.stdout.write(usage("serve", "Start the API host and the registry host.", serveOptions));
-  const logLevel = o["log-level"] as string;
-  if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be debug, info, warn, error or silent`);
-  const organizationCreation = o["org-creation"] as string;
-  if (!ORGANIZATION_CREATION_VALUES.includes(organizationCreation as OrganizationCreation)) {
-    throw new UsageError(`--org-creation must be ${ORGANIZATION_CREATION_VALUES.join(" or ")}`);
-  }
-  const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
-  const port = Number(o.port);
-  const registryPort = Number(o["registry-port"]);
-  const poolSize = Number(o["db-pool-size"]);
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new UsageError("--db-pool-size must be a whole number from 1 to 1000");
-  const metricsPort = metricsPortOf(o["metrics-port"] as string);
-  const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
-  const logger = createLogger(logLevel);
-  const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
-    throw new UsageError((error as Error).message);
-  });
-  const content = await contentStoreOf(o, true);
-  const store = await openStore(o.db as string, { lockTimeoutMs: defaultLimits.lockTimeoutMs, poolSize });
-  const server = await createServer(
-    store,
-    {
-      apiUrl: (o["api-url"] as string | undefined) ?? `http://localhost:${port}`,
-      registryUrl: (o["registry-url"] as string | undefined) ?? `http://localhost:${registryPort}`,
-      errorDomain: o["error-domain"] as string | undefined,
-      publicOrganization: o["public-org"] as string,
-      organizationCreation: organizationCreation as OrganizationCreation,
-      upstreamIssuers,
-      corsOrigins,
-      events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
-      logLevel,
-      limits: defaultLimits,
-    },
-    logger,
-    content,
-  );
-  const host = o.host as string;
-  const listen = (s: typeof server.api.server, p: number) =>
-    new Promise<number>((resolve, reject) => {
-      s.once("error", reject);
-      s.listen(p, host, () => resolve((s.address() as { port: number }).port));
-    });
-  const apiPort = await listen(server.api.server, port);
-  const regPort = await listen(server.registry.server, registryPort);
-  const boundMetricsPort = metricsPort === undefined ? undefined : await listen(server.metrics, metricsPort);
-  if (boundMetricsPort !== undefined) logger.info("metrics", { url: `http://localhost:${boundMetricsPort}/metrics` });
-  logger.info("listening", { api: `http://localhost:${apiPort}`, registry: `http://localhost:${regPort}`, store: store.description });
-  process.stderr.write(`platform-api: API on http://localhost:${apiPort}, registry on http://localhost:${regPort}, store ${store.description}\n`);
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("stopping", { signal });
-    await server.close();
-    await store.close();
-    await stopTracing?.();
-    logger.info("stopped");
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-}
-
 /** `--metrics-port`: a port number (0 for any free one), or `off`. */
 function metricsPortOf(value: string): number | undefined {
   if (value === "off") return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--metrics-port must be a port number or off, not "${value}"`);
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--metrics-port: "${value}" is not a port number (0 to 65535) or off`);
   return Number(value);
 }
 
@@ -221,16 +167,171 @@ function corsOriginsOf(value: string | undefined): string[] {
   return origins;
 }
 
+/** A port option: a whole number from 0 (any free port) to 65535. */
+function portOf(name: string, options: Record<string, string | boolean | undefined>): number {
+  const text = String(options[name]);
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${name}: "${text}" is not a port number (0 to 65535)`);
+  return Number(text);
+}
+
+/** A URL option, when given: http or https with a host. */
+function urlOf(name: string, options: Record<string, string | boolean | undefined>): string | undefined {
+  const text = options[name] as string | undefined;
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") throw new UsageError(`--${name}: "${text}" is not an http:// or https:// URL`);
+  return text;
+}
+
+function apiUrlOf(options: Record<string, string | boolean | undefined>): string {
+  return urlOf("api-url", options) ?? `http://localhost:${process.env.PORT || "8080"}`;
+}
+
+/** How a bound address reads in a URL: the wildcard addresses as they are (`0.0.0.0`, `[::]`), IPv6 in brackets. */
+function urlHost(address: string): string {
+  return address.includes(":") ? `[${address}]` : address;
+}
+
+/** A listen failure as one line naming the option to change; other errors are rethrown. */
+function listenError(error: NodeJS.ErrnoException, option: string, host: string, port: number): Error {
+  const where = `${urlHost(host)}:${port}`;
+  if (error.code === "EADDRINUSE") return new CommandError(`--${option} ${port}: ${where} is already in use by another process`);
+  if (error.code === "EACCES") return new CommandError(`--${option} ${port}: not allowed to listen on ${where} (ports below 1024 need privileges)`);
+  if (error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND" || error.code === "EAI_AGAIN") return new CommandError(`--host ${host}: not an address of this machine`);
+  return error;
+}
+
+async function serve(args: string[]): Promise<void> {
+  const o = parse(args, serveOptions);
+  if (o.help) return void process.stdout.write(usage("serve", "Start the API host and the registry host.", serveOptions));
+  const logLevel = o["log-level"] as string;
+  if (!isLogLevel(logLevel)) throw new UsageError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
+  const organizationCreation = o["org-creation"] as string;
+  if (!ORGANIZATION_CREATION_VALUES.includes(organizationCreation as OrganizationCreation)) {
+    throw new UsageError(`--org-creation must be ${ORGANIZATION_CREATION_VALUES.join(" or ")}`);
+  }
+  const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
+  const port = portOf("port", o);
+  const registryPort = portOf("registry-port", o);
+  const host = o.host as string;
+  if (host === "") throw new UsageError("--host is empty: give an address such as 0.0.0.0, 127.0.0.1 or ::");
+  const limits = limitsOf(o);
+  const poolSize = poolSizeOf(o);
+  const tlsFiles = tlsFilesOf(o);
+  const scheme = tlsFiles ? "https" : "http";
+  const apiUrl = urlOf("api-url", o) ?? `${scheme}://localhost:${port}`;
+  const registryUrl = urlOf("registry-url", o) ?? `${scheme}://localhost:${registryPort}`;
+  const metricsPort = metricsPortOf(o["metrics-port"] as string);
+  const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
+
+  const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../tls-credentials.js"), import("../logger.js")]);
+  const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
+    throw error instanceof TlsCredentialsError ? new CommandError(error.message) : error;
+  }));
+  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../store/store.js"), import("../server.js"), import("../telemetry/tracing.js")]);
+  const logger = createLogger(logLevel);
+  const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
+    throw new UsageError((error as Error).message);
+  });
+  const content = await contentStoreOf(o, true);
+  const store = await openStore(o.db as string, { lockTimeoutMs: limits.lockTimeoutMs, poolSize });
+  const server = await createServer(
+    store,
+    {
+      apiUrl,
+      registryUrl,
+      errorDomain: o["error-domain"] as string | undefined,
+      publicOrganization: o["public-org"] as string,
+      organizationCreation: organizationCreation as OrganizationCreation,
+      upstreamIssuers,
+      corsOrigins,
+      events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
+      logLevel,
+      limits,
+      tls: credentials,
+    },
+    logger,
+    content,
+  );
+  const listen = (s: typeof server.api.server, p: number, option: string) =>
+    new Promise<string>((resolve, reject) => {
+      s.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, option, host, p)));
+      s.listen(p, host, () => {
+        const address = s.address() as { address: string; port: number };
+        resolve(`${scheme}://${urlHost(address.address)}:${address.port}`);
+      });
+    });
+  let api: string, registry: string, metrics: string | undefined;
+  try {
+    api = await listen(server.api.server, port, "port");
+    registry = await listen(server.registry.server, registryPort, "registry-port");
+    // Metrics are plain HTTP on their own port, with or without TLS on the hosts.
+    if (metricsPort !== undefined) metrics = (await listen(server.metrics as unknown as typeof server.api.server, metricsPort, "metrics-port")).replace(/^https:/, "http:");
+  } catch (error) {
+    await server.close();
+    await store.close();
+    throw error;
+  }
+  logger.info("listening", { api, registry, apiUrl, registryUrl, store: store.description, ...(credentials && { tls: describeCertificate(credentials) }) });
+  if (metrics !== undefined) logger.info("metrics", { url: `${metrics}/metrics` });
+  process.stderr.write(`platform-api: API on ${api}, registry on ${registry}, store ${store.description}\n`);
+
+  if (tlsFiles) {
+    // SIGHUP: reread the certificate and key; new connections get them, open ones keep theirs.
+    process.on("SIGHUP", () => {
+      void readTlsCredentials(tlsFiles).then(
+        (next) => {
+          server.api.setCredentials(next);
+          server.registry.setCredentials(next);
+          logger.info("TLS certificate reloaded", describeCertificate(next));
+        },
+        (error: unknown) => logger.error("TLS certificate not reloaded; the previous one stays", { error: (error as Error).message }),
+      );
+    });
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("stopping", { signal });
+    await server.close();
+    await store.close();
+    await stopTracing?.();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** `--tls-cert` and `--tls-key`: both or neither. */
+function tlsFilesOf(options: Record<string, string | boolean | undefined>): { certPath: string; keyPath: string } | undefined {
+  const certPath = (options["tls-cert"] as string | undefined) || undefined;
+  const keyPath = (options["tls-key"] as string | undefined) || undefined;
+  if (certPath === undefined && keyPath === undefined) return undefined;
+  if (certPath === undefined) throw new UsageError("--tls-key needs --tls-cert");
+  if (keyPath === undefined) throw new UsageError("--tls-cert needs --tls-key");
+  return { certPath, keyPath };
+}
+
 async function bootstrap(args: string[]): Promise<void> {
   const o = parse(args, bootstrapOptions);
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
+  const apiUrl = apiUrlOf(o);
+  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../store/store.js"), import("../bootstrap.js"), import("../auth/tokens.js")]);
   const store = await openStore(o.db as string);
   try {
     const now = Date.now();
     const { organization, identity } = await bootstrapOrganization(store, o.org as string, now);
-    const tokens = await createTokenService(store.db, apiUrlOf(o));
-    const { token } = await tokens.issue({ subject: identity.uid, audience: apiUrlOf(o) });
+    const tokens = await createTokenService(store.db, apiUrl);
+    const { token } = await tokens.issue({ subject: identity.uid, audience: apiUrl });
     process.stdout.write(`${JSON.stringify({ organization: { uid: organization.uid, name: organization.name }, identity: { uid: identity.uid }, token })}\n`);
   } finally {
     await store.close();
@@ -239,17 +340,25 @@ async function bootstrap(args: string[]): Promise<void> {
 
 async function token(args: string[]): Promise<void> {
   const o = parse(args, tokenOptions);
-  if (o.help) return void process.stdout.write(usage("token", "Print a fresh access token for an existing identity.", tokenOptions));
+  const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../api/uidp.js"), import("../auth/tokens.js")]);
+  if (o.help) return void process.stdout.write(usage("token", `Print a fresh access token for an existing identity, living at most ${MAX_TOKEN_TTL_SECONDS / 3600}h.`, tokenOptions));
+  let ttl: number;
+  try {
+    ttl = parseDuration(o.ttl as string);
+  } catch (error) {
+    throw new UsageError(`--ttl: ${(error as Error).message}`);
+  }
+  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
   const identity = o.identity as string | undefined;
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
-  const ttl = parseDuration(o.ttl as string);
-  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl must be at most ${MAX_TOKEN_TTL_SECONDS}s`);
+  const apiUrl = apiUrlOf(o);
+  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../store/store.js"), import("../bootstrap.js"), import("../domains/iam/store/identities.js")]);
   const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());
     await getIdentity(store.db, identity);
-    const tokens = await createTokenService(store.db, apiUrlOf(o));
-    const issued = await tokens.issue({ subject: identity, audience: (o.audience as string | undefined) ?? apiUrlOf(o), ttlSeconds: ttl });
+    const tokens = await createTokenService(store.db, apiUrl);
+    const issued = await tokens.issue({ subject: identity, audience: (o.audience as string | undefined) ?? apiUrl, ttlSeconds: ttl });
     process.stdout.write(`${issued.token}\n`);
   } finally {
     await store.close();
@@ -257,18 +366,22 @@ async function token(args: string[]): Promise<void> {
 }
 
 async function registry(args: string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  if (sub === "gc") return registryGc(rest);
-  if (sub !== "import") throw new UsageError(sub === undefined ? "registry needs a subcommand: import or gc" : `unknown registry subcommand "${sub}"`);
+  const sub = subcommandOf("registry", args, SUBCOMMANDS.registry);
+  if (sub === "gc") return registryGc(args.slice(1));
+  if (sub !== "import") return;
   const paths: string[] = [];
-  const o = parse(rest, importOptions, paths);
+  const o = parse(args.slice(1), importOptions, paths);
   const summary =
     "Load image manifests into a repo, from OCI image layout directories or manifest JSON files (paths after the options),\n" +
-    "and point tags at them; all of it is stored or none. Prints what was stored as JSON.";
-  if (o.help) return void process.stdout.write(usage("registry import [options] <path>...", summary, importOptions));
+    "and point tags at them; all of it is stored or none. Blobs are copied without being held in memory; a terminal\n" +
+    "shows the progress. Prints what was stored as JSON.";
+  if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
+  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../registry/import.js"), import("./import-progress.js")]);
+  const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
+  const progress = byteProgressLine(process.stderr);
   try {
     const result = await importImages(store, {
       repository: o.repo as string,
@@ -276,16 +389,20 @@ async function registry(args: string[]): Promise<void> {
       tag: o.tag as string | undefined,
       group: o.group as string | undefined,
       now: Date.now(),
-      content: await contentStoreOf(o),
+      content,
+      onProgress: progress.update,
     });
+    progress.clear();
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
+    progress.clear();
     await store.close();
   }
 }
 
 async function registryGc(args: string[]): Promise<void> {
   const o = parse(args, gcOptions);
+  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../registry/gc.js");
   const summary =
     `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
     "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +
@@ -297,9 +414,11 @@ async function registryGc(args: string[]): Promise<void> {
   } catch (error) {
     throw new UsageError(`--grace: ${(error as Error).message}`);
   }
+  const { openStore } = await import("../store/store.js");
+  const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   try {
-    const result = await collectGarbage(store.db, await contentStoreOf(o), { now: Date.now(), graceMs: graceSeconds * 1000 });
+    const result = await collectGarbage(store.db, content, { now: Date.now(), graceMs: graceSeconds * 1000 });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await store.close();
@@ -307,17 +426,17 @@ async function registryGc(args: string[]): Promise<void> {
 }
 
 async function advisories(args: string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  if (sub !== "import") throw new UsageError(sub === undefined ? "advisories needs a subcommand: import" : `unknown advisories subcommand "${sub}"`);
+  if (subcommandOf("advisories", args, SUBCOMMANDS.advisories) === undefined) return;
   const paths: string[] = [];
-  const o = parse(rest, advisoriesImportOptions, paths);
+  const o = parse(args.slice(1), advisoriesImportOptions, paths);
   const summary =
     "Load OSV records (https://ossf.github.io/osv-schema/) from .json files, directories of them and .zip archives\n" +
     "(osv.dev's per-ecosystem all.zip). A record with a later `modified` replaces the stored one; the same feed twice\n" +
     "changes nothing. Refused records are reported on stderr with their file and JSON path and skipped.\n" +
     "Prints `read N, new N, updated N, unchanged N, rejected N`.";
-  if (o.help) return void process.stdout.write(usage("advisories import [options] <file | directory | .zip>...", summary, advisoriesImportOptions));
+  if (o.help) return void process.stdout.write(usage("advisories import", summary, advisoriesImportOptions, "<file | directory | .zip>..."));
   if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
+  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../store/store.js"), import("./advisories-import.js"), import("../advisories/osv/errors.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importAdvisories(store, paths, flag("strict", o));
@@ -330,10 +449,9 @@ async function advisories(args: string[]): Promise<void> {
 }
 
 async function libraries(args: string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  if (sub !== "import") throw new UsageError(sub === undefined ? "libraries needs a subcommand: import" : `unknown libraries subcommand "${sub}"`);
+  if (subcommandOf("libraries", args, SUBCOMMANDS.libraries) === undefined) return;
   const paths: string[] = [];
-  const o = parse(rest, librariesImportOptions, paths);
+  const o = parse(args.slice(1), librariesImportOptions, paths);
   const summary =
     "Load an organization's library index from the ecosystems' own metadata: npm package documents (the registry's\n" +
     "`GET /<package>` or `npm view <package> --json`), PyPI JSON API documents (`/pypi/<project>/json`), Python\n" +
@@ -342,9 +460,10 @@ async function libraries(args: string[]): Promise<void> {
     "POMs of the repository layout beside them), as files or folders of them. Changed metadata replaces the stored\n" +
     "artifact; the same metadata twice changes nothing. Refused files are reported on stderr and skipped.\n" +
     "Prints `read N, new N, updated N, unchanged N, rejected N` (artifacts, and refused files).";
-  if (o.help) return void process.stdout.write(usage("libraries import --org <organization> [options] <file | directory>...", summary, librariesImportOptions));
+  if (o.help) return void process.stdout.write(usage("libraries import", summary, librariesImportOptions, "<file | directory>..."));
   if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
   if (paths.length === 0) throw new UsageError("give at least one metadata file or folder of them");
+  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../store/store.js"), import("./libraries-import.js"), import("../libraries/feed.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));
@@ -356,15 +475,47 @@ async function libraries(args: string[]): Promise<void> {
   }
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  serve,
-  bootstrap,
-  token,
-  registry,
-  advisories,
-  libraries,
-  keys: (args) => signingKeysCommand(args, (message) => new UsageError(message)),
-};
+async function keys(args: string[]): Promise<void> {
+  if (subcommandOf("keys", args, SUBCOMMANDS.keys) === undefined) return;
+  const { signingKeysCommand } = await import("./signing-keys.js");
+  await signingKeysCommand(args, (message) => new UsageError(message));
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories, libraries, keys };
+
+const SUBCOMMANDS: Record<string, string[]> = { registry: ["import", "gc"], advisories: ["import"], libraries: ["import"], keys: ["rotate", "list"] };
+
+/** The command the user ran, with its subcommand when it has a known one: `registry import`, `serve`. */
+function commandName(argv: string[]): string {
+  const [command, sub] = argv;
+  return SUBCOMMANDS[command]?.includes(sub) ? `${command} ${sub}` : command;
+}
+
+/**
+ * The message of an error the user can act on, in one line; undefined for an unexpected error
+ * (a bug), which is reported with its stack. Store and API errors (a bad name, a missing
+ * identity, an unreachable database) are the user's to act on.
+ */
+async function userMessage(error: unknown, argv: string[]): Promise<string | undefined> {
+  const help = `(see "${["platform-api", commandName(argv), "--help"].filter(Boolean).join(" ")}")`;
+  if (error instanceof UsageError) return `${error.message} ${help}`;
+  if (error instanceof CommandError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
+    const quoted = /'([^']*)'/.exec((error as Error).message)?.[1];
+    const message =
+      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? `${quoted} is not an option of ${commandName(argv)}`
+      : code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" ? `${commandName(argv)} takes no arguments besides its options: "${quoted}"`
+      : (error as Error).message.split(/\.?\n|\. /)[0];
+    return `${message} ${help}`;
+  }
+  const [{ ApiError }, { StoreError }, { StorageUnavailable }] = await Promise.all([import("../api/errors.js"), import("../store/errors.js"), import("../registry/s3-content-store.js")]);
+  if (error instanceof ApiError || error instanceof StoreError || error instanceof StorageUnavailable) return (error as Error).message;
+  if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EACCES|ENOENT|EROFS|ENOSPC|28P01|3D000|3F000|SQLITE_CANTOPEN|SQLITE_NOTADB)$/.test(code)) {
+    return `${(error as Error).message}${/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|3D000|3F000)$/.test(code) ? " (the database of --db)" : ""}`;
+  }
+  return undefined;
+}
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
@@ -372,19 +523,13 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  const run = commands[command];
+  const known = Object.hasOwn(commands, command);
   try {
-    if (!run) throw new UsageError(`unknown command "${command}"`);
-    await run(args);
+    if (!known) throw new UsageError(`unknown command "${command}"; the commands are ${Object.keys(commands).join(", ")}`);
+    await commands[command](args);
   } catch (error) {
-    const known =
-      error instanceof UsageError ||
-      error instanceof ApiError ||
-      error instanceof StoreError ||
-      error instanceof StorageUnavailable ||
-      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    process.stderr.write(`platform-api: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
-    if (error instanceof UsageError) process.stderr.write(HELP);
-    process.exit(known ? 2 : 1);
+    const message = await userMessage(error, known ? argv : [""]);
+    process.stderr.write(`platform-api: ${message ?? String((error as Error).stack ?? error)}\n`);
+    process.exit(message === undefined ? 1 : 2);
   }
 }

@@ -12,6 +12,12 @@ export const storeOptions = {
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
 } as const;
 
+/** A mistake in the command line: reported in one line, with a pointer to the command's help, exit status 2. */
+export class UsageError extends Error {}
+
+/** A failure the user can act on (a port in use, an unreadable file): reported in one line, exit status 2. */
+export class CommandError extends Error {}
+
 export interface OptionSpec {
   type: "string" | "boolean";
   env?: string;
@@ -20,8 +26,8 @@ export interface OptionSpec {
 }
 
 /**
- * Parses `args` against `spec`; flags win over environment variables, which win over
- * defaults. Positional arguments are refused unless `positionals` is given, which then
+ * Parses `args` against `spec`; flags win over environment variables (an empty one counts as
+ * unset), which win over defaults. Positional arguments are refused unless `positionals` is given, which then
  * receives them.
  */
 export function parse(args: string[], spec: Record<string, OptionSpec>, positionals?: string[]): Record<string, string | boolean | undefined> {
@@ -39,21 +45,22 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
   positionals?.push(...parsed.positionals);
   const out: Record<string, string | boolean | undefined> = { help: values.help as boolean | undefined };
   for (const [name, s] of Object.entries(spec)) {
-    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] : undefined) ?? s.default;
+    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] || undefined : undefined) ?? s.default;
   }
   return out;
 }
 
-export function usage(command: string, summary: string, spec: Record<string, OptionSpec>): string {
+/** A command's help: `operands` (e.g. `<path>...`) follow `[options]` in the usage line. */
+export function usage(command: string, summary: string, spec: Record<string, OptionSpec>, operands = ""): string {
   const lines = Object.entries(spec).map(([name, s]) => {
     const flag = `--${name}${s.type === "string" ? " <value>" : ""}`;
     const extra = [s.env && `env ${s.env}`, s.default && `default ${s.default}`].filter(Boolean).join(", ");
     return `  ${flag.padEnd(28)} ${s.help}${extra ? ` (${extra})` : ""}`;
   });
-  return `Usage: platform-api ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
+  return `Usage: platform-api ${command} [options]${operands ? ` ${operands}` : ""}\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
 }
 
-/** `90s`, `15m`, `1h` or plain seconds, to seconds. */
+/** `90s`, `15m`, `1h` or plain seconds, to seconds. Throws a plain Error naming the accepted forms. */
 export function parseDuration(text: string): number {
   const match = /^(\d+)(s|m|h)?$/.exec(text.trim());
   if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m or 1h`);

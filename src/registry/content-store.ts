@@ -40,6 +40,12 @@ export interface ContentStore {
   remove(digest: string): Promise<void>;
   /** Stores `bytes` as a blob (for imports); returns its digest. */
   put(bytes: Buffer): Promise<string>;
+  /**
+   * Stores the bytes of `source` as blob `digest`, hashing them as they are written (for
+   * imports: memory stays flat whatever the size). Throws DigestMismatch when they hash to
+   * another digest, storing nothing. Returns the size.
+   */
+  putStream(source: Readable, digest: string): Promise<number>;
   /** Removes uploads last written before `before` (epoch ms); returns how many. */
   removeStaleUploads(before: number): Promise<number>;
 }
@@ -175,6 +181,34 @@ export function createFileContentStore(root: string): ContentStore {
       }
       await publish(temp, digest);
       return digest;
+    },
+
+    async putStream(source, digest) {
+      blobPath(digest); // refuses a malformed digest before anything is written
+      await mkdir(join(root, "uploads"), { recursive: true });
+      const temp = join(root, "uploads", randomUUID());
+      const hash = createHash("sha256");
+      let size = 0;
+      try {
+        await pipeline(
+          source,
+          async function* (chunks: AsyncIterable<Buffer>) {
+            for await (const chunk of chunks) {
+              hash.update(chunk);
+              size += chunk.length;
+              yield chunk;
+            }
+          },
+          createWriteStream(temp, { flags: "wx" }),
+        );
+        const actual = `sha256:${hash.digest("hex")}`;
+        if (actual !== digest) throw new DigestMismatch(digest, actual);
+        await publish(temp, digest);
+        return size;
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
     },
 
     async removeStaleUploads(before) {

@@ -39,6 +39,15 @@ export interface AccessEntry {
   tags?: string[];
 }
 
+/** The `access` entry of a registry token that may list the catalog; which repos it lists is decided per request. */
+export interface CatalogEntry {
+  type: "registry";
+  name: "catalog";
+  actions: ["*"];
+}
+
+export const CATALOG_ENTRY: CatalogEntry = { type: "registry", name: "catalog", actions: ["*"] };
+
 /** Who asks: anonymous, or an identity and what it holds. */
 export type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 

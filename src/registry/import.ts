@@ -1,5 +1,7 @@
+import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { ApiError, invalidField, notFound } from "../api/errors.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { linkBlob, recordBlob, touchBlobs } from "../domains/registry/store/blobs.js";
@@ -9,10 +11,10 @@ import { moveTagWithEvent } from "../domains/events/tag-moves.js";
 import { type Store } from "../store/store.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Db } from "../store/tables.js";
-import type { ContentStore } from "./content-store.js";
+import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { MissingReferences, recordManifest } from "../domains/registry/images.js";
 import { queueReportWork } from "../domains/registry/image-inventory.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../domains/registry/manifest.js";
+import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../domains/registry/manifest.js";
 import { RegistryFailure } from "./registry-errors.js";
 import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
 
@@ -21,7 +23,8 @@ import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./sco
  * directories (`oci-layout`, `index.json`, `blobs/sha256/...`) or manifest JSON files,
  * and points tags at them, in one transaction: all of it is stored or none. The config
  * and layer blobs a layout holds are copied into the content store first (a blob no
- * transaction records is invisible), so imported images can be pulled.
+ * transaction records is invisible), so imported images can be pulled. Blobs are streamed
+ * from their files and hashed on the way, never held in memory whole.
  */
 
 /** The annotation an OCI layout's index.json names a tag with. */
@@ -41,6 +44,17 @@ export interface ImportOptions {
   content?: ContentStore;
   /** The first segments of the tag events' types; default `defaultEventsConfig.typePrefix`. */
   eventTypePrefix?: string;
+  /** Told how far the copy of blobs into `content` is, after each chunk (and once per blob already stored). */
+  onProgress?: (progress: CopyProgress) => void;
+}
+
+export interface CopyProgress {
+  /** Bytes copied or found already stored, of `totalBytes`. */
+  bytes: number;
+  totalBytes: number;
+  /** Blobs done, of `totalBlobs` (distinct digests). */
+  blobs: number;
+  totalBlobs: number;
 }
 
 export interface ImportResult {
@@ -57,11 +71,21 @@ interface Loaded {
   platform?: { architecture: string; os: string };
 }
 
+/** A config or layer blob a layout holds: its file is read when it is copied, not before. */
+interface LayoutBlob {
+  digest: string;
+  size: number;
+  path: string;
+}
+
+/** Config blobs up to this size are read for the image's platform (as pushes do). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 interface Source {
   /** Manifests in the order to store them: children before their index. */
   manifests: Loaded[];
   /** Config and layer blobs the layout holds. */
-  blobs: Buffer[];
+  blobs: LayoutBlob[];
   /** Top-level manifests with the tag a layout gives them, if any. */
   tops: Array<{ digest: string; ref?: string }>;
 }
@@ -70,18 +94,28 @@ function importError(message: string): ApiError {
   return invalidField("path", message);
 }
 
-async function readBlob(layout: string, digest: string, expectedSize?: number): Promise<Buffer | undefined> {
+/** The file of blob `digest` in `layout`, undefined when the layout leaves it out; its size must be `expectedSize`. */
+async function blobFile(layout: string, digest: string, expectedSize?: number): Promise<LayoutBlob | undefined> {
   if (!DIGEST.test(digest)) throw importError(`${layout}: unsupported digest ${digest} (sha256 only)`);
-  let bytes: Buffer;
+  const path = join(layout, "blobs", "sha256", digest.slice("sha256:".length));
+  let size: number;
   try {
-    bytes = await readFile(join(layout, "blobs", "sha256", digest.slice("sha256:".length)));
+    size = (await stat(path)).size;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
-  if (sha256Digest(bytes) !== digest || (expectedSize !== undefined && bytes.length !== expectedSize)) {
-    throw importError(`${layout}: blob ${digest} does not match its digest or size`);
-  }
+  if (expectedSize !== undefined && size !== expectedSize) throw importError(`${layout}: blob ${digest} does not match its digest or size`);
+  return { digest, size, path };
+}
+
+/** Reads a small blob (a manifest, a config of at most `limit` bytes) whole and checks its digest. */
+async function readBlob(layout: string, digest: string, expectedSize: number | undefined, limit: number): Promise<Buffer | undefined> {
+  const file = await blobFile(layout, digest, expectedSize);
+  if (file === undefined) return undefined;
+  if (file.size > limit) throw importError(`${layout}: blob ${digest} is ${file.size} bytes; a manifest is at most ${limit}`);
+  const bytes = await readFile(file.path);
+  if (sha256Digest(bytes) !== digest) throw importError(`${layout}: blob ${digest} does not match its digest or size`);
   return bytes;
 }
 
@@ -97,7 +131,7 @@ async function readLayout(layout: string): Promise<Source> {
   const visit = async (d: Descriptor, required: boolean): Promise<void> => {
     if (seen.has(d.digest)) return;
     seen.add(d.digest);
-    const bytes = await readBlob(layout, d.digest, d.size);
+    const bytes = await readBlob(layout, d.digest, d.size, MAX_MANIFEST_BYTES);
     if (bytes === undefined) {
       if (required) throw importError(`${layout}: blob ${d.digest} named by index.json is missing`);
       return; // an index entry the layout leaves out (e.g. a platform not copied): stored indexes are checked later
@@ -108,10 +142,10 @@ async function readLayout(layout: string): Promise<Source> {
       for (const child of manifest.manifests) await visit(child, false);
     } else {
       for (const blob of [manifest.config, ...manifest.layers]) {
-        const blobBytes = await readBlob(layout, blob.digest, blob.size);
-        if (blobBytes === undefined) continue;
-        source.blobs.push(blobBytes);
-        if (blob === manifest.config) platform = platformOfConfig(blobBytes);
+        const file = await blobFile(layout, blob.digest, blob.size);
+        if (file === undefined) continue;
+        source.blobs.push(file);
+        if (blob === manifest.config && file.size <= MAX_CONFIG_BYTES) platform = platformOfConfig((await readBlob(layout, blob.digest, blob.size, MAX_CONFIG_BYTES))!);
       }
     }
     source.manifests.push({ bytes, manifest, platform });
@@ -128,6 +162,7 @@ async function readSource(path: string): Promise<Source> {
   const info = await stat(path).catch(() => undefined);
   if (info === undefined) throw importError(`${path}: no such file or directory`);
   if (info.isDirectory()) return readLayout(path);
+  if (info.size > MAX_MANIFEST_BYTES) throw importError(`${path}: ${info.size} bytes; a manifest is at most ${MAX_MANIFEST_BYTES}`);
   const bytes = await readFile(path);
   return { manifests: [{ bytes, manifest: parseManifest(bytes) }], blobs: [], tops: [{ digest: sha256Digest(bytes) }] };
 }
@@ -164,15 +199,14 @@ export async function importImages(store: Store, options: ImportOptions): Promis
 
   const blobs = options.content === undefined ? [] : sources.flatMap((s) => s.blobs);
   // Marked used before their files are written, as an upload is (docs/decisions.md, "Registry host").
-  await touchBlobs(store.db, blobs.map(sha256Digest), options.now);
-  for (const bytes of blobs) await options.content!.put(bytes);
+  await touchBlobs(store.db, blobs.map((b) => b.digest), options.now);
+  if (options.content !== undefined) await copyBlobs(options.content, blobs, options.onProgress);
 
   return inTransaction(store.db, undefined, async (trx) => {
     const { row: repo, created } = await repoFor(trx, options.repository, options.group, options.now);
     const result: ImportResult = { repo: { uid: repo.uid, name: repo.name, created }, manifests: [], blobs: blobs.length, tags: [] };
-    for (const bytes of blobs) {
-      const digest = sha256Digest(bytes);
-      await recordBlob(trx, digest, bytes.length, options.now);
+    for (const { digest, size } of blobs) {
+      await recordBlob(trx, digest, size, options.now);
       await linkBlob(trx, repo.uid, digest);
     }
     for (const loaded of sources.flatMap((s) => s.manifests)) {
@@ -198,4 +232,35 @@ export async function importImages(store: Store, options: ImportOptions): Promis
     }
     return result;
   });
+}
+
+/**
+ * Copies each distinct blob into `content` from its file, streamed and hashed on the way; a
+ * blob already stored at its size is not copied again. A file whose bytes do not hash to its
+ * digest is INVALID_ARGUMENT (that blob is not stored).
+ */
+async function copyBlobs(content: ContentStore, blobs: LayoutBlob[], onProgress: ImportOptions["onProgress"]): Promise<void> {
+  const distinct = [...new Map(blobs.map((b) => [b.digest, b])).values()];
+  const progress: CopyProgress = { bytes: 0, totalBytes: distinct.reduce((sum, b) => sum + b.size, 0), blobs: 0, totalBlobs: distinct.length };
+  for (const blob of distinct) {
+    if ((await content.size(blob.digest)) !== blob.size) {
+      async function* counted(source: AsyncIterable<Buffer>) {
+        for await (const chunk of source) {
+          progress.bytes += chunk.length;
+          onProgress?.(progress);
+          yield chunk;
+        }
+      }
+      try {
+        await content.putStream(Readable.from(counted(createReadStream(blob.path))), blob.digest);
+      } catch (error) {
+        if (error instanceof DigestMismatch) throw importError(`${blob.path}: blob ${blob.digest} does not match its digest or size`);
+        throw error;
+      }
+    } else {
+      progress.bytes += blob.size;
+    }
+    progress.blobs++;
+    onProgress?.(progress);
+  }
 }

@@ -2,9 +2,9 @@ import { decodeJwt } from "jose";
 import { bearerToken, sameUrl } from "../http/credentials.js";
 import type { NodeRequest } from "../http/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import { PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
+import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
 import type { RegistryContext } from "./context.js";
-import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry } from "./grant.js";
+import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
 function challengeScope(name: RepositoryName, action: Action): string {
@@ -68,4 +68,22 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
   if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });
   return entry;
+}
+
+/**
+ * Who lists the catalog (`GET /v2/_catalog`): a registry token granting the catalog scope
+ * (anonymous, or its identity with the role bindings it has now), or a platform token whose
+ * audience is the registry. Throws 401 with a challenge for `registry:catalog:*` (no or an
+ * invalid token, or an identity that no longer exists) and 403 for a registry token without
+ * the catalog scope.
+ */
+export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): Promise<Caller> {
+  const claims = await registryClaims(ctx, req, CATALOG_SCOPE);
+  if (claims.access !== undefined) {
+    const access = Array.isArray(claims.access) ? (claims.access as Array<{ type?: unknown; name?: unknown }>) : [];
+    if (!access.some((a) => a?.type === "registry" && a.name === "catalog")) fail(403, "DENIED", `the token does not grant the catalog: ask /token for ${CATALOG_SCOPE}`, null);
+  }
+  if (claims.sub === ANONYMOUS_SUBJECT) return { subject: ANONYMOUS_SUBJECT };
+  const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: CATALOG_SCOPE, error: "invalid_token" }) };
+  return identityCaller(ctx.db, claims.sub, challenge);
 }

@@ -10,6 +10,7 @@ import { writeJson } from "../http/status-json.js";
 import { isUnavailable } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
+import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import type { ContentStore } from "./content-store.js";
 import { expireUploads, UPLOAD_LIFETIME_MS } from "./gc.js";
@@ -65,7 +66,7 @@ const ROUTES: Array<{ name: string; pattern: RegExp; methods: Record<string, Rou
 /**
  * The registry host (its own listener): the API version check `GET /v2/`, the token
  * endpoint `GET /token`, Tag History `GET /v2/<org>/<image>/_service/history/<tag>`, and
- * the OCI Distribution API (blobs, uploads, manifests, tags, referrers). Every error is in
+ * the OCI Distribution API (blobs, uploads, manifests, tags, referrers, the catalog). Every error is in
  * the registry's JSON format `{"errors":[{code,message,detail}]}`. Each request is logged, counted
  * by route and traced (`createHttpObserver`).
  */
@@ -119,6 +120,12 @@ export function createRegistryHost(options: RegistryHostOptions) {
       allow(method, path, ["GET", "HEAD"]);
       await authorizePing(ctx, req);
       writeJson(res, 200, "{}", { ...REGISTRY_VERSION_HEADERS });
+      return;
+    }
+    if (path === "/v2/_catalog") {
+      note.route = "catalog";
+      allow(method, path, ["GET", "HEAD"]);
+      await handleCatalog(ctx, req, res, query);
       return;
     }
     if (path === "/token") {

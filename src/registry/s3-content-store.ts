@@ -261,6 +261,19 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
       return digest;
     },
 
+    /** Streams `source` into an upload of its own, then commits it (hashed, copied, the upload removed). */
+    async putStream(source, digest) {
+      blobKey(digest); // refuses a malformed digest before anything is written
+      const id = await this.createUpload();
+      try {
+        await this.append(id, source, Number.MAX_SAFE_INTEGER);
+        return await this.commit(id, digest);
+      } catch (error) {
+        await removeUpload(id);
+        throw error;
+      }
+    },
+
     async removeStaleUploads(before) {
       const uploads = new Map<string, { newest: number; keys: string[] }>();
       for await (const item of listed(`${prefix}uploads/`)) {

@@ -46,6 +46,14 @@ export function parseRepositoryName(full: string): RepositoryName {
   return { full, organization, image };
 }
 
+/** The scope registry clients ask for to list repositories (`GET /v2/_catalog`), as Docker's registry names it. */
+export const CATALOG_SCOPE = "registry:catalog:*";
+
+/** True for a token request scope naming the catalog: `registry:catalog:` and actions with `*`. */
+export function isCatalogScope(scope: string): boolean {
+  return scope.startsWith("registry:catalog:") && scope.slice("registry:catalog:".length).split(",").includes("*");
+}
+
 /**
  * Parses a token request scope `repository:<organization>/<image>:<actions>` (actions
  * comma-separated). Throws 400 UNSUPPORTED for another resource type or a scope naming no
@@ -53,7 +61,7 @@ export function parseRepositoryName(full: string): RepositoryName {
  */
 export function parseScope(scope: string): RepositoryScope {
   const prefix = "repository:";
-  const usage = "scope must be repository:<organization>/<image>:<actions>, actions among pull, push and delete";
+  const usage = `scope must be repository:<organization>/<image>:<actions>, actions among pull, push and delete, or ${CATALOG_SCOPE}`;
   if (!scope.startsWith(prefix)) fail(400, "UNSUPPORTED", usage, { scope });
   const rest = scope.slice(prefix.length);
   const colon = rest.lastIndexOf(":");

@@ -2,9 +2,9 @@ import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { bearerToken } from "../http/credentials.js";
 import { writeJson } from "../http/status-json.js";
 import type { RegistryContext } from "./context.js";
-import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
+import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
-import { DELETE, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
+import { DELETE, isCatalogScope, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
 /** Registry tokens live 5 minutes: long enough for a pull, short enough that a revoked binding stops working soon. */
 export const REGISTRY_TOKEN_TTL_SECONDS = 300;
@@ -63,7 +63,8 @@ function merged(entries: AccessEntry[]): AccessEntry[] {
 
 /**
  * `GET /token?scope=repository:<organization>/<image>:<actions>[&scope=...]`: a registry
- * token for what the caller may do of each scope (docs/decisions.md, "Registry host").
+ * token for what the caller may do of each scope (docs/decisions.md, "Registry host"), and
+ * with `scope=registry:catalog:*` for listing the catalog.
  * With one scope, a caller who may do none of it gets the error; with several, a scope
  * it may do nothing of is left out of the token (the registry then refuses that use).
  */
@@ -71,8 +72,10 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   const { config, tokens } = ctx;
   const texts = query.getAll("scope").flatMap((s) => s.split(" ")).filter((s) => s !== "");
   if (texts.length > MAX_SCOPES) fail(400, "UNSUPPORTED", `at most ${MAX_SCOPES} scopes per token request`, { scopes: texts.length });
-  const scopes = texts.map(parseScope);
-  const caller = await callerOf(ctx, req, scopes.length === 1 ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  // The catalog scope is granted to every caller: `/v2/_catalog` lists what the token's subject may pull.
+  const catalog = texts.some(isCatalogScope);
+  const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
+  const caller = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
 
   const entries: AccessEntry[] = [];
   let firstFailure: RegistryFailure | undefined;
@@ -80,17 +83,17 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
     try {
       entries.push(await grant(ctx, caller, scope));
     } catch (error) {
-      if (!(error instanceof RegistryFailure) || scopes.length === 1) throw error;
+      if (!(error instanceof RegistryFailure) || (scopes.length === 1 && !catalog)) throw error;
       firstFailure ??= error;
     }
   }
-  if (entries.length === 0 && firstFailure !== undefined) throw firstFailure;
+  if (entries.length === 0 && !catalog && firstFailure !== undefined) throw firstFailure;
 
   const { token, expiry } = await tokens.issue({
     subject: caller.subject,
     audience: config.registryUrl,
     ttlSeconds: REGISTRY_TOKEN_TTL_SECONDS,
-    claims: { access: merged(entries) },
+    claims: { access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])] },
   });
   const issuedAt = new Date(expiry.getTime() - REGISTRY_TOKEN_TTL_SECONDS * 1000);
   writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: REGISTRY_TOKEN_TTL_SECONDS, issued_at: issuedAt.toISOString() }), {

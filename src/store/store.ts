@@ -76,3 +76,15 @@ export async function storeAnswers(db: Kysely<Database>): Promise<boolean> {
   await db.selectFrom("server_secrets").select("name").limit(1).execute();
   return true;
 }
+
+/** The newest migration this build knows. */
+const NEWEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1)!;
+
+/**
+ * Whether the store answers and holds every migration this build knows (the newest one is
+ * recorded): the readiness `/readyz` reports. One primary-key lookup; throws when unreachable.
+ */
+export async function migrationsApplied(db: Kysely<Database>): Promise<boolean> {
+  const row = await sql<{ name: string }>`select name from kysely_migration where name = ${NEWEST_MIGRATION}`.execute(db);
+  return row.rows.length === 1;
+}

@@ -39,15 +39,17 @@ export async function bootstrapChild(db: string, org: string): Promise<Bootstrap
 export interface ChildServer {
   child: ChildProcess;
   apiPort: number;
-  /** `http://127.0.0.1:<apiPort>`. */
-  apiUrl: string;
   registryPort: number;
-  /** `http://127.0.0.1:<registryPort>`. */
+  /** `http://127.0.0.1:<apiPort>` (https with TLS). */
+  apiUrl: string;
+  /** `http://127.0.0.1:<registryPort>` (https with TLS). */
   registryUrl: string;
   /** Resolves when the process has exited. */
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Everything it wrote to stdout (its log lines) so far. */
+  stdout(): string;
 }
 
 /**
@@ -78,25 +80,36 @@ export async function startChildServer(options: {
       ...(options.args ?? []),
     ],
     {
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", METRICS_PORT: "0", CRASH_AFTER_WRITES: String(options.crashAfterWrites ?? ""), ...options.env },
     },
   );
   let err = "";
+  let out = "";
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  const [apiPort, registryPort] = await new Promise<[number, number]>((resolve, reject) => {
+  const [scheme, apiPort, registryPort] = await new Promise<[string, number, number]>((resolve, reject) => {
     const onData = () => {
-      const match = /API on http:\/\/localhost:(\d+), registry on http:\/\/localhost:(\d+)/.exec(err);
+      const match = /API on (https?):\/\/127\.0\.0\.1:(\d+), registry on https?:\/\/127\.0\.0\.1:(\d+),/.exec(err);
       if (match) {
         child.stderr!.off("data", onData);
-        resolve([Number(match[1]), Number(match[2])]);
+        resolve([match[1], Number(match[2]), Number(match[3])]);
       }
     };
     child.stderr!.on("data", onData);
     void exit.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before listening: ${err}`)));
   });
-  return { child, apiPort, apiUrl: `http://127.0.0.1:${apiPort}`, registryPort, registryUrl: `http://127.0.0.1:${registryPort}`, exit, stderr: () => err };
+  return {
+    child,
+    apiPort,
+    registryPort,
+    apiUrl: `${scheme}://127.0.0.1:${apiPort}`,
+    registryUrl: `${scheme}://127.0.0.1:${registryPort}`,
+    exit,
+    stderr: () => err,
+    stdout: () => out,
+  };
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
@@ -143,4 +144,61 @@ export function writeImagesLayout(dir: string, images: BuiltImage[], ref?: strin
     }),
   );
   return { dir, top, images, index };
+}
+
+/**
+ * Writes a single-image OCI layout whose layers are uncompressed tar archives of one file of
+ * `layerBytes[i]` random bytes each, streamed to disk (the test process never holds a layer),
+ * for imports of hundreds of megabytes. Returns the total size of its blobs.
+ */
+export async function writeLargeLayout(dir: string, options: { layerBytes: number[]; ref?: string }): Promise<{ dir: string; top: Blob; blobBytes: number }> {
+  const blobs = join(dir, "blobs", "sha256");
+  mkdirSync(blobs, { recursive: true });
+  const layers: Array<{ digest: string; size: number }> = [];
+  for (const [i, bytes] of options.layerBytes.entries()) {
+    const temp = join(dir, `layer-${i}.tmp`);
+    const file = await open(temp, "w");
+    const hash = createHash("sha256");
+    const write = async (chunk: Buffer) => {
+      hash.update(chunk);
+      await file.write(chunk);
+    };
+    const header = tarOf(`file-${i}.bin`, Buffer.alloc(0)).subarray(0, 512);
+    header.write(`${bytes.toString(8).padStart(11, "0")}\0`, 124);
+    header.write("        ", 148);
+    let sum = 0;
+    for (const byte of header) sum += byte;
+    header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+    await write(header);
+    for (let left = bytes; left > 0; left -= 1024 * 1024) await write(randomBytes(Math.min(left, 1024 * 1024)));
+    await write(Buffer.alloc((512 - (bytes % 512)) % 512 + 1024));
+    const size = (await file.stat()).size;
+    await file.close();
+    const digest = `sha256:${hash.digest("hex")}`;
+    renameSync(temp, join(blobs, digest.slice("sha256:".length)));
+    layers.push({ digest, size });
+  }
+  const config = blobOf(
+    Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: layers.map((l) => l.digest) } })),
+    "application/vnd.oci.image.config.v1+json",
+  );
+  const manifest = blobOf(
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_TYPE.ociManifest,
+        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+        layers: layers.map((l) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: l.digest, size: l.size })),
+      }),
+    ),
+    MEDIA_TYPE.ociManifest,
+  );
+  for (const b of [config, manifest]) writeFileSync(join(blobs, b.digest.slice("sha256:".length)), b.bytes);
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  const annotations = options.ref ? { "org.opencontainers.image.ref.name": options.ref } : undefined;
+  writeFileSync(
+    join(dir, "index.json"),
+    JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [{ mediaType: manifest.mediaType, digest: manifest.digest, size: manifest.size, annotations }] }),
+  );
+  return { dir, top: manifest, blobBytes: config.size + layers.reduce((sum, l) => sum + l.size, 0) };
 }

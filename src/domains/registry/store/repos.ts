@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
 import { newChildUid } from "../../../api/uidp.js";
 import type { Page } from "../../../api/pagination.js";
@@ -9,6 +9,8 @@ import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { RepoTable } from "../tables.js";
 import { getGroup } from "../../iam/store/groups.js";
+import { listConditions } from "../../../store/list-query.js";
+import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
 
 export type RepoRow = Selectable<RepoTable>;
 
@@ -114,4 +116,22 @@ export async function findOrInsertRepo(
     if (raced === undefined) throw error;
     return { row: raced, created: false };
   }
+}
+
+/**
+ * Registry paths `<organization>/<repo name>` of the repos in the `visible` subtrees (each
+ * root and everything below it), in byte order, after `after` when given, at most `limit`.
+ * The visibility narrows the query before it runs.
+ */
+export async function listRepoPaths(db: Db, visible: string[], options: { after?: string; limit: number }): Promise<string[]> {
+  if (visible.length === 0 || options.limit <= 0) return [];
+  const path = sql<string>`(${sql.ref("groups.name")} || '/' || ${sql.ref("repos.name")}) ${binaryCollation(dialectOfDb(db))}`;
+  let query = db
+    .selectFrom("repos")
+    .innerJoin("groups", "groups.uid", "repos.org_uid")
+    .select(path.as("path"))
+    .where((eb) => eb.and(listConditions(eb, { uid: "repos.uid", ownerSegments: 1 }, {}, visible)));
+  if (options.after !== undefined) query = query.where(path, ">", options.after);
+  const rows = await query.orderBy(path).limit(options.limit).execute();
+  return rows.map((row) => row.path);
 }
