@@ -98,7 +98,7 @@ test("bootstrap, token, serve, and a clean SIGTERM that loses nothing acknowledg
 
 test("serve refuses a bad --metrics-port or --cors-origins in one line, before opening anything", async () => {
   for (const [flag, value, message] of [
-    ["--metrics-port", "abc", /--metrics-port must be a port number or off, not "abc"/],
+    ["--metrics-port", "abc", /--metrics-port: "abc" is not a port number \(0 to 65535\) or off \(see "platform-api serve --help"\)/],
     ["--cors-origins", "https://app.example.com/", /--cors-origins: "https:\/\/app.example.com\/" is not an origin like https:\/\/app.example.com/],
   ] as const) {
     const failed = await cli("serve", "--db", join(dir, "never.db"), flag, value).then(
