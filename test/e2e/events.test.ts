@@ -158,7 +158,7 @@ describe("events are delivered, signed, in order, and only for committed changes
     const received = registryEvents();
     assert.deepEqual(
       received.map((r) => r.headers["ce-type"]),
-      ["registry.repo.created", "registry.repo.updated", "registry.tag.created", "registry.tag.deleted", "registry.repo.deleted"].map((t) => `dev.platform.api.${t}.v1`),
+      ["platform.registry.repo.created", "platform.registry.repo.updated", "platform.registry.tag.created", "platform.registry.tag.deleted", "platform.registry.repo.deleted"].map((t) => `dev.platform.api.${t}.v1`),
     );
     const first = received[0];
     assert.equal(first.headers["ce-specversion"], "1.0");
@@ -167,6 +167,8 @@ describe("events are delivered, signed, in order, and only for committed changes
     assert.match(String(first.headers["ce-id"]), /^[0-9a-f-]{36}$/);
     assert.ok(!Number.isNaN(Date.parse(String(first.headers["ce-time"]))));
     assert.equal(first.headers["content-type"], "application/json");
+    assert.equal(first.headers["ce-audience"], "customer");
+    assert.equal(first.headers["ce-bodytype"], "platform.registry.v2.CreateRepoRequest");
     assert.equal(first.body.actor.subject, server.ownerUid);
     assert.equal((first.body.body.repo as JsonObject).name, "events/app");
     assert.equal(received[2].headers["ce-group"], folder, "a tag's group is its repo's group");
@@ -204,7 +206,7 @@ describe("events are delivered, signed, in order, and only for committed changes
     const mineSub = await call(SubscriptionsService, "CreateSubscription", { parent: folder, subscription: { sink: mine.url } });
     assert.equal(mineSub.code, 0, mineSub.message);
     assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/seen" } })).code, 0);
-    await waitFor(() => mine.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the folder's subscriber");
+    await waitFor(() => mine.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the folder's subscriber");
     const seen = mine.received.length;
     assert.equal((await call(SubscriptionsService, "DeleteSubscription", { uid: mineSub.body!.uid as string })).code, 0);
     assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/unseen" } })).code, 0);
@@ -261,8 +263,8 @@ test("an event written before the server stops is delivered after it starts agai
       createFileContentStore(contentDir),
     );
     try {
-      await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the delivery after the restart");
-      assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
+      await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the delivery after the restart");
+      assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
     } finally {
       await second.close();
       await store.close();
@@ -303,9 +305,11 @@ test("tag moves by registry pushes and by registry import are events: created, t
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(
       tagEvents().map((r) => r.headers["ce-type"]),
-      ["created", "updated", "created"].map((verb) => `dev.platform.api.registry.tag.${verb}.v1`),
+      ["created", "updated", "created"].map((verb) => `dev.platform.api.platform.registry.tag.${verb}.v1`),
     );
-    assert.equal((tagEvents()[2].body.body.tag as JsonObject).name, "imported");
+    assert.equal(tagEvents()[2].body.body.name, "imported");
+    assert.equal(tagEvents()[1].body.body.digest, `sha256:${createHash("sha256").update(two.manifest.bytes).digest("hex")}`, "an updated tag's body is the Tag where it points now");
+    assert.ok(tagEvents().every((r) => r.headers["ce-bodytype"] === "platform.registry.v2.Tag"));
     assert.equal(tagEvents()[0].headers["ce-group"], server.org.uid);
   } finally {
     await server.close();

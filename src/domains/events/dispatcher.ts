@@ -117,6 +117,7 @@ export function cloudEventHeaders(event: EventRow, source: string, token: string
     "ce-time": new Date(Number(event.time)).toISOString(),
     "ce-group": event.group_uid,
     "ce-audience": "customer",
+    ...(event.body_type === "" ? {} : { "ce-bodytype": event.body_type }),
   };
 }
 

@@ -1,12 +1,16 @@
+import { toJson } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
+import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
 import type { Database } from "../../store/tables.js";
 import { findTagByName, upsertTag, type TagRow } from "../registry/store/tags.js";
-import { emitEvent } from "./store/outbox.js";
+import { tagFromRow } from "../registry/tag-mapper.js";
+import { apiEventType, emitEvent } from "./store/outbox.js";
 
 /**
  * Points tag `name` of a repo at `digest` (`upsertTag`) and records the move in the outbox in
- * the same transaction: `<prefix>.api.registry.tag.created.v1` for a new tag,
- * `...tag.updated.v1` when it moved, nothing when it already pointed there. The registry
+ * the same transaction: `<prefix>.api.platform.registry.tag.created.v1` for a new tag,
+ * `...tag.updated.v1` when it moved, nothing when it already pointed there; the body is the
+ * Tag (`platform.registry.v2.Tag`), the actor names the path (`act.via`). The registry
  * host's pushes and `registry import` move tags through it; CreateTag's event comes from the
  * RPC (`event-interceptor.ts`).
  */
@@ -22,11 +26,12 @@ export async function moveTagWithEvent(
   await emitEvent(
     trx,
     {
-      type: `${options.typePrefix}.api.registry.tag.${before ? "updated" : "created"}.v1`,
+      type: apiEventType(options.typePrefix, `platform.registry.tag.${before ? "updated" : "created"}`),
       subject: row.uid,
       group: repo.group_uid,
       actor: { subject: "", act: { via: options.via } },
-      body: { tag: { uid: row.uid, name: row.name, digest: row.digest }, repo: repo.name, ...(before ? { previousDigest: before.digest } : {}) },
+      body: toJson(TagSchema, tagFromRow(row)),
+      bodyType: TagSchema.typeName,
     },
     options.now,
   );

@@ -15,6 +15,13 @@ export interface NewEvent {
   group: string;
   actor: { subject: string; act?: Record<string, unknown> };
   body: unknown;
+  /** The fully qualified proto name of `body`, when it is a proto message in JSON. */
+  bodyType?: string;
+}
+
+/** The full CloudEvent type of an API event: `<prefix>.api.<name>.v1`, `name` as `iam.group.created`. */
+export function apiEventType(prefix: string, name: string): string {
+  return `${prefix}.api.${name}.v1`;
 }
 
 let counter = 0;
@@ -39,6 +46,7 @@ export async function emitEvent(trx: Transaction<Database>, event: NewEvent, tim
     time,
     actor: JSON.stringify(event.actor),
     body: JSON.stringify(event.body ?? {}),
+    body_type: event.bodyType ?? "",
   };
   await trx.insertInto("events").values(row).execute();
   if (!isUidp(event.group)) return row;
