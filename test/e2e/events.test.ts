@@ -276,16 +276,16 @@ test("an event written before the server stops is delivered after it starts agai
   }
 });
 
-test("tag moves by registry pushes and by registry import are events: created, then updated when the tag moves, nothing when it stays", async () => {
+test("the registry host's changes are events in their transaction: the repo a push creates, each push, tag moves by pushes and imports (created, updated, nothing when it stays), tag deletes by tag and by digest", async () => {
   const server = await startTestServer({ events: fast });
   const receiver = await startReceiver();
   const dir = mkdtempSync(join(tmpdir(), "platform-api-layout-"));
   try {
     await insertSubscription(server.store.db, { uid: newChildUid(server.org.uid), group_uid: server.org.uid, sink: receiver.url, create_time: 1 });
     const { token } = await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" });
-    const put = async (method: string, path: string, body: Buffer, contentType: string) => {
-      const res = await fetch(`${server.registryUrl}${path}`, { method, body: new Uint8Array(body), headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
-      assert.ok(res.status === 201, `${method} ${path}: ${res.status} ${await res.text()}`);
+    const put = async (method: string, path: string, body: Buffer | undefined, contentType: string, expected = 201) => {
+      const res = await fetch(`${server.registryUrl}${path}`, { method, body: body && new Uint8Array(body), headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
+      assert.ok(res.status === expected, `${method} ${path}: ${res.status} ${await res.text()}`);
     };
     const push = async (image: BuiltImage, tag: string) => {
       for (const blob of [image.config, ...image.layers]) {
@@ -302,13 +302,33 @@ test("tag moves by registry pushes and by registry import are events: created, t
     writeLayout(dir, { architectures: ["arm64"], ref: "imported" });
     await importImages(server.store, { repository: "acme/pushed", paths: [dir], now: Date.now(), content: server.content });
     await waitFor(() => tagEvents().length >= 3, "the import's tag event");
+    await put("DELETE", "/v2/acme/pushed/manifests/imported", undefined, "application/json", 202);
+    const twoDigest = `sha256:${createHash("sha256").update(two.manifest.bytes).digest("hex")}`;
+    await put("DELETE", `/v2/acme/pushed/manifests/${twoDigest}`, undefined, "application/json", 202);
+    await waitFor(() => tagEvents().length >= 5, "the deletes' tag events");
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(
-      tagEvents().map((r) => r.headers["ce-type"]),
-      ["created", "updated", "created"].map((verb) => `dev.platform.api.platform.registry.tag.${verb}.v1`),
+      tagEvents().map((r) => [r.headers["ce-type"], r.body.body.name]),
+      [
+        ["created", "v1"],
+        ["updated", "v1"],
+        ["created", "imported"],
+        ["deleted", "imported"],
+        ["deleted", "v1"],
+      ].map(([verb, name]) => [`dev.platform.api.platform.registry.tag.${verb}.v1`, name]),
     );
-    assert.equal(tagEvents()[2].body.body.name, "imported");
-    assert.equal(tagEvents()[1].body.body.digest, `sha256:${createHash("sha256").update(two.manifest.bytes).digest("hex")}`, "an updated tag's body is the Tag where it points now");
+    const repoCreated = receiver.received.filter((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1");
+    assert.equal(repoCreated.length, 1, "the first push created the repo, once");
+    assert.equal(repoCreated[0].headers["ce-bodytype"], "platform.registry.v2.Repo");
+    assert.equal(repoCreated[0].body.body.name, "pushed");
+    const pushes = receiver.received.filter((r) => r.headers["ce-type"] === "dev.platform.registry.push.v1");
+    assert.deepEqual(
+      pushes.map((r) => [r.body.body.repository, r.body.body.tag, r.body.body.type]),
+      [0, 1, 2].map(() => ["acme/pushed", "v1", "manifest"]),
+      "each manifest push is a registry.push event",
+    );
+    assert.equal(pushes[2].body.body.digest, twoDigest);
+    assert.equal(tagEvents()[1].body.body.digest, twoDigest, "an updated tag's body is the Tag where it points now");
     assert.ok(tagEvents().every((r) => r.headers["ce-bodytype"] === "platform.registry.v2.Tag"));
     assert.equal(tagEvents()[0].headers["ce-group"], server.org.uid);
   } finally {

@@ -37,3 +37,30 @@ export async function moveTagWithEvent(
   );
   return row;
 }
+
+/**
+ * Records the deletion of `tags` (rows already deleted, or about to be, in `trx`):
+ * `<prefix>.api.platform.registry.tag.deleted.v1` each, the Tag as it was. The registry host's
+ * `DELETE /v2/<name>/manifests/<tag or digest>` uses it; DeleteTag's event comes from the RPC.
+ */
+export async function recordTagDeletions(
+  trx: Transaction<Database>,
+  repo: { group_uid: string },
+  tags: TagRow[],
+  options: { now: number; typePrefix: string; via: string },
+): Promise<void> {
+  for (const row of tags) {
+    await emitEvent(
+      trx,
+      {
+        type: apiEventType(options.typePrefix, "platform.registry.tag.deleted"),
+        subject: row.uid,
+        group: repo.group_uid,
+        actor: { subject: "", act: { via: options.via } },
+        body: toJson(TagSchema, tagFromRow(row)),
+        bodyType: TagSchema.typeName,
+      },
+      options.now,
+    );
+  }
+}
