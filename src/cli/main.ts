@@ -26,6 +26,12 @@ const serveOptions: Record<string, OptionSpec> = {
     help: "who may create organizations over the API: bootstrap (nobody; use the bootstrap command) or anyone (any verified caller)",
   },
   "events-allow-local-sinks": { type: "boolean", env: "EVENTS_ALLOW_LOCAL_SINKS", help: "let subscriptions name http:// sinks and loopback or private addresses (default: https on public addresses only)" },
+  "events-retention": {
+    type: "string",
+    env: "EVENTS_RETENTION",
+    default: "7d",
+    help: "how long delivered events, and failed deliveries once given up, are kept before they are pruned (90s, 15m, 1h, 7d)",
+  },
   "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let the token exchange fetch other issuers' keys over plain http (default: https only)" },
   "allow-private-issuers": {
     type: "boolean",
@@ -174,6 +180,17 @@ function portOf(name: string, options: Record<string, string | boolean | undefin
   return Number(text);
 }
 
+/** `--events-retention`, ms: a duration of at least one second. */
+function eventsRetentionOf(options: Record<string, string | boolean | undefined>): number {
+  try {
+    const seconds = parseDuration(options["events-retention"] as string);
+    if (seconds < 1) throw new Error("must be at least 1s");
+    return seconds * 1000;
+  } catch (error) {
+    throw new UsageError(`--events-retention: ${(error as Error).message}`);
+  }
+}
+
 /** A URL option, when given: http or https with a host. */
 function urlOf(name: string, options: Record<string, string | boolean | undefined>): string | undefined {
   const text = options[name] as string | undefined;
@@ -221,6 +238,7 @@ async function serve(args: string[]): Promise<void> {
   const host = o.host as string;
   if (host === "") throw new UsageError("--host is empty: give an address such as 0.0.0.0, 127.0.0.1 or ::");
   const limits = limitsOf(o);
+  const eventsRetentionMs = eventsRetentionOf(o);
   const poolSize = poolSizeOf(o);
   const tlsFiles = tlsFilesOf(o);
   const scheme = tlsFiles ? "https" : "http";
@@ -250,7 +268,7 @@ async function serve(args: string[]): Promise<void> {
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
       corsOrigins,
-      events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
+      events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs },
       logLevel,
       limits,
       tls: credentials,
