@@ -230,8 +230,15 @@ test("a sink answering 500 three times then 200 gets the event; the subscription
     const read = await wire.call(methodOf(SubscriptionsService, "GetSubscription"), { uid: sub.body!.uid as string }, { method: "GET", path: "" }, server.ownerToken);
     const delivery = read.body!.delivery as JsonObject;
     assert.equal(delivery.lastFailureStatus, 500);
-    assert.ok(delivery.lastSuccessTime);
+    assert.equal(delivery.lastFailureMessage, "the sink answered HTTP 500");
+    assert.ok(Date.parse(String(delivery.lastFailureTime)) <= Date.parse(String(delivery.lastSuccessTime)), "the failures came before the success");
     assert.equal(delivery.pendingCount ?? "0", "0");
+    const failures = server.logs.map((l) => JSON.parse(l) as JsonObject).filter((l) => l.msg === "event delivery failed; will retry");
+    assert.deepEqual(
+      failures.map((l) => [l.subscription, l.attempts, l.status]),
+      [1, 2, 3].map((n) => [sub.body!.uid, n, 500]),
+      "a log line per failed attempt, with its status",
+    );
   } finally {
     wire.close();
     await server.close();
@@ -335,5 +342,32 @@ test("the registry host's changes are events in their transaction: the repo a pu
     await server.close();
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the dispatcher prunes delivered events after the retention; an event still owed stays", async () => {
+  const server = await startTestServer({ events: { ...fast, retentionMs: 200, pruneIntervalMs: 50 } });
+  const wire = connectWire(server.apiPort);
+  const receiver = await startReceiver();
+  const stuck = await startReceiver(() => 503);
+  try {
+    const subscribe = (sink: string) =>
+      wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: "" }, server.ownerToken);
+    assert.equal((await subscribe(receiver.url)).code, 0);
+    const events = async () => (await server.store.db.selectFrom("events").select(["id", "type"]).execute()).map((e) => e.type);
+    await waitFor(() => receiver.received.length === 1, "the delivery");
+    const end = Date.now() + 5_000;
+    while ((await events()).length > 0) {
+      if (Date.now() > end) assert.fail(`not pruned: ${(await events()).join(", ")}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal((await subscribe(stuck.url)).code, 0);
+    await waitFor(() => stuck.calls() >= 2, "retries to the failing sink");
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual(await events(), ["dev.platform.api.events.subscription.created.v1"], "the event owed to the failing sink is kept");
+  } finally {
+    wire.close();
+    await server.close();
+    await Promise.all([receiver.close(), stuck.close()]);
   }
 });
