@@ -89,13 +89,22 @@ test("README events: a receiver verifies the signed CloudEvent of a pushed tag",
       if (Date.now() > end || child.exitCode !== null) assert.fail(`the walkthrough did not show the verified events\nstdout:\n${out}\nstderr:\n${err}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    assert.doesNotMatch(out, /REJECTED/);
+    assert.doesNotMatch(out, /REJECTED/, "every event the server sent verified");
     const tag = verified("dev.platform.api.platform.registry.tag.created.v1")!;
     const body = JSON.parse(tag.slice(tag.indexOf("{"))) as { body: { name: string; digest: string } };
     assert.equal(body.body.name, "v2", "the pushed tag");
     assert.match(body.body.digest, /^sha256:[0-9a-f]{64}$/);
     assert.match(tag, /\(webhook:[0-9a-f]{40}, id [0-9a-f-]{36}\)/, "the token's subject is the subscription's group");
     assert.match(out, /"sink": ?"http:\/\/127\.0\.0\.1:\d+\/hook"/, "the subscription was created");
+    // The receiver verifies: a token the server did not sign is refused, and said so.
+    const unsigned = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(`{"sub":"webhook:x","aud":"http://127.0.0.1:${sink}/hook"}`).toString("base64url")}.`;
+    const forged = await fetch(`http://127.0.0.1:${sink}/hook`, { method: "POST", headers: { authorization: `Bearer ${unsigned}`, "ce-type": "forged" }, body: "{}" });
+    assert.equal(forged.status, 401);
+    const end2 = Date.now() + 5_000;
+    while (!out.includes("REJECTED forged")) {
+      if (Date.now() > end2) assert.fail(`the receiver did not report the forged event: ${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   } finally {
     try {
       process.kill(-child.pid!, "SIGTERM");
