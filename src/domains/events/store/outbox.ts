@@ -83,30 +83,11 @@ export async function emitEvent(trx: Transaction<Database>, event: NewEvent, tim
  */
 export async function claimDeliveries(db: Kysely<Database>, now: number, options: { limit: number; leaseMs: number; busy: string[] }): Promise<DeliveryRow[]> {
   if (options.limit <= 0) return [];
+  // Nothing due: no transaction (on SQLite it would take the write lock on every poll).
+  if ((await dueHeads(db, now, 1, options.busy).execute()).length === 0) return [];
   const postgres = dialectOfDb(db) === "postgres";
   return db.transaction().execute(async (trx) => {
-    // From each subscription to its head, an index seek each, not a scan of every pending row
-    // (CROSS JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an inner join).
-    let query = trx
-      .selectFrom("subscriptions as s")
-      .crossJoin("event_deliveries as d")
-      .selectAll("d")
-      .whereRef("d.subscription_uid", "=", "s.uid")
-      .where("d.state", "=", "pending")
-      .where("d.position", "=", (eb) =>
-        eb
-          .selectFrom("event_deliveries as h")
-          .select("h.position")
-          .whereRef("h.subscription_uid", "=", "s.uid")
-          .where("h.state", "=", "pending")
-          .orderBy("h.position")
-          .limit(1),
-      )
-      .where("d.next_attempt_time", "<=", now)
-      .where("d.lease_until", "<=", now)
-      .orderBy("d.position")
-      .limit(options.limit);
-    if (options.busy.length > 0) query = query.where("s.uid", "not in", options.busy);
+    let query = dueHeads(trx, now, options.limit, options.busy);
     if (postgres) query = query.forUpdate(["d"]).skipLocked();
     const claimed: DeliveryRow[] = [];
     for (const row of await query.execute()) {
@@ -122,6 +103,36 @@ export async function claimDeliveries(db: Kysely<Database>, now: number, options
     }
     return claimed;
   });
+}
+
+/**
+ * The due, unleased head (oldest pending delivery) of each subscription not in `busy`, oldest
+ * first, at most `limit`: from each subscription to its head, an index seek each, not a scan of
+ * every pending row (CROSS JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an
+ * inner join).
+ */
+function dueHeads(db: Db, now: number, limit: number, busy: string[]) {
+  let query = db
+    .selectFrom("subscriptions as s")
+    .crossJoin("event_deliveries as d")
+    .selectAll("d")
+    .whereRef("d.subscription_uid", "=", "s.uid")
+    .where("d.state", "=", "pending")
+    .where("d.position", "=", (eb) =>
+      eb
+        .selectFrom("event_deliveries as h")
+        .select("h.position")
+        .whereRef("h.subscription_uid", "=", "s.uid")
+        .where("h.state", "=", "pending")
+        .orderBy("h.position")
+        .limit(1),
+    )
+    .where("d.next_attempt_time", "<=", now)
+    .where("d.lease_until", "<=", now)
+    .orderBy("d.position")
+    .limit(limit);
+  if (busy.length > 0) query = query.where("s.uid", "not in", busy);
+  return query;
 }
 
 export async function getEvent(db: Db, id: string): Promise<EventRow | undefined> {
