@@ -16,6 +16,8 @@ import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { API_SERVICES } from "../../src/domains/index.js";
+import { event_type } from "../../gen/platform/common/v1/events_pb.js";
+import { getOption } from "@bufbuild/protobuf";
 import { eventType } from "../../src/interceptors/event-interceptor.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { connectWire, methodOf, type Wire } from "../support/wires.js";
@@ -44,9 +46,10 @@ const NOT_WALKED: Record<string, string> = {
 test("every changing RPC of every domain writes one event of its type, about its resource, in its transaction", async () => {
   const walked = new Set<string>();
   const viewer = builtInRole("viewer").uid;
-  const call = async (service: DescService, name: string, request: JsonObject, subject?: (body: JsonObject) => string): Promise<JsonObject> => {
+  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string): Promise<JsonObject> => {
     const method = methodOf(service, name);
-    const type = eventType("dev.platform", method);
+    const type = `dev.platform.api.${hostedType}.v1`;
+    assert.equal(eventType("dev.platform", method), type, `${name} declares the hosted type`);
     const count = async () =>
       Number((await server.store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", type).executeTakeFirstOrThrow()).n);
     const before = await count();
@@ -55,59 +58,68 @@ test("every changing RPC of every domain writes one event of its type, about its
     assert.equal(await count(), before + 1, `${name} wrote one ${type} event`);
     const event = await server.store.db.selectFrom("events").selectAll().where("type", "=", type).orderBy("position", "desc").executeTakeFirstOrThrow();
     if (subject) assert.equal(event.subject, subject(out.body ?? {}), `${name}'s event is about its resource`);
+    assert.equal(event.body_type, method.input.typeName, `${name}'s body is its request`);
     walked.add(`${service.typeName}/${name}`);
     return out.body ?? {};
   };
   const org = server.org.uid;
   const uid = (b: JsonObject) => b.uid as string;
 
-  const group = uid(await call(GroupsService, "CreateGroup", { parent: org, group: { name: "coverage" } }, uid));
-  await call(GroupsService, "UpdateGroup", { group: { uid: group, description: "d" } }, () => group);
+  const group = uid(await call(GroupsService, "CreateGroup", "iam.group.created", { parent: org, group: { name: "coverage" } }, uid));
+  await call(GroupsService, "UpdateGroup", "iam.group.updated", { group: { uid: group, description: "d" } }, () => group);
   const identity = uid(
-    await call(IdentitiesService, "CreateIdentity", { parent: group, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, uid),
+    await call(IdentitiesService, "CreateIdentity", "iam.identity.created", { parent: group, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, uid),
   );
-  await call(IdentitiesService, "UpdateIdentity", { identity: { uid: identity, description: "d" } }, () => identity);
-  const role = uid(await call(RolesService, "CreateRole", { parent: group, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, uid));
-  await call(RolesService, "UpdateRole", { role: { uid: role, description: "d" } }, () => role);
-  const binding = uid(await call(RoleBindingsService, "CreateRoleBinding", { parent: group, roleBinding: { identityUid: identity, roleUid: role } }, uid));
-  await call(RoleBindingsService, "UpdateRoleBinding", { roleBinding: { uid: binding, identityUid: identity, roleUid: viewer } }, () => binding);
+  await call(IdentitiesService, "UpdateIdentity", "iam.identity.updated", { identity: { uid: identity, description: "d" } }, () => identity);
+  const role = uid(await call(RolesService, "CreateRole", "iam.roles.created", { parent: group, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, uid));
+  await call(RolesService, "UpdateRole", "iam.roles.updated", { role: { uid: role, description: "d" } }, () => role);
+  const binding = uid(await call(RoleBindingsService, "CreateRoleBinding", "iam.rolebindings.created", { parent: group, roleBinding: { identityUid: identity, roleUid: role } }, uid));
+  await call(RoleBindingsService, "UpdateRoleBinding", "iam.rolebindings.updated", { roleBinding: { uid: binding, identityUid: identity, roleUid: viewer } }, () => binding);
   const provider = uid(
     await call(
       IdentityProvidersService,
       "CreateIdentityProvider",
+      "iam.identity_providers.created",
       { parent: group, identityProvider: { name: "corp", oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden" } } },
       uid,
     ),
   );
   const providerEvent = await server.store.db.selectFrom("events").select("body").where("subject", "=", provider).executeTakeFirstOrThrow();
   assert.ok(!providerEvent.body.includes("hidden"), "an INPUT_ONLY secret is not in the event");
-  await call(IdentityProvidersService, "UpdateIdentityProvider", { identityProvider: { uid: provider, oidc: { groupsClaim: "teams" } } }, () => provider);
+  await call(IdentityProvidersService, "UpdateIdentityProvider", "iam.identity_providers.updated", { identityProvider: { uid: provider, oidc: { groupsClaim: "teams" } } }, () => provider);
   const mapping = uid(
-    await call(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping", { parent: provider, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: viewer } }, uid),
+    await call(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping", "iam.external_group_role_mappings.created", { parent: provider, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: viewer } }, uid),
   );
-  await call(ExternalGroupRoleMappingsService, "UpdateExternalGroupRoleMapping", { externalGroupRoleMapping: { uid: mapping, externalGroupId: "admins", roleUid: role } }, () => mapping);
-  await call(AccountAssociationsService, "CreateAccountAssociation", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
-  await call(AccountAssociationsService, "UpdateAccountAssociation", { accountAssociation: { uid: group, description: "d" } }, () => group);
-  const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
-  await call(TermsService, "AcceptTerms", { group: org, documentIds: ["tos"] });
-  const repo = uid(await call(ReposService, "CreateRepo", { parent: group, repo: { name: "coverage/app" } }, uid));
-  await call(ReposService, "UpdateRepo", { repo: { uid: repo, description: "d" } }, () => repo);
-  await call(ReposService, "UpdateRepoReadme", { repoReadme: { uid: repo, content: "# hi" } }, () => repo);
-  const tag = uid(await call(TagsService, "CreateTag", { parent: repo, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, uid));
-  await call(TagsService, "DeleteTag", { uid: tag }, () => tag);
-  await call(ReposService, "DeleteRepo", { uid: repo }, () => repo);
-  const subscription = uid(await call(SubscriptionsService, "CreateSubscription", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
-  await call(SubscriptionsService, "DeleteSubscription", { uid: subscription }, () => subscription);
-  await call(GroupInvitesService, "DeleteGroupInvite", { uid: invite }, () => invite);
-  await call(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping", { uid: mapping }, () => mapping);
-  await call(IdentityProvidersService, "DeleteIdentityProvider", { uid: provider }, () => provider);
-  await call(AccountAssociationsService, "DeleteAccountAssociation", { uid: group }, () => group);
-  await call(RoleBindingsService, "DeleteRoleBinding", { uid: binding }, () => binding);
-  await call(RolesService, "DeleteRole", { uid: role }, () => role);
-  await call(IdentitiesService, "DeleteIdentity", { uid: identity }, () => identity);
-  await call(GroupsService, "DeleteGroup", { uid: group }, () => group);
+  await call(ExternalGroupRoleMappingsService, "UpdateExternalGroupRoleMapping", "iam.external_group_role_mappings.updated", { externalGroupRoleMapping: { uid: mapping, externalGroupId: "admins", roleUid: role } }, () => mapping);
+  await call(AccountAssociationsService, "CreateAccountAssociation", "iam.account_associations.created", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
+  await call(AccountAssociationsService, "UpdateAccountAssociation", "iam.account_associations.updated", { accountAssociation: { uid: group, description: "d" } }, () => group);
+  const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", "iam.group_invite.created", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
+  await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
+  const repo = uid(await call(ReposService, "CreateRepo", "platform.registry.repo.created", { parent: group, repo: { name: "coverage/app" } }, uid));
+  await call(ReposService, "UpdateRepo", "platform.registry.repo.updated", { repo: { uid: repo, description: "d" } }, () => repo);
+  await call(ReposService, "UpdateRepoReadme", "platform.registry.repo.updated", { repoReadme: { uid: repo, content: "# hi" } }, () => repo);
+  const tag = uid(await call(TagsService, "CreateTag", "platform.registry.tag.created", { parent: repo, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, uid));
+  await call(TagsService, "DeleteTag", "platform.registry.tag.deleted", { uid: tag }, () => tag);
+  await call(ReposService, "DeleteRepo", "platform.registry.repo.deleted", { uid: repo }, () => repo);
+  const subscription = uid(await call(SubscriptionsService, "CreateSubscription", "events.subscription.created", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
+  await call(SubscriptionsService, "DeleteSubscription", "events.subscription.deleted", { uid: subscription }, () => subscription);
+  await call(GroupInvitesService, "DeleteGroupInvite", "iam.group_invite.deleted", { uid: invite }, () => invite);
+  await call(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping", "iam.external_group_role_mappings.deleted", { uid: mapping }, () => mapping);
+  await call(IdentityProvidersService, "DeleteIdentityProvider", "iam.identity_providers.deleted", { uid: provider }, () => provider);
+  await call(AccountAssociationsService, "DeleteAccountAssociation", "iam.account_associations.deleted", { uid: group }, () => group);
+  await call(RoleBindingsService, "DeleteRoleBinding", "iam.rolebindings.deleted", { uid: binding }, () => binding);
+  await call(RolesService, "DeleteRole", "iam.roles.deleted", { uid: role }, () => role);
+  await call(IdentitiesService, "DeleteIdentity", "iam.identity.deleted", { uid: identity }, () => identity);
+  await call(GroupsService, "DeleteGroup", "iam.group.deleted", { uid: group }, () => group);
 
   const changing = API_SERVICES.flatMap((s) => s.methods.filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS).map((m) => `${s.typeName}/${m.name}`));
   const missing = changing.filter((m) => !walked.has(m) && !(m in NOT_WALKED));
   assert.deepEqual(missing, [], "every changing RPC is walked (or listed in NOT_WALKED with a reason)");
+});
+
+test("every changing RPC declares its event type (platform.common.v1.event_type) as <domain>.<resource>.<verb>", () => {
+  const undeclared = API_SERVICES.flatMap((s) =>
+    s.methods.filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS && !/^[a-z_]+(\.[a-z_]+){2,}$/.test(getOption(m, event_type))).map((m) => `${s.typeName}/${m.name}`),
+  );
+  assert.deepEqual(undeclared, []);
 });
