@@ -115,8 +115,12 @@ export function applyPage<O>(query: AnyQuery<O>, page: Page, table: string): Any
   return q.offset(page.skip).limit(page.limit + 1);
 }
 
-/** How many rows `query` matches: one `count(*)`, a number on both backends. */
-export async function countRows(query: AnyQuery<any>): Promise<number> {
+/**
+ * How many rows `query` matches: one `count(*)`, a number on both backends; or `known` without a
+ * query when the page token carried the total of its first page (`Page.total`, AIP-158).
+ */
+export async function countRows(query: AnyQuery<any>, known: number | undefined): Promise<number> {
+  if (known !== undefined) return known;
   const row = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirstOrThrow();
   return Number((row as { total: number | string }).total);
 }

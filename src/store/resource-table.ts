@@ -123,7 +123,7 @@ export async function listPage<T extends ResourceTableName>(
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const query = looseListQuery(db, table, filter);
   const rows = await applyPage(query.selectAll(), page, table.name).execute();
-  const total = await countRows(query);
+  const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
 }
 
