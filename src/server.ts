@@ -12,7 +12,7 @@ import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { startDispatcher } from "./domains/events/dispatcher.js";
 import { startReportWorker, type ReportWorker } from "./domains/registry/report-worker.js";
-import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
+import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { withCors } from "./http/cors.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
@@ -23,6 +23,7 @@ import { createRegistryHost } from "./registry/registry-host.js";
 import { createProbes, type Probes } from "./http/probes.js";
 import { sendStatus } from "./http/status-json.js";
 import { createApiDocsRoutes } from "./rest/api-docs.js";
+import { createUnaryCaller, recordingRouter, type RecordedService } from "./rest/in-memory-call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import { migrationsApplied, type Store } from "./store/store.js";
 import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js";
@@ -74,12 +75,13 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
 
   let router: ConnectRouter | undefined;
+  const implementations: RecordedService[] = [];
   const adapter = connectNodeAdapter({
     interceptors: host.interceptors,
     readMaxBytes: config.limits.maxBodyBytes,
     routes(r) {
       router = r;
-      host.routes(r);
+      host.routes(recordingRouter(r, implementations));
       r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
     contextValues: (req) => contextValues(req).set(protocolKey, protocolOf(req)),
@@ -89,7 +91,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
 
   const rest = createRestTranscoder({
     services: host.services,
-    handlers: router.handlers,
+    call: createUnaryCaller(implementations, host.interceptors, "rest"),
+    callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
     registry: createRegistry(...host.files, file_google_rpc_error_details),
     maxBodyBytes: config.limits.maxBodyBytes,
     errorDomain,
