@@ -23,6 +23,7 @@ import { createRegistryHost } from "./registry/registry-host.js";
 import { createProbes, type Probes } from "./http/probes.js";
 import { sendStatus } from "./http/status-json.js";
 import { createApiDocsRoutes } from "./rest/api-docs.js";
+import { withGrpcUnaryPath } from "./grpc-unary-path.js";
 import { createUnaryCaller, recordingRouter, type RecordedService } from "./rest/in-memory-call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import { migrationsApplied, type Store } from "./store/store.js";
@@ -73,6 +74,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const host = await createApiHost(store, config, logger, metrics);
   const errorDomain = errorDomainOf(config);
   const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
+  const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
 
   let router: ConnectRouter | undefined;
   const implementations: RecordedService[] = [];
@@ -84,7 +86,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       host.routes(recordingRouter(r, implementations));
       r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
-    contextValues: (req) => contextValues(req).set(protocolKey, protocolOf(req)),
+    contextValues: rpcContextValues,
     fallback: (req, res) => void fallback(req, res),
   });
   if (!router) throw new Error("connectNodeAdapter did not build a router");
@@ -129,7 +131,18 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
-  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(adapter), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
+  // gRPC unary calls skip connect-es's adapter: the same implementations and interceptors, called on the stream.
+  const rpc = withGrpcUnaryPath(
+    {
+      services: implementations.map((r) => r.service),
+      call: createUnaryCaller(implementations, host.interceptors, "grpc"),
+      callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
+      contextValues: rpcContextValues,
+      readMaxBytes: config.limits.maxBodyBytes,
+    },
+    adapter,
+  );
+  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
   const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });

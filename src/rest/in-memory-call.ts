@@ -55,10 +55,11 @@ export interface UnaryCall {
   url: string;
 }
 
-/** What a call answered: its message and its response headers and trailers, merged. */
+/** What a call answered: its message, its response headers and trailers. */
 export interface UnaryAnswer {
   message: Message;
   header: Headers;
+  trailer: Headers;
 }
 
 /** Calls unary `method` (anything else is UNIMPLEMENTED). */
@@ -93,9 +94,7 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
     });
     try {
       const message = await invokeUnaryImplementation(found.spec, context, call.input, found.interceptors);
-      const header = new Headers(context.responseHeader);
-      context.responseTrailer.forEach((value, name) => header.append(name, value));
-      return { message, header };
+      return { message, header: context.responseHeader, trailer: context.responseTrailer };
     } catch (e) {
       context.abort(e);
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);

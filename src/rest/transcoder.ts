@@ -245,6 +245,7 @@ function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
 function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer, target: StatusTarget): void {
   if (res.destroyed) return;
   const headers = forwardResponseHeaders(answer.header);
+  Object.assign(headers, forwardResponseHeaders(answer.trailer));
   const output = route.method.output;
   if (output.typeName === "google.protobuf.Empty") {
     res.writeHead(200, { ...headers, "content-length": "0" });
