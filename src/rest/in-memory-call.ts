@@ -11,6 +11,9 @@ import {
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 
+/** The reason a finished call's signal carries. */
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
+
 /** A service's implementation as a router was given it, with the interceptors it runs under. */
 export interface RecordedService {
   service: DescService;
@@ -103,7 +106,8 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
       });
       throw error;
     } finally {
-      context.abort();
+      // Releases the deadline's timer and the signal's listeners; a shared reason spares a DOMException per call.
+      context.abort(CALL_ENDED);
     }
   };
 }

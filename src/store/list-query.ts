@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../api/pagination.js";
+import { CACHEABLE_READ } from "./sqlite-driver.js";
 import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
 
 export type { UidpFilter };
@@ -121,6 +122,7 @@ export function applyPage<O>(query: AnyQuery<O>, page: Page, table: string): Any
  */
 export async function countRows(query: AnyQuery<any>, known: number | undefined): Promise<number> {
   if (known !== undefined) return known;
-  const row = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirstOrThrow();
+  // On SQLite, the count is kept until the database changes (the driver's cache of CACHEABLE_READ results).
+  const row = await query.select(sql<number>`count(*)`.as("total")).modifyEnd(sql.raw(CACHEABLE_READ)).executeTakeFirstOrThrow();
   return Number((row as { total: number | string }).total);
 }

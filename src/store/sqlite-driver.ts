@@ -77,6 +77,12 @@ class LockWaitingSqliteDriver extends SqliteDriver {
 }
 
 /**
+ * Ends the SQL of a read whose result the SQLite driver may keep until the database changes
+ * (`StatementCache`); other dialects ignore it (a comment).
+ */
+export const CACHEABLE_READ = "/* cacheable */";
+
+/**
  * better-sqlite3 statements by SQL text, the `capacity` most recently used. Runs a compiled query
  * as Kysely's own SQLite connection does (readers return their rows, others the changes and the
  * last row id), on the cached statement. A statement stays valid across schema changes (SQLite
@@ -85,6 +91,11 @@ class LockWaitingSqliteDriver extends SqliteDriver {
  */
 export class StatementCache {
   private readonly statements = new Map<string, SqliteDatabase.Statement>();
+  /** Statements this connection ran that may have written (every non-reader). */
+  private writes = 0;
+  private dataVersion?: SqliteDatabase.Statement;
+  /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
+  private readonly results = new Map<string, { version: string; result: QueryResult<unknown> }>();
 
   constructor(
     private readonly database: SqliteDatabase.Database,
@@ -94,9 +105,30 @@ export class StatementCache {
   execute<R>(query: CompiledQuery): QueryResult<R> {
     const statement = this.prepare(query.sql);
     const parameters = query.parameters as unknown[];
-    if (statement.reader) return { rows: statement.all(parameters) as R[] };
+    if (statement.reader) {
+      if (query.sql.endsWith(CACHEABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
+      return { rows: statement.all(parameters) as R[] };
+    }
+    this.writes++;
     const { changes, lastInsertRowid } = statement.run(parameters);
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  /**
+   * The rows of a CACHEABLE_READ query, read again only when the database may have changed since:
+   * another connection committed (SQLite's `data_version`) or this one ran a statement that may
+   * write. So a cached result is exactly what reading again would return.
+   */
+  private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery): QueryResult<unknown> {
+    this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
+    const version = `${this.dataVersion.get() as number}:${this.writes}`;
+    const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
+    const hit = this.results.get(key);
+    if (hit?.version === version) return hit.result;
+    const result = { rows: statement.all(query.parameters as unknown[]) };
+    if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
+    this.results.set(key, { version, result });
+    return result;
   }
 
   private prepare(sql: string): SqliteDatabase.Statement {

@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { CompiledQuery } from "kysely";
-import { StatementCache } from "../../src/store/sqlite-driver.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CACHEABLE_READ, StatementCache } from "../../src/store/sqlite-driver.js";
 
 function counted(capacity?: number) {
   const database = new Database(":memory:");
@@ -49,4 +52,29 @@ test("a cached statement reads the schema as it is now", () => {
   assert.deepEqual(cache.execute(select).rows, [{ a: "x" }]);
   cache.execute(CompiledQuery.raw("alter table t add column b text default 'y'"));
   assert.deepEqual(cache.execute(select).rows, [{ a: "x", b: "y" }]);
+});
+
+test("a CACHEABLE_READ result is kept until this connection writes or another one commits", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cacheable-"));
+  try {
+    const file = join(dir, "db.sqlite");
+    const mine = new Database(file);
+    const other = new Database(file);
+    const statements = new StatementCache(mine);
+    statements.execute(CompiledQuery.raw("create table t (id integer)"));
+    const count = CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [0]);
+    const read = () => (statements.execute<{ n: number }>(count).rows[0] as { n: number }).n;
+    assert.equal(read(), 0);
+    mine.prepare("insert into t values (1)").run(); // not through the cache: unseen
+    assert.equal(read(), 0, "kept while nothing it can see wrote");
+    statements.execute(CompiledQuery.raw("insert into t values (2)"));
+    assert.equal(read(), 2, "this connection's write through the cache: read again");
+    other.prepare("insert into t values (3)").run();
+    assert.equal(read(), 3, "another connection's commit: read again");
+    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 1, "other parameters, another entry");
+    mine.close();
+    other.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
