@@ -1,5 +1,5 @@
 import type SqliteDatabase from "better-sqlite3";
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { CompiledQuery, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -82,6 +82,9 @@ class LockWaitingSqliteDriver extends SqliteDriver {
  */
 export const CACHEABLE_READ = "/* cacheable */";
 
+/** `query.modifyEnd(CACHEABLE)` marks a read CACHEABLE_READ. */
+export const CACHEABLE = sql.raw(CACHEABLE_READ);
+
 /**
  * better-sqlite3 statements by SQL text, the `capacity` most recently used. Runs a compiled query
  * as Kysely's own SQLite connection does (readers return their rows, others the changes and the
@@ -117,18 +120,20 @@ export class StatementCache {
   /**
    * The rows of a CACHEABLE_READ query, read again only when the database may have changed since:
    * another connection committed (SQLite's `data_version`) or this one ran a statement that may
-   * write. So a cached result is exactly what reading again would return.
+   * write. So a cached result is exactly what reading again would return. Each answer holds
+   * copies of the rows, so a caller changing its rows changes nothing kept.
    */
   private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery): QueryResult<unknown> {
     this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
     const version = `${this.dataVersion.get() as number}:${this.writes}`;
     const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
-    const hit = this.results.get(key);
-    if (hit?.version === version) return hit.result;
-    const result = { rows: statement.all(query.parameters as unknown[]) };
-    if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
-    this.results.set(key, { version, result });
-    return result;
+    let hit = this.results.get(key);
+    if (hit?.version !== version) {
+      hit = { version, result: { rows: statement.all(query.parameters as unknown[]) } };
+      if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
+      this.results.set(key, hit);
+    }
+    return { rows: hit.result.rows.map((row) => ({ ...(row as object) })) };
   }
 
   private prepare(sql: string): SqliteDatabase.Statement {
