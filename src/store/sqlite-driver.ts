@@ -94,7 +94,7 @@ export const CACHEABLE = sql.raw(CACHEABLE_READ);
  */
 export class StatementCache {
   private readonly statements = new Map<string, SqliteDatabase.Statement>();
-  /** Statements this connection ran that may have written (every non-reader). */
+  /** Statements this connection ran that may have written (every statement not `readonly`). */
   private writes = 0;
   private dataVersion?: SqliteDatabase.Statement;
   /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
@@ -108,11 +108,12 @@ export class StatementCache {
   execute<R>(query: CompiledQuery): QueryResult<R> {
     const statement = this.prepare(query.sql);
     const parameters = query.parameters as unknown[];
+    // A writing statement may also return rows (RETURNING): whether it writes is `readonly`.
+    if (!statement.readonly) this.writes++;
     if (statement.reader) {
       if (query.sql.endsWith(CACHEABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
       return { rows: statement.all(parameters) as R[] };
     }
-    this.writes++;
     const { changes, lastInsertRowid } = statement.run(parameters);
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }

@@ -69,9 +69,11 @@ test("a CACHEABLE_READ result is kept until this connection writes or another on
     assert.equal(read(), 0, "kept while nothing it can see wrote");
     statements.execute(CompiledQuery.raw("insert into t values (2)"));
     assert.equal(read(), 2, "this connection's write through the cache: read again");
+    statements.execute(CompiledQuery.raw("insert into t values (5) returning id"));
+    assert.equal(read(), 3, "a write returning rows: read again");
     other.prepare("insert into t values (3)").run();
-    assert.equal(read(), 3, "another connection's commit: read again");
-    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 1, "other parameters, another entry");
+    assert.equal(read(), 4, "another connection's commit: read again");
+    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 2, "other parameters, another entry");
     mine.close();
     other.close();
   } finally {
