@@ -47,7 +47,10 @@ export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: 
 
 async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
   const ac = new AbortController();
-  res.once("close", () => ac.abort());
+  // The client went away before the answer was written (a finished answer's close aborts nothing).
+  res.once("close", () => {
+    if (!res.writableFinished) ac.abort(new ConnectError("the client closed the stream", Code.Canceled));
+  });
   let answer: UnaryAnswer;
   try {
     try {
