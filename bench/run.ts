@@ -50,6 +50,14 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * (advisories the platform server stores, default 100000), BENCH_ARTIFACTS
  * (artifacts of its library index, default 100000), BENCH_OSV_DIR (the
  * OSV record files, default ../shared/data/osv/rustsec/crates from the repo root).
+ * BENCH_ONLY: a comma-separated list of figures to run, each a prefix of a
+ * figure's label, optionally `@protocol` (e.g. `GetGroup@grpc,ListGroups,Tag
+ * History,Manifest`), case-insensitive; `import` selects the import figures.
+ * When set, the server seeds only the advisories and artifacts the chosen
+ * figures need. BENCH_PROFILE=<dir> runs the platform server with
+ * `--cpu-prof --cpu-prof-dir=<dir>` (the profile is written when it exits).
+ * Each row whose figure has a goal (GOALS, from issue 16) prints it in a
+ * `goal` column, marked `MISSED` when the figure's x CPU is above it.
  */
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000;
@@ -68,6 +76,42 @@ type ApiProtocol = Exclude<Protocol, "http">;
 const PROTOCOLS: ApiProtocol[] = ["grpc", "connect-h1", "connect-h2", "rest"];
 const PING: RpcCase = { method: PingService.method.ping, request: {}, restPath: "/ping/v2/ping" };
 
+/** BENCH_ONLY's entries: a label prefix and, optionally, a protocol. Empty means every figure. */
+const only = (process.env.BENCH_ONLY ?? "")
+  .split(",")
+  .map((entry) => entry.trim().toLowerCase())
+  .filter(Boolean)
+  .map((entry) => {
+    const [label, protocol] = entry.split("@");
+    return { label, protocol };
+  });
+const selected = (label: string, protocol: string) =>
+  only.length === 0 || only.some((o) => label.toLowerCase().startsWith(o.label) && (o.protocol === undefined || o.protocol === protocol));
+const selectedLabel = (label: string) => only.length === 0 || only.some((o) => label.toLowerCase().startsWith(o.label));
+
+/**
+ * Issue 16's goals: the most server CPU per call a figure may cost, as a multiple of its
+ * same-run baseline's (x CPU); and, for Tag History, its p99 in ms.
+ */
+const GOALS: Array<{ label: string; protocol: Protocol; xCpu: number; p99Ms?: number }> = [
+  { label: "GetGroup", protocol: "grpc", xCpu: 3 },
+  { label: "GetGroup", protocol: "rest", xCpu: 5 },
+  { label: "ListGroups", protocol: "grpc", xCpu: 8 },
+  { label: "Tag History", protocol: "http", xCpu: 8, p99Ms: 50 },
+  { label: "Manifest by tag", protocol: "http", xCpu: 3 },
+];
+const goalOf = (figure: Figure) => GOALS.find((g) => figure.label.startsWith(g.label) && g.protocol === figure.protocol);
+/** The goal's text and whether the measured figure misses it; undefined for a figure without a goal. */
+function goalCheck(row: Row, results: Results): { text: string; missed: boolean } | undefined {
+  const goal = goalOf(row.figure);
+  if (!goal) return undefined;
+  const f = results.get(row.figure);
+  const x = ratio(f?.serverCpuUs, results.get(row.baseline)?.serverCpuUs);
+  const p99 = f?.result?.p99;
+  const missed = x === undefined || Number.isNaN(x) || x > goal.xCpu || (goal.p99Ms !== undefined && (p99 === undefined || p99 >= goal.p99Ms));
+  return { text: `<= ${goal.xCpu}x${goal.p99Ms === undefined ? "" : `, p99 < ${goal.p99Ms} ms`}`, missed };
+}
+
 const fixed = (n: number | undefined, digits: number) => (n === undefined || Number.isNaN(n) ? "-" : n.toFixed(digits));
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a / b);
 /** Megabytes (10^6 bytes) per second of a figure whose every call moves `bytesPerCall` bytes. */
@@ -80,9 +124,11 @@ interface Started<Ready extends ReadyMessage> {
 }
 
 /** Forks `bench/servers/<file>` and resolves with its ready message; rejects if it exits first. */
-function startServer<Ready extends ReadyMessage>(file: string, args: string[] = []): Promise<Started<Ready>> {
+function startServer<Ready extends ReadyMessage>(file: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Started<Ready>> {
+  const profile = file === "platform.ts" && process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const child = fork(new URL(`./servers/${file}`, import.meta.url), args, {
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--import", "tsx", ...profile],
+    env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   return new Promise((resolve, reject) => {
@@ -425,10 +471,12 @@ interface Row {
 
 type Results = Map<Figure, Measured>;
 
+const goalText = (goal: { text: string; missed: boolean } | undefined) => (goal === undefined ? "" : `${goal.text}${goal.missed ? " MISSED" : ""}`);
+
 /** A Markdown table: each figure, its baseline, and figure / baseline ("x"). */
 function table(rows: Row[], results: Results): string {
-  const header = ["RPC", "protocol", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "baseline", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "errors"];
-  const textColumns = new Set([0, 1, 7]);
+  const header = ["RPC", "protocol", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "baseline", "req/s", "MB/s", "p50 ms", "p99 ms", "CPU us", "x req/s", "x p50", "x p99", "x CPU", "goal", "errors"];
+  const textColumns = new Set([0, 1, 7, 17]);
   const lines = rows.map((row) => {
     const figure = results.get(row.figure) ?? {};
     const baseline = results.get(row.baseline) ?? {};
@@ -452,6 +500,7 @@ function table(rows: Row[], results: Results): string {
       fixed(ratio(f?.p50, b?.p50), 2),
       fixed(ratio(f?.p99, b?.p99), 2),
       fixed(ratio(figure.serverCpuUs, baseline.serverCpuUs), 2),
+      goalText(goalCheck(row, results)),
       figure.problem ? "NOT VERIFIED" : f?.errors ? `${f.errors} !` : "0",
     ];
   });
@@ -503,10 +552,16 @@ async function main() {
       `${load.warmupMs / 1000}s warm-up + ${load.durationMs / 1000}s recorded per figure, best of ${rounds} rounds; load average ${loadavg()[0].toFixed(2)}\n`,
   );
   // Before any server starts: the import has the machine to itself.
-  process.stderr.write(`  import of ${OSV_DIR}\n`);
-  const imports = await measureImport(OSV_DIR, { prewarmMs, durationMs: load.durationMs, rounds });
+  const withImport = selectedLabel("import");
+  if (withImport) process.stderr.write(`  import of ${OSV_DIR}\n`);
+  const imports = withImport ? await measureImport(OSV_DIR, { prewarmMs, durationMs: load.durationMs, rounds }) : undefined;
+  // Figures left out by BENCH_ONLY need no large advisory store or library index.
+  const seedSizes = {
+    ...(selectedLabel("ListAdvisories") ? {} : { BENCH_ADVISORIES: "1" }),
+    ...(selectedLabel("ListArtifacts") ? {} : { BENCH_ARTIFACTS: "100" }),
+  };
   const [platform, connect, grpcJs] = await Promise.all([
-    startServer<PlatformReady>("platform.ts"),
+    startServer<PlatformReady>("platform.ts", [], seedSizes),
     startServer<BaselineReady>("baselines.ts", ["connect"]),
     startServer<BaselineReady>("baselines.ts", ["grpc"]),
   ]);
@@ -542,7 +597,7 @@ async function main() {
       historyFigures(platform, plain),
       ...pullFigures(platform, plain),
       ...onPlatform.versus,
-    ];
+    ].filter((row) => selected(row.figure.label, row.figure.protocol));
     // Each protocol's baseline just before its figures; every figure once.
     const order = [...new Set(rows.flatMap((row) => [row.baseline, row.figure]))];
     if (prewarmMs > 0) {
@@ -555,7 +610,7 @@ async function main() {
       for (const figure of order) results.set(figure, better(results.get(figure), await measure(figure)));
     }
     const { layer } = registry.image;
-    const diskRead = await readBlobFile(layer.file, layer.size);
+    const diskRead = selectedLabel("Blob pull") ? await readBlobFile(layer.file, layer.size) : { ok: 0, errors: 0, errorSamples: [], rps: NaN, p50: NaN, p99: NaN };
     const diskLine =
       `Reading the layer's file with fs.createReadStream in the bench process, ${blobConcurrency} at a time: ` +
       `${fixed(mbps(diskRead, layer.size), 0)} MB/s (${fixed(diskRead.rps, 1)} reads/s, p50 ${fixed(diskRead.p50, 2)} ms)` +
@@ -577,16 +632,17 @@ async function main() {
             p99: ratio(f.result?.p99, b.result?.p99),
             serverCpu: ratio(f.serverCpuUs, b.serverCpuUs),
           },
+          goal: goalCheck({ figure, baseline }, results),
         };
       });
       const blobFile = { ...diskRead, mbps: mbps(diskRead, layer.size), concurrency: blobConcurrency };
-      const imported = importRows(imports, advisories).map(({ label, figure, baseline, baselineLabel }) => ({
+      const imported = (imports ? importRows(imports, advisories) : []).map(({ label, figure, baseline, baselineLabel }) => ({
         import: label,
         ...figure,
         baseline: { label: baselineLabel, ...baseline },
         ratio: { recordsPerSecond: (figure.records / figure.ms) / (baseline.records / baseline.ms), cpu: (figure.cpuUs / figure.records) / (baseline.cpuUs / baseline.records) },
       }));
-      const json = { cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: rowsJson, blobFile, imports: imported, syncParse: imports.syncParse };
+      const json = { cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: rowsJson, blobFile, imports: imported, syncParse: imports?.syncParse };
       process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
       process.stdout.write(`${table(rows, results)}\n`);
@@ -594,7 +650,10 @@ async function main() {
         `CPU us = server CPU time per call. MB/s = 10^6 bytes/s of response bodies. x = figure / baseline. ` +
           `${load.concurrency} calls in flight (${blobConcurrency} for blob pulls); best of ${rounds} rounds of ${load.durationMs / 1000}s per figure.\n`,
       );
-      process.stdout.write(`${diskLine}\n\n`);
+      if (selectedLabel("Blob pull")) process.stdout.write(`${diskLine}\n`);
+      process.stdout.write("\n");
+    }
+    if (imports && !process.argv.includes("--json")) {
       process.stdout.write(`${importTable(importRows(imports, advisories))}\n`);
       process.stdout.write(
         `CPU us/record = the importing process's CPU time per record (the store's writes included). x = figure / baseline. ` +

@@ -6,6 +6,7 @@ import { createPager } from "./api/pagination.js";
 import { createTokenService, type TokenService } from "./auth/tokens.js";
 import { prepareStore } from "./bootstrap.js";
 import { eventsConfigOf, type ServerConfig } from "./config.js";
+import { createGrantsCache, GRANTS_MAX_AGE_MS } from "./auth/grants-cache.js";
 import { authenticationInterceptor } from "./interceptors/authentication-interceptor.js";
 import { authorizationInterceptor } from "./interceptors/authorization-interceptor.js";
 import { deadlineInterceptor } from "./interceptors/deadline-interceptor.js";
@@ -43,6 +44,8 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
   const now = Date.now;
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
+  // Revocations hold at once on this replica and within a second on the others (grants-cache.ts).
+  const grants = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS });
   const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
   const deps: ServiceDeps = {
     db: store.db,
@@ -67,7 +70,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
       telemetryInterceptor(logger, metrics),
       errorInterceptor(logger, errorDomainOf(config)),
       deadlineInterceptor(config.limits.requestTimeoutMs),
-      authenticationInterceptor(tokens, store.db, config.apiUrl),
+      authenticationInterceptor(tokens, grants, config.apiUrl),
       authorizationInterceptor(),
       eventInterceptor({ typePrefix: deps.events.typePrefix, now }),
     ],

@@ -66,6 +66,14 @@ export function withFrameworkErrorsAsApiErrors(handler: UniversalHandler, logger
  * code and message (a caller fault INVALID_ARGUMENT, an ErrorInfo added). Its metadata
  * stays where connect-es put it (headers or trailers), so it is not copied.
  */
+/**
+ * `error` as the API's error rules want it (what `withFrameworkErrorsAsApiErrors` makes of an
+ * answer's error), for callers that run the implementations without a wire (the REST transcoder).
+ */
+export function frameworkErrorAsApiError(error: ConnectError, input: string, logger: Logger, domain: string): ConnectError {
+  return fixFrameworkError(error, input, logger, domain) ?? error;
+}
+
 function fixFrameworkError(error: ConnectError, input: string, logger: Logger, domain: string): ConnectError | undefined {
   if (error.details.some((d) => ("desc" in d ? d.desc.typeName : d.type) === ErrorInfoSchema.typeName)) return undefined;
   return toConnectError(new ConnectError(error.rawMessage, error.code), logger, domain, input);

@@ -12,7 +12,7 @@ import { createUpstreamKeys } from "./auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "./config.js";
 import { startDispatcher } from "./domains/events/dispatcher.js";
 import { startReportWorker, type ReportWorker } from "./domains/registry/report-worker.js";
-import { withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
+import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "./framework-errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { withCors } from "./http/cors.js";
 import { protocolKey, type WireProtocol } from "./interceptors/request-context.js";
@@ -23,6 +23,8 @@ import { createRegistryHost } from "./registry/registry-host.js";
 import { createProbes, type Probes } from "./http/probes.js";
 import { sendStatus } from "./http/status-json.js";
 import { createApiDocsRoutes } from "./rest/api-docs.js";
+import { withGrpcUnaryPath } from "./grpc-unary-path.js";
+import { createUnaryCaller, recordingRouter, type RecordedService } from "./rest/in-memory-call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
 import { migrationsApplied, type Store } from "./store/store.js";
 import { createHttpObserver, type RouteNote } from "./telemetry/http-observer.js";
@@ -72,24 +74,27 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const host = await createApiHost(store, config, logger, metrics);
   const errorDomain = errorDomainOf(config);
   const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
+  const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
 
   let router: ConnectRouter | undefined;
+  const implementations: RecordedService[] = [];
   const adapter = connectNodeAdapter({
     interceptors: host.interceptors,
     readMaxBytes: config.limits.maxBodyBytes,
     routes(r) {
       router = r;
-      host.routes(r);
+      host.routes(recordingRouter(r, implementations));
       r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
-    contextValues: (req) => contextValues(req).set(protocolKey, protocolOf(req)),
+    contextValues: rpcContextValues,
     fallback: (req, res) => void fallback(req, res),
   });
   if (!router) throw new Error("connectNodeAdapter did not build a router");
 
   const rest = createRestTranscoder({
     services: host.services,
-    handlers: router.handlers,
+    call: createUnaryCaller(implementations, host.interceptors, "rest"),
+    callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
     registry: createRegistry(...host.files, file_google_rpc_error_details),
     maxBodyBytes: config.limits.maxBodyBytes,
     errorDomain,
@@ -126,7 +131,18 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
-  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(adapter), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
+  // gRPC unary calls skip connect-es's adapter: the same implementations and interceptors, called on the stream.
+  const rpc = withGrpcUnaryPath(
+    {
+      services: implementations.map((r) => r.service),
+      call: createUnaryCaller(implementations, host.interceptors, "grpc"),
+      callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
+      contextValues: rpcContextValues,
+      readMaxBytes: config.limits.maxBodyBytes,
+    },
+    adapter,
+  );
+  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
   const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { MAX_PAGE_SIZE, type Orderable, type Page, type Pager } from "./pagination.js";
+import { MAX_PAGE_SIZE, type Orderable, type Page, type PageAudience, type Pager } from "./pagination.js";
 import type { UidpFilter } from "./uidp.js";
 import { Violations } from "./validation.js";
 
@@ -36,7 +36,8 @@ export interface ListRequestFields {
 /**
  * Reads one page: validates the uidp filter and paging fields, calls `read`
  * (which must apply `page` and `filter`, returning up to `limit + 1` rows and the
- * total), and returns the items with the list envelope fields.
+ * total: `page.total` when set, which the first page's token carries on), and returns
+ * the items with the list envelope fields.
  */
 export async function readPage<Desc extends DescMessage, Row extends { uid: string }, Item>(options: {
   pager: Pager;
@@ -47,6 +48,8 @@ export async function readPage<Desc extends DescMessage, Row extends { uid: stri
   validate?: (violations: Violations) => void;
   read: (page: Page, uidp: UidpFilter) => Promise<{ rows: Row[]; total: number }>;
   map: (row: Row) => Item;
+  /** Who the total is counted for; with it, later pages reuse the first page's total (`PageAudience`). */
+  audience?: PageAudience;
 }): Promise<{ items: Item[]; nextPageToken: string; totalCount: bigint; skipped: number }> {
   const { pager, schema, request } = options;
   const violations = new Violations();
@@ -54,9 +57,9 @@ export async function readPage<Desc extends DescMessage, Row extends { uid: stri
   options.validate?.(violations);
   violations.throwIfAny();
   const fingerprint = listFingerprint(schema, request);
-  const page = pager.parse(request, options.orderable, fingerprint);
+  const page = pager.parse(request, options.orderable, fingerprint, options.audience);
   const { rows, total } = await options.read(page, uidp);
-  const nextPageToken = pager.nextToken(page, rows, (row, column) => (row as Record<string, string | number>)[column], fingerprint);
+  const nextPageToken = pager.nextToken(page, rows, (row, column) => (row as Record<string, string | number>)[column], fingerprint, total, options.audience);
   return {
     items: rows.slice(0, page.limit).map(options.map),
     nextPageToken,

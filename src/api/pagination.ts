@@ -34,6 +34,11 @@ export interface Page {
   order: OrderKey[];
   /** Values of `order` of the last row of the previous page; undefined for the first page. */
   after?: Array<string | number>;
+  /**
+   * The listing's total as counted for its first page, carried by the page token (AIP-158 allows
+   * a total computed once); undefined for a first page, which counts.
+   */
+  total?: number;
 }
 
 /**
@@ -49,13 +54,27 @@ interface TokenPayload {
   t: number;
   /** Values of the order keys of the last row returned. */
   k: Array<string | number>;
+  /** The total counted for the first page of the listing, for callers who see what `v` names. */
+  n?: number;
+  /** The audience of `n`: what the caller who counted it could see (`PageAudience`). */
+  v?: string;
 }
+
+/**
+ * Who a listing's total was counted for: a key of what the caller could see (equal keys see the
+ * same rows). A page token carries the total only with its audience, and a later page uses it only
+ * for the same audience; without one, every page counts.
+ */
+export type PageAudience = string | undefined;
 
 export interface Pager {
   /** Validates the list parameters; throws INVALID_ARGUMENT naming the failing field. */
-  parse(req: PageRequest, orderable: Orderable, fingerprint: string): Page;
-  /** The next page token after `rows` (which may hold `limit + 1` rows); "" on the last page. */
-  nextToken<Row>(page: Page, rows: Row[], keyOf: (row: Row, column: string) => string | number, fingerprint: string): string;
+  parse(req: PageRequest, orderable: Orderable, fingerprint: string, audience?: PageAudience): Page;
+  /**
+   * The next page token after `rows` (which may hold `limit + 1` rows), carrying `total`; "" on
+   * the last page.
+   */
+  nextToken<Row>(page: Page, rows: Row[], keyOf: (row: Row, column: string) => string | number, fingerprint: string, total: number, audience?: PageAudience): string;
 }
 
 export function parseOrderBy(orderBy: string, orderable: Orderable): OrderKey[] {
@@ -125,7 +144,7 @@ export function createPager(options: { secret: Uint8Array; now?: () => number })
   }
 
   return {
-    parse(req, orderable, fingerprint) {
+    parse(req, orderable, fingerprint, audience) {
       if (req.pageSize < 0) throw invalidField("page_size", "must not be negative");
       if (req.skip < 0) throw invalidField("skip", "must not be negative");
       if (req.skip > MAX_SKIP) throw invalidField("skip", `must be at most ${MAX_SKIP}`);
@@ -135,12 +154,14 @@ export function createPager(options: { secret: Uint8Array; now?: () => number })
       if (payload && payload.k.length !== order.length) {
         throw invalidField("page_token", "does not fit this request's order");
       }
-      return { limit, skip: req.skip, order, after: payload?.k };
+      const carried = audience !== undefined && payload?.v === audience && Number.isSafeInteger(payload.n) && payload.n! >= 0;
+      const total = carried ? payload.n : undefined;
+      return { limit, skip: req.skip, order, after: payload?.k, total };
     },
-    nextToken(page, rows, keyOf, fingerprint) {
+    nextToken(page, rows, keyOf, fingerprint, total, audience) {
       if (rows.length <= page.limit) return "";
       const last = rows[page.limit - 1];
-      return seal({ f: fingerprint, t: now(), k: page.order.map((o) => keyOf(last, o.column)) });
+      return seal({ f: fingerprint, t: now(), k: page.order.map((o) => keyOf(last, o.column)), ...(audience === undefined ? {} : { n: total, v: audience }) });
     },
   };
 }

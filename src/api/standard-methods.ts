@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -57,6 +58,8 @@ export async function listMethod<Req extends DescMessage, Res extends DescMessag
   },
 ): Promise<MessageShape<Res>> {
   const visible = ctx.values.get(visibilityKey);
-  const page = await readPage({ ...options, read: (p, uidp) => options.read(p, { uidp, visible }) });
+  // The caller's visible subtrees decide which rows a total counts: a total is reused only for the same ones.
+  const audience = visible === undefined ? "*" : createHash("sha256").update(visible.join(" ")).digest("base64url").slice(0, 22);
+  const page = await readPage({ ...options, audience, read: (p, uidp) => options.read(p, { uidp, visible }) });
   return create(response, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>);
 }

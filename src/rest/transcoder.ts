@@ -1,19 +1,21 @@
 /**
  * REST/JSON transcoder: serves the google.api.http rules of Connect services by calling the
- * very handlers of the ConnectRouter (Connect protocol, binary, in memory), so every
- * interceptor runs for REST calls exactly as for gRPC and Connect calls.
+ * very implementations the ConnectRouter serves, in memory, through the same interceptors
+ * (`createUnaryCaller`), so every interceptor runs for REST calls exactly as for gRPC and
+ * Connect calls. The request message is built from the path, query and body; the answer is
+ * written to JSON once, from the message the implementation returned.
  *
- * Wiring (server.ts) — ONE router for the node adapter and the transcoder.
- * connectNodeAdapter creates its router and calls `routes` synchronously, so the handlers are
- * complete when it returns; build the transcoder right after and reach it from `fallback`:
+ * Wiring (server.ts): record the implementations while the node adapter's router is given
+ * them, then build the caller with the adapter's interceptors and reach the transcoder from
+ * `fallback`:
  *
- *   let routerHandlers: UniversalHandler[] = [];
+ *   const services: RecordedService[] = [];
  *   const nodeHandler = connectNodeAdapter({
  *     interceptors,
  *     contextValues,                              // per-request values for RPC calls
  *     routes: (router) => {
- *       router.service(GroupsService, groupsImpl); // ... every service
- *       routerHandlers = router.handlers;
+ *       const r = recordingRouter(router, services);
+ *       r.service(GroupsService, groupsImpl);     // ... every service
  *     },
  *     fallback: (req, res) => {
  *       void rest(req, res).then((answered) => { if (!answered) otherRoutes(req, res); });
@@ -21,7 +23,7 @@
  *   });
  *   const rest = createRestTranscoder({
  *     services: [GroupsService, PingService],     // the registered services with http rules
- *     handlers: routerHandlers,
+ *     call: createUnaryCaller(services, interceptors, "rest"),
  *     registry,                                   // every message type that may be an error detail or Any
  *     maxBodyBytes: 1 << 20,
  *     contextValues,                              // same function; the transcoder sets protocolKey = "rest"
@@ -30,21 +32,22 @@
  * `otherRoutes` answers what REST does not (OIDC discovery, health pages, ...) or 404.
  * CORS preflight (OPTIONS) must be answered before the transcoder, which would say 405.
  */
-import { create, createRegistry, fromBinary, toBinary } from "@bufbuild/protobuf";
+
+import { create, createRegistry } from "@bufbuild/protobuf";
 import type { DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
-import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { parseTimeout } from "@connectrpc/connect/protocol-connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
 import { routesFromServices } from "./http-rules.js";
 import type { RestRoute } from "./http-rules.js";
 import type { PathBindings } from "./path-template.js";
+import type { UnaryAnswer, UnaryCaller } from "./in-memory-call.js";
 import { applyQueryParams } from "./query-params.js";
 import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
 import type { BodySource } from "./request-body.js";
@@ -60,8 +63,8 @@ export type { NodeRequest, NodeResponse } from "../http/node-types.js";
 export interface RestTranscoderOptions {
   /** Services whose unary methods carry google.api.http rules; each must be on the router. */
   services: DescService[];
-  /** `router.handlers` of the SAME ConnectRouter the node adapter serves. */
-  handlers: UniversalHandler[];
+  /** Calls the implementations the node adapter serves, with its interceptors (`createUnaryCaller`). */
+  call: UnaryCaller;
   /** Resolves error details and Any fields when writing JSON (`@type`). */
   registry: Registry;
   /** ErrorInfo.domain of the errors the transcoder raises itself. */
@@ -70,6 +73,8 @@ export interface RestTranscoderOptions {
   maxBodyBytes: number;
   /** Per-request context values; the transcoder sets protocolKey to "rest" on them. */
   contextValues?: (req: NodeRequest) => ContextValues;
+  /** Makes a call's error follow the API's error rules (an ErrorInfo on every error); by default the error as it is. */
+  callError?: (error: ConnectError, method: RestRoute["method"]) => ConnectError;
   /** Told about unexpected failures (answered 500 INTERNAL), e.g. to log them. */
   onError?: (error: unknown, req: NodeRequest) => void;
 }
@@ -97,15 +102,7 @@ export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boole
 export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
   const registry = createRegistry(file_google_rpc_error_details, opts.registry);
   const target = { registry, domain: opts.errorDomain };
-  const byPath = new Map(opts.handlers.map((h) => [h.requestPath, h]));
   const routes = routesFromServices(opts.services);
-  const handlerOf = new Map<RestRoute, UniversalHandler>();
-  for (const route of routes) {
-    const path = `/${route.method.parent.typeName}/${route.method.name}`;
-    const handler = byPath.get(path);
-    if (!handler) throw new Error(`REST transcoder: no handler for ${path}; register the service on the router`);
-    handlerOf.set(route, handler);
-  }
   const table = new RouteTable(routes);
 
   return async function restHandler(req, res) {
@@ -137,17 +134,29 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       }
       const contextValues = opts.contextValues?.(req) ?? createContextValues();
       contextValues.set(protocolKey, "rest");
-      const handler = handlerOf.get(route)!;
-      const uRes = await handler({
-        httpVersion: "1.1",
-        method: "POST",
-        url: "http://in-process" + handler.requestPath,
-        header: forwardRequestHeaders(req.headers),
-        body: singleChunk(toBinary(route.method.input, input)),
-        signal: ac.signal,
-        contextValues,
-      });
-      await writeResponse(res, route, uRes, target, req.headers.authorization);
+      const header = forwardRequestHeaders(req.headers);
+      const timeout = parseTimeout(header.get("connect-timeout-ms"), 0);
+      let answer: UnaryAnswer;
+      try {
+        if (timeout.error) throw transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", timeout.error.rawMessage);
+        answer = await opts.call(route.method, {
+          input,
+          header,
+          signal: ac.signal,
+          contextValues,
+          timeoutMs: timeout.timeoutMs,
+          url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,
+        });
+      } catch (e) {
+        if (!(e instanceof ConnectError)) throw e;
+        if (res.destroyed) return true;
+        const error = opts.callError?.(e, route.method) ?? e;
+        const headers = forwardResponseHeaders(error.metadata);
+        if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, req.headers.authorization, error.rawMessage);
+        writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
+        return true;
+      }
+      writeResponse(res, route, answer, target);
     } catch (e) {
       opts.onError?.(e, req);
       const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
@@ -232,36 +241,18 @@ function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
   return out;
 }
 
-async function writeResponse(res: NodeResponse, route: RestRoute, uRes: UniversalServerResponse, target: StatusTarget, authorization: string | undefined): Promise<void> {
-  const { registry } = target;
-  const bytes = await readAll(uRes.body);
+/** Writes a successful answer: its headers worth passing on and the message as proto JSON (an Empty as no body). */
+function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer, target: StatusTarget): void {
   if (res.destroyed) return;
-  const headers = forwardResponseHeaders(uRes.header);
-  if (uRes.status !== 200) {
-    const fallback = new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status));
-    const error = errorFromJsonBytes(bytes, undefined, fallback);
-    if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, authorization, error.rawMessage);
-    writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
-    return;
-  }
+  const headers = forwardResponseHeaders(answer.header);
+  Object.assign(headers, forwardResponseHeaders(answer.trailer));
   const output = route.method.output;
   if (output.typeName === "google.protobuf.Empty") {
     res.writeHead(200, { ...headers, "content-length": "0" });
     res.end();
     return;
   }
-  let json = responseJson(output, fromBinary(output, bytes), registry);
+  let json = responseJson(output, answer.message, target.registry);
   if (route.responseField) json = (json as Record<string, JsonValue>)[route.responseField.jsonName] ?? null;
   writeJson(res, 200, JSON.stringify(json), headers);
-}
-
-async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
-  if (!body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of body) chunks.push(chunk);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-}
-
-async function* singleChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  yield bytes;
 }

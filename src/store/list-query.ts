@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../api/pagination.js";
+import { CACHEABLE_READ } from "./sqlite-driver.js";
 import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
 
 export type { UidpFilter };
@@ -115,8 +116,13 @@ export function applyPage<O>(query: AnyQuery<O>, page: Page, table: string): Any
   return q.offset(page.skip).limit(page.limit + 1);
 }
 
-/** How many rows `query` matches: one `count(*)`, a number on both backends. */
-export async function countRows(query: AnyQuery<any>): Promise<number> {
-  const row = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirstOrThrow();
+/**
+ * How many rows `query` matches: one `count(*)`, a number on both backends; or `known` without a
+ * query when the page token carried the total of its first page (`Page.total`, AIP-158).
+ */
+export async function countRows(query: AnyQuery<any>, known: number | undefined): Promise<number> {
+  if (known !== undefined) return known;
+  // On SQLite, the count is kept until the database changes (the driver's cache of CACHEABLE_READ results).
+  const row = await query.select(sql<number>`count(*)`.as("total")).modifyEnd(sql.raw(CACHEABLE_READ)).executeTakeFirstOrThrow();
   return Number((row as { total: number | string }).total);
 }

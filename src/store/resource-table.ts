@@ -4,6 +4,7 @@ import { isUniqueViolation } from "./dialect.js";
 import { notFound, type ConflictError } from "./errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./tables.js";
+import { CACHEABLE } from "./sqlite-driver.js";
 
 /**
  * The standard methods of a resource table (a table keyed by a string `uid`): get, list,
@@ -60,7 +61,7 @@ function loose(db: Db): LooseDb {
 
 /** The row `uid`; throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const row = await loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", uid).executeTakeFirst();
+  const row = await loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", uid).modifyEnd(CACHEABLE).executeTakeFirst();
   if (!row) throw notFound(table.type, uid);
   return row as RowOf<T>;
 }
@@ -123,7 +124,7 @@ export async function listPage<T extends ResourceTableName>(
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const query = looseListQuery(db, table, filter);
   const rows = await applyPage(query.selectAll(), page, table.name).execute();
-  const total = await countRows(query);
+  const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
 }
 

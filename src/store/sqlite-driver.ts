@@ -1,5 +1,5 @@
 import type SqliteDatabase from "better-sqlite3";
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { CompiledQuery, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -17,7 +17,10 @@ export function isSqliteBusy(error: unknown): boolean {
  *   `BEGIN IMMEDIATE` and statements outside a transaction are retried for up to
  *   `lockTimeoutMs` without blocking the event loop (better-sqlite3's own
  *   busy_timeout sleeps synchronously, so it is set to 0). After that the
- *   SQLITE_BUSY error is thrown; nothing was written.
+ *   SQLITE_BUSY error is thrown; nothing was written;
+ * - statements are prepared once per SQL text and reused (`StatementCache`):
+ *   Kysely compiles a query shape to the same text each time, and preparing it
+ *   costs 10 to 20 us per query.
  */
 export class LockWaitingSqliteDialect extends SqliteDialect {
   constructor(
@@ -34,6 +37,7 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
 
 class LockWaitingSqliteDriver extends SqliteDriver {
   private wrapped?: DatabaseConnection;
+  private statements?: StatementCache;
 
   constructor(
     private readonly database: SqliteDatabase.Database,
@@ -44,10 +48,12 @@ class LockWaitingSqliteDriver extends SqliteDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection();
+    const statements = (this.statements ??= new StatementCache(this.database));
+    const execute = <R>(query: CompiledQuery) => Promise.resolve(statements.execute<R>(query));
     this.wrapped ??= {
       executeQuery: <R>(query: CompiledQuery) =>
         // Inside a transaction the lock is already held (IMMEDIATE): a busy error there is not retried.
-        this.database.inTransaction ? connection.executeQuery<R>(query) : this.waitForLock(() => connection.executeQuery<R>(query)),
+        this.database.inTransaction ? execute<R>(query) : this.waitForLock(() => execute<R>(query)),
       streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => connection.streamQuery<R>(query, chunkSize),
     };
     return this.wrapped;
@@ -67,5 +73,80 @@ class LockWaitingSqliteDriver extends SqliteDriver {
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
+  }
+}
+
+/**
+ * Ends the SQL of a read whose result the SQLite driver may keep until the database changes
+ * (`StatementCache`); other dialects ignore it (a comment).
+ */
+export const CACHEABLE_READ = "/* cacheable */";
+
+/** `query.modifyEnd(CACHEABLE)` marks a read CACHEABLE_READ. */
+export const CACHEABLE = sql.raw(CACHEABLE_READ);
+
+/**
+ * better-sqlite3 statements by SQL text, the `capacity` most recently used. Runs a compiled query
+ * as Kysely's own SQLite connection does (readers return their rows, others the changes and the
+ * last row id), on the cached statement. A statement stays valid across schema changes (SQLite
+ * prepares it again when the schema it was compiled for has changed). Only `executeQuery` uses it:
+ * a streamed query keeps its own statement busy while it iterates.
+ */
+export class StatementCache {
+  private readonly statements = new Map<string, SqliteDatabase.Statement>();
+  /** Statements this connection ran that may have written (every statement not `readonly`). */
+  private writes = 0;
+  private dataVersion?: SqliteDatabase.Statement;
+  /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
+  private readonly results = new Map<string, { version: string; result: QueryResult<unknown> }>();
+
+  constructor(
+    private readonly database: SqliteDatabase.Database,
+    private readonly capacity = 500,
+  ) {}
+
+  execute<R>(query: CompiledQuery): QueryResult<R> {
+    const statement = this.prepare(query.sql);
+    const parameters = query.parameters as unknown[];
+    // A writing statement may also return rows (RETURNING): whether it writes is `readonly`.
+    if (!statement.readonly) this.writes++;
+    if (statement.reader) {
+      if (query.sql.endsWith(CACHEABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
+      return { rows: statement.all(parameters) as R[] };
+    }
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  /**
+   * The rows of a CACHEABLE_READ query, read again only when the database may have changed since:
+   * another connection committed (SQLite's `data_version`) or this one ran a statement that may
+   * write. So a cached result is exactly what reading again would return. Each answer holds
+   * copies of the rows, so a caller changing its rows changes nothing kept.
+   */
+  private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery): QueryResult<unknown> {
+    this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
+    const version = `${this.dataVersion.get() as number}:${this.writes}`;
+    const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
+    let hit = this.results.get(key);
+    if (hit?.version !== version) {
+      hit = { version, result: { rows: statement.all(query.parameters as unknown[]) } };
+      if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
+      this.results.set(key, hit);
+    }
+    return { rows: hit.result.rows.map((row) => ({ ...(row as object) })) };
+  }
+
+  private prepare(sql: string): SqliteDatabase.Statement {
+    let statement = this.statements.get(sql);
+    if (statement) {
+      // Most recently used last: Map keeps insertion order.
+      this.statements.delete(sql);
+    } else {
+      statement = this.database.prepare(sql);
+      if (this.statements.size >= this.capacity) this.statements.delete(this.statements.keys().next().value!);
+    }
+    this.statements.set(sql, statement);
+    return statement;
   }
 }

@@ -7,7 +7,6 @@ import { create, createRegistry } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema, ResourceInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { GroupSchema } from "../../gen/platform/iam/v2/group_pb.js";
@@ -16,6 +15,7 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import type { ListGroupsRequest, UpdateGroupRequest } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
 import { protocolKey } from "../../src/interceptors/request-context.js";
+import { createUnaryCaller, recordingRouter, type RecordedService } from "../../src/rest/in-memory-call.js";
 import { createRestTranscoder } from "../../src/rest/transcoder.js";
 import type { RestHandler } from "../../src/rest/transcoder.js";
 
@@ -99,13 +99,13 @@ const recorder: Interceptor = (next) => async (req) => {
 
 function buildNodeHandler(): ReturnType<typeof connectNodeAdapter> {
   // The wiring recommended in src/rest/transcoder.ts: one router for RPC and REST.
-  let routerHandlers: UniversalHandler[] = [];
+  const services: RecordedService[] = [];
   const nodeHandler = connectNodeAdapter({
     interceptors: [recorder],
     routes: (router) => {
-      router.service(GroupsService, groupsImpl);
-      router.service(PingService, { ping: () => ({ response: "pong" }) });
-      routerHandlers = router.handlers;
+      const r = recordingRouter(router, services);
+      r.service(GroupsService, groupsImpl);
+      r.service(PingService, { ping: () => ({ response: "pong" }) });
     },
     fallback: (req, res) => {
       void rest(req, res).then((answered) => {
@@ -118,7 +118,7 @@ function buildNodeHandler(): ReturnType<typeof connectNodeAdapter> {
   });
   const rest: RestHandler = createRestTranscoder({
     services: [GroupsService, PingService],
-    handlers: routerHandlers,
+    call: createUnaryCaller(services, [recorder], "rest"),
     registry: createRegistry(file_google_rpc_error_details),
     maxBodyBytes: MAX_BODY,
     errorDomain: "platform-api",

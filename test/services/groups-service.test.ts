@@ -77,3 +77,18 @@ test("organization names must fit registry paths; folder names are free text", a
   await assert.rejects(api.groups.createGroup({ parent: api.org, group: { name: "x".repeat(129) } }, owner), (e) => code(e) === Code.InvalidArgument);
   await assert.rejects(api.groups.createGroup({ parent: api.org, group: { name: "bad\u0000name" } }, owner), (e) => code(e) === Code.InvalidArgument);
 });
+
+test("totalCount is counted on the first page and carried by the page token to the later ones (AIP-158)", async () => {
+  const owner = api.as(api.ownerToken);
+  const folder = await api.groups.createGroup({ parent: api.org, group: { name: "counted" } }, owner);
+  for (const name of ["c1", "c2", "c3"]) await api.groups.createGroup({ parent: folder.uid, group: { name } }, owner);
+  const first = await api.groups.listGroups({ uidp: { childrenOf: folder.uid }, pageSize: 2 }, owner);
+  assert.equal(first.totalCount, 3n);
+  await api.groups.createGroup({ parent: folder.uid, group: { name: "c4" } }, owner);
+  const second = await api.groups.listGroups({ uidp: { childrenOf: folder.uid }, pageSize: 2, pageToken: first.nextPageToken }, owner);
+  assert.equal(second.totalCount, 3n, "the listing's total as its first page counted it");
+  const again = await api.groups.listGroups({ uidp: { childrenOf: folder.uid }, pageSize: 10 }, owner);
+  assert.equal(again.totalCount, 4n, "a new first page counts again");
+  const after = again.groups.map((g) => g.uid).filter((uid) => Buffer.compare(Buffer.from(uid), Buffer.from(first.groups[1].uid)) > 0);
+  assert.deepEqual(second.groups.map((g) => g.uid), after.slice(0, 2), "the rows themselves are read anew (c4 among them when it sorts after page one)");
+});

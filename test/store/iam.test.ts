@@ -51,6 +51,41 @@ for (const database of await testDatabases()) {
       await dropFresh(url);
     });
 
+    test("grants_clock advances with every change to bindings, role capabilities and identities' deletion, in the writing transaction", async () => {
+      const clock = async () => Number((await store.db.selectFrom("grants_clock").select("value").where("id", "=", 1).executeTakeFirstOrThrow()).value);
+      const moves = async (what: string, change: () => Promise<unknown>) => {
+        const before = await clock();
+        await change();
+        assert.ok((await clock()) > before, `${what} advances the clock`);
+      };
+      // A group of its own, so the other tests' listings do not see what this one leaves.
+      const c = newChildUid(org);
+      await insertGroup(store.db, { uid: c, parent_uid: org, name: "clocked", description: "", create_time: 1, update_time: 1 });
+      const who = identity(c, "clocked", 1);
+      const role = newChildUid(c);
+      await moves("creating an identity's binding", async () => {
+        await createIdentity(store.db, who);
+        await createRoleBinding(store.db, { uid: newChildUid(c), group_uid: c, identity_uid: who.uid, role_uid: builtInRole("viewer").uid, create_time: 1 });
+      });
+      await moves("a custom role's capabilities", () => insertRole(store.db, { uid: role, group_uid: c, name: "clock-role", description: "", built_in: 0, create_time: 1, update_time: 1 }, ["CAP_REPO_LIST"]));
+      await moves("changing them", () => inTransaction(store.db, undefined, (trx) => updateRole(trx, role, { name: "clock-role", description: "", update_time: 2 }, ["CAP_REPO_GET"])));
+      const bound = await createRoleBinding(store.db, { uid: newChildUid(c), group_uid: c, identity_uid: who.uid, role_uid: role, create_time: 1 });
+      await moves("a binding's role", () => setBindingRole(store.db, bound.uid, builtInRole("owner").uid));
+      await moves("deleting a binding", () => inTransaction(store.db, undefined, (trx) => deleteRoleBinding(trx, bound.uid)));
+      await moves("deleting the identity (and its bindings)", () => inTransaction(store.db, undefined, (trx) => deleteIdentity(trx, who.uid)));
+      const unchanged = await clock();
+      await createIdentity(store.db, identity(c, "unbound", 1));
+      assert.equal(await clock(), unchanged, "an identity without bindings grants nothing: no advance");
+      await assert.rejects(
+        inTransaction(store.db, undefined, async (trx) => {
+          await createRoleBinding(trx, { uid: newChildUid(c), group_uid: c, identity_uid: who.uid, role_uid: role, create_time: 1 });
+          throw new Error("rolled back");
+        }),
+      );
+      assert.equal(await clock(), unchanged, "a rolled-back change leaves the clock as it was");
+      await moves("deleting a role (its capabilities)", () => inTransaction(store.db, undefined, (trx) => deleteRole(trx, role)));
+    });
+
     test("identities: create under an existing group, children_of, visibility, update, delete with bindings", async () => {
       await assert.rejects(createIdentity(store.db, identity(newChildUid(org), "x", 1)), (e) => kind(e) === "NOT_FOUND");
       const one = await createIdentity(store.db, identity(a, "one", 2));

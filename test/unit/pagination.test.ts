@@ -48,12 +48,20 @@ test("page tokens carry the position and are bound to the request", () => {
     { uid: "u2", name: "b" },
     { uid: "u3", name: "c" },
   ];
-  const token = pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp");
+  const token = pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp", 3, "seen");
   assert.notEqual(token, "");
-  assert.equal(pager.nextToken(page, rows.slice(0, 2), (r, c) => r[c as "uid" | "name"], "fp"), "", "no extra row: last page");
+  assert.equal(pager.nextToken(page, rows.slice(0, 2), (r, c) => r[c as "uid" | "name"], "fp", 3, "seen"), "", "no extra row: last page");
 
-  const next = pager.parse({ ...base, pageSize: 2, orderBy: "name", pageToken: token }, orderable, "fp");
+  const next = pager.parse({ ...base, pageSize: 2, orderBy: "name", pageToken: token }, orderable, "fp", "seen");
   assert.deepEqual(next.after, ["b", "u2"]);
+  assert.equal(page.total, undefined, "a first page counts");
+  assert.equal(next.total, 3, "later pages carry the first page's total (AIP-158)");
+  const parse = (audience?: string) => pager.parse({ ...base, pageSize: 2, orderBy: "name", pageToken: token }, orderable, "fp", audience);
+  assert.equal(parse("other").total, undefined, "another audience counts for itself");
+  assert.equal(parse(undefined).total, undefined, "no audience: every page counts");
+  assert.deepEqual(parse("other").after, ["b", "u2"], "the position holds for any audience");
+  const unshared = pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp", 3);
+  assert.equal(pager.parse({ ...base, pageSize: 2, orderBy: "name", pageToken: unshared }, orderable, "fp", "seen").total, undefined, "a token made without an audience carries no total");
 
   assert.equal(violationOf(() => pager.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "other")), "page_token");
   for (const at of [0, 20, token.length - 2]) {
@@ -66,10 +74,11 @@ test("page tokens carry the position and are bound to the request", () => {
 
   // AIP-158: opaque. The token shows nothing of the position or the request, and never repeats.
   const opened = Buffer.from(token, "base64url").toString("latin1");
-  for (const secret of ["u2", '"b"', "fp", '"k"']) assert.equal(opened.includes(secret), false, secret);
-  assert.notEqual(pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp"), token);
+  for (const secret of ["u2", '"b"', "fp", '"k"', '"n"', "seen"]) assert.equal(opened.includes(secret), false, secret);
+  assert.notEqual(pager.nextToken(page, rows, (r, c) => r[c as "uid" | "name"], "fp", 3, "seen"), token);
 
   now += PAGE_TOKEN_LIFETIME_MS + 1;
-  const restarted = pager.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "fp");
+  const restarted = pager.parse({ ...base, pageToken: token, orderBy: "name" }, orderable, "fp", "seen");
   assert.equal(restarted.after, undefined, "a token older than 3 days restarts from the first page");
+  assert.equal(restarted.total, undefined, "and counts again");
 });

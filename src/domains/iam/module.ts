@@ -21,6 +21,7 @@ import { groupChildOrderIndexes } from "./migrations/2026-11-22-0002-group-child
 import { iamExtras } from "./migrations/2026-11-22-0003-iam-extras.js";
 import { hostedCapabilityNames } from "./migrations/2026-11-24-0008-hosted-capability-names.js";
 import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-association-clouds.js";
+import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
@@ -60,6 +61,7 @@ export const iam: Domain = {
     "2026-11-22-0003-iam-extras": iamExtras,
     "2026-11-24-0008-hosted-capability-names": hostedCapabilityNames,
     "2026-11-24-0009-account-association-clouds": accountAssociationClouds,
+    "2026-11-27-0080-grants-clock": grantsClock,
   },
   ownedByGroup: [
     "identities",

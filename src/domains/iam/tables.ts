@@ -43,6 +43,13 @@ export interface RoleCapabilityTable {
   capability: string;
 }
 
+/** One row (id 1): a counter triggers advance with every change to what identities are granted. */
+export interface GrantsClockTable {
+  id: number;
+  /** A bigint: a string from PostgreSQL, a number from SQLite. */
+  value: number | string;
+}
+
 export interface RoleBindingTable {
   /** A UIDP under `group_uid`. */
   uid: string;
@@ -134,6 +141,7 @@ export interface IamTables {
   roles: RoleTable;
   role_capabilities: RoleCapabilityTable;
   role_bindings: RoleBindingTable;
+  grants_clock: GrantsClockTable;
   identity_providers: IdentityProviderTable;
   account_associations: AccountAssociationTable;
   group_invites: GroupInviteTable;

@@ -22,7 +22,7 @@ export async function listDocuments(db: Db, filter: AdvisoryFilter, page: Page):
   const matching = { ...filter, includeWithdrawn: true };
   const artifacts = () => db.selectFrom(filteredAdvisories(db, matching).select("advisories.artifact_name as uid").distinct().as("documents"));
   const names = (await applyPage(artifacts().select("documents.uid"), page, "documents").execute()).map((r) => r.uid);
-  const total = await countRows(artifacts());
+  const total = await countRows(artifacts(), page.total);
   if (names.length === 0) return { rows: [], total };
   const advisories = await filteredAdvisories(db, { ...matching, artifactNames: [names] })
     .selectAll()

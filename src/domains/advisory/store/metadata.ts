@@ -17,6 +17,6 @@ function filtered(db: Db, recordNames: string[][]) {
 /** One page of OSV records (withdrawn ones included) found by one name (id or alias) of each list, and the count of all. */
 export async function listRecords(db: Db, recordNames: string[][], page: Page): Promise<{ rows: OsvRecordRow[]; total: number }> {
   const rows = await applyPage(filtered(db, recordNames).selectAll(), page, "osv_records").execute();
-  const total = await countRows(filtered(db, recordNames));
+  const total = await countRows(filtered(db, recordNames), page.total);
   return { rows, total };
 }

@@ -37,7 +37,7 @@ function filtered(db: Db, uidp: UidpFilter, visible: Visibility) {
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
 export async function listSubscriptions(db: Db, uidp: UidpFilter, visible: Visibility, page: Page): Promise<{ rows: SubscriptionRow[]; total: number }> {
   const rows = await applyPage(filtered(db, uidp, visible).selectAll(), page, "subscriptions").execute();
-  const total = await countRows(filtered(db, uidp, visible));
+  const total = await countRows(filtered(db, uidp, visible), page.total);
   return { rows, total };
 }
 

@@ -97,7 +97,7 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
   const equals = { identity_uid: filter.identity, group_uid: filter.group, role_uid: filter.role };
   const query = listQuery(db, ROLE_BINDINGS, { equals, uidp: filter.uidp, visible: filter.visible });
   const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").execute();
-  const total = await countRows(query);
+  const total = await countRows(query, page.total);
   if (keys.length === 0) return { rows: [], total };
   const found = await hydrated(db)
     .select(HYDRATED_COLUMNS)

@@ -93,7 +93,7 @@ export async function listArtifacts(db: Db, filter: ArtifactFilter, page: Page):
   if (Array.from(text).length < 3) {
     const scanned = db.selectFrom("artifacts").where((eb) => conditions(eb, filter));
     const rows = await applyPage(scanned.selectAll(), page, "artifacts").execute();
-    return { rows, total: await countRows(scanned) };
+    return { rows, total: await countRows(scanned, page.total) };
   }
   const trigram = await rarestTrigram(db, text);
   if (trigram === undefined) return { rows: [], total: 0 };
@@ -103,7 +103,7 @@ export async function listArtifacts(db: Db, filter: ArtifactFilter, page: Page):
     .where("artifact_trigrams.trigram", "=", trigram)
     .where((eb) => conditions(eb as unknown as ExpressionBuilder<Database, "artifacts">, filter));
   const rows = await applyPage(indexed.selectAll("artifacts"), page, "artifacts").execute();
-  return { rows, total: await countRows(indexed) };
+  return { rows, total: await countRows(indexed, page.total) };
 }
 
 /** The number of artifacts of each ecosystem in `filter`, `query` aside (ecosystems without any are absent). */
@@ -128,7 +128,7 @@ export async function getArtifact(db: Db, uid: string): Promise<ArtifactRow> {
 export async function listArtifactVersions(db: Db, artifactUid: string, page: Page): Promise<{ rows: ArtifactVersionRow[]; total: number }> {
   const query = () => db.selectFrom("artifact_versions").where("artifact_versions.artifact_uid", "=", artifactUid);
   const rows = await applyPage(query().selectAll(), page, "artifact_versions").execute();
-  return { rows, total: await countRows(query()) };
+  return { rows, total: await countRows(query(), page.total) };
 }
 
 /** The stored digests of `uids`, with their create times. */

@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Db } from "../../../store/tables.js";
 import type { ManifestTable } from "../tables.js";
+import { CACHEABLE } from "../../../store/sqlite-driver.js";
 
 export type ManifestRow = Selectable<ManifestTable>;
 
@@ -24,7 +25,7 @@ export async function putManifest(db: Db, row: ManifestRow): Promise<boolean> {
 
 /** The manifest `digest` of a repo, or undefined. */
 export async function findManifest(db: Db, repoUid: string, digest: string): Promise<ManifestRow | undefined> {
-  const row = await db.selectFrom("manifests").selectAll().where("repo_uid", "=", repoUid).where("digest", "=", digest).executeTakeFirst();
+  const row = await db.selectFrom("manifests").selectAll().where("repo_uid", "=", repoUid).where("digest", "=", digest).modifyEnd(CACHEABLE).executeTakeFirst();
   return row && normalized(row);
 }
 

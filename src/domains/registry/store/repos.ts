@@ -11,6 +11,7 @@ import type { RepoTable } from "../tables.js";
 import { getGroup } from "../../iam/store/groups.js";
 import { listConditions } from "../../../store/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
+import { CACHEABLE } from "../../../store/sqlite-driver.js";
 
 export type RepoRow = Selectable<RepoTable>;
 
@@ -89,6 +90,7 @@ export async function findRepoByPath(db: Db, orgName: string, repoName: string):
     .where("groups.parent_uid", "=", "")
     .where("groups.name", "=", orgName)
     .where("repos.name", "=", repoName)
+    .modifyEnd(CACHEABLE)
     .executeTakeFirst();
 }
 

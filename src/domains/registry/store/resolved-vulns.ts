@@ -153,7 +153,7 @@ export async function listResolvedVulnsReports(
       "resolved_vulns_reports",
     ).execute()
   ).map((r) => ({ ...normalized(r), repo_name: r.repo_name }));
-  const total = await countRows(filtered(db, filter));
+  const total = await countRows(filtered(db, filter), page.total);
   const uids = rows.map((r) => r.uid);
   const vulns = uids.length === 0 ? [] : await db.selectFrom("resolved_vulns").selectAll().where("report_uid", "in", uids).orderBy("advisory_id").orderBy("purl").execute();
   return { rows: rows.map((r) => ({ ...r, resolved: vulns.filter((v) => v.report_uid === r.uid) })), total };

@@ -2,6 +2,7 @@ import type { Selectable } from "kysely";
 import type { Db } from "../../../store/tables.js";
 import type { TagHistoryTable } from "../tables.js";
 import { recordTagMove } from "./resolved-vulns.js";
+import { CACHEABLE } from "../../../store/sqlite-driver.js";
 
 export type TagHistoryRow = Selectable<TagHistoryTable>;
 
@@ -38,17 +39,22 @@ export async function appendTagHistory(db: Db, repoUid: string, tagName: string,
 /**
  * The digests a tag name of a repo pointed to, oldest first (`update_time`,
  * then `seq`), between `start` and `end` (epoch ms, both inclusive), at most
- * `limit` records. The history outlives the tag: a deleted tag keeps it.
+ * `limit` records, without the columns the request names (repo, tag). The
+ * history outlives the tag: a deleted tag keeps it.
  */
 export async function readTagHistory(
   db: Db,
   repoUid: string,
   tagName: string,
   options: { start?: number; end?: number; limit: number },
-): Promise<TagHistoryRow[]> {
-  let q = db.selectFrom("tag_history").selectAll().where("repo_uid", "=", repoUid).where("tag_name", "=", tagName);
+): Promise<Array<Pick<TagHistoryRow, "seq" | "digest" | "update_time">>> {
+  let q = db.selectFrom("tag_history").select(["seq", "update_time", "digest"]).where("repo_uid", "=", repoUid).where("tag_name", "=", tagName);
   if (options.start !== undefined) q = q.where("update_time", ">=", options.start);
   if (options.end !== undefined) q = q.where("update_time", "<=", options.end);
-  const rows = await q.orderBy("update_time", "asc").orderBy("seq", "asc").limit(options.limit).execute();
-  return rows.map((r) => ({ ...r, seq: Number(r.seq), update_time: Number(r.update_time) }));
+  const rows = await q.orderBy("update_time", "asc").orderBy("seq", "asc").limit(options.limit).modifyEnd(CACHEABLE).execute();
+  for (const r of rows) {
+    r.seq = Number(r.seq);
+    r.update_time = Number(r.update_time);
+  }
+  return rows;
 }

@@ -7,6 +7,7 @@ import type { Db } from "../../../store/tables.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
+import { CACHEABLE } from "../../../store/sqlite-driver.js";
 
 export type TagRow = Selectable<TagTable>;
 
@@ -99,7 +100,7 @@ export function deleteTag(db: Db, uid: string): Promise<void> {
 
 /** The tag `name` of a repo, or undefined. */
 export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
-  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
+  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("name", "=", name).modifyEnd(CACHEABLE).executeTakeFirst();
 }
 
 /**

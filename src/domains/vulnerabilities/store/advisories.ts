@@ -80,7 +80,7 @@ export type AdvisoryKey = Pick<AdvisoryRow, "uid" | "etag" | "advisory_id" | "ar
 export async function listAdvisoryKeys(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryKey[]; total: number }> {
   const keys = filteredAdvisories(db, filter).select(["advisories.uid", "advisories.etag", "advisories.advisory_id", "advisories.artifact_name", "advisories.create_time", "advisories.update_time"]);
   const rows = await applyPage(keys, page, "advisories").execute();
-  const total = await countRows(filteredAdvisories(db, filter));
+  const total = await countRows(filteredAdvisories(db, filter), page.total);
   return { rows, total };
 }
 

@@ -1,0 +1,82 @@
+// The SQLite driver's statement cache: one prepare per SQL text, bounded, correct across schema changes.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import Database from "better-sqlite3";
+import { CompiledQuery } from "kysely";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CACHEABLE_READ, StatementCache } from "../../src/store/sqlite-driver.js";
+
+function counted(capacity?: number) {
+  const database = new Database(":memory:");
+  const prepared: string[] = [];
+  const prepare = database.prepare.bind(database);
+  database.prepare = ((sql: string) => {
+    prepared.push(sql);
+    return prepare(sql);
+  }) as typeof database.prepare;
+  return { database, prepared, cache: new StatementCache(database, capacity) };
+}
+
+test("a SQL text is prepared once and its statement reused, with each call's parameters", () => {
+  const { prepared, cache } = counted();
+  cache.execute(CompiledQuery.raw("create table t (id integer primary key, name text)"));
+  const insert = "insert into t (name) values (?)";
+  assert.equal(cache.execute(CompiledQuery.raw(insert, ["a"])).numAffectedRows, 1n);
+  assert.equal(cache.execute(CompiledQuery.raw(insert, ["b"])).insertId, 2n);
+  const select = "select name from t where id = ?";
+  assert.deepEqual(cache.execute(CompiledQuery.raw(select, [1])).rows, [{ name: "a" }]);
+  assert.deepEqual(cache.execute(CompiledQuery.raw(select, [2])).rows, [{ name: "b" }]);
+  assert.equal(prepared.filter((sql) => sql === insert).length, 1);
+  assert.equal(prepared.filter((sql) => sql === select).length, 1);
+});
+
+test("the least recently used statement is dropped beyond the capacity", () => {
+  const { prepared, cache } = counted(2);
+  const q = (n: number) => CompiledQuery.raw(`select ${n} as n`);
+  cache.execute(q(1));
+  cache.execute(q(2));
+  cache.execute(q(1));
+  cache.execute(q(3)); // drops 2, the least recently used
+  cache.execute(q(1));
+  cache.execute(q(2));
+  assert.deepEqual(prepared, ["select 1 as n", "select 2 as n", "select 3 as n", "select 2 as n"]);
+});
+
+test("a cached statement reads the schema as it is now", () => {
+  const { cache } = counted();
+  cache.execute(CompiledQuery.raw("create table t (a text)"));
+  cache.execute(CompiledQuery.raw("insert into t values ('x')"));
+  const select = CompiledQuery.raw("select * from t");
+  assert.deepEqual(cache.execute(select).rows, [{ a: "x" }]);
+  cache.execute(CompiledQuery.raw("alter table t add column b text default 'y'"));
+  assert.deepEqual(cache.execute(select).rows, [{ a: "x", b: "y" }]);
+});
+
+test("a CACHEABLE_READ result is kept until this connection writes or another one commits", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cacheable-"));
+  try {
+    const file = join(dir, "db.sqlite");
+    const mine = new Database(file);
+    const other = new Database(file);
+    const statements = new StatementCache(mine);
+    statements.execute(CompiledQuery.raw("create table t (id integer)"));
+    const count = CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [0]);
+    const read = () => (statements.execute<{ n: number }>(count).rows[0] as { n: number }).n;
+    assert.equal(read(), 0);
+    mine.prepare("insert into t values (1)").run(); // not through the cache: unseen
+    assert.equal(read(), 0, "kept while nothing it can see wrote");
+    statements.execute(CompiledQuery.raw("insert into t values (2)"));
+    assert.equal(read(), 2, "this connection's write through the cache: read again");
+    statements.execute(CompiledQuery.raw("insert into t values (5) returning id"));
+    assert.equal(read(), 3, "a write returning rows: read again");
+    other.prepare("insert into t values (3)").run();
+    assert.equal(read(), 4, "another connection's commit: read again");
+    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 2, "other parameters, another entry");
+    mine.close();
+    other.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
