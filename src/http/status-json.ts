@@ -110,9 +110,9 @@ export function writeStatus(res: NodeResponse, httpStatus: number, error: Connec
 }
 
 /** Writes a JSON answer with its content-length; nothing if the response is gone. */
-export function writeJson(res: NodeResponse, httpStatus: number, body: string, headers: ResponseHeaders = {}): void {
+export function writeJson(res: NodeResponse, httpStatus: number, body: string | Buffer, headers: ResponseHeaders = {}): void {
   if (res.destroyed) return;
-  const bytes = Buffer.from(body, "utf8");
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
   res.writeHead(httpStatus, { ...headers, "content-type": "application/json", "content-length": String(bytes.byteLength) });
   res.end(bytes);
 }

@@ -85,6 +85,32 @@ export const CACHEABLE_READ = "/* cacheable */";
 /** `query.modifyEnd(CACHEABLE)` marks a read CACHEABLE_READ. */
 export const CACHEABLE = sql.raw(CACHEABLE_READ);
 
+/** A CACHEABLE_READ result kept by `StatementCache`, with the values derived from its rows (`keptDerivation`). */
+interface KeptResult {
+  version: string;
+  result: QueryResult<unknown>;
+  derived: Map<string, unknown>;
+}
+
+/** The kept result an answer's rows were copied from (a non-enumerable property of the rows array). */
+const KEPT = Symbol("kept result");
+
+/**
+ * `compute()`, a value that depends on nothing but the rows a CACHEABLE_READ returned (an encoded
+ * body, say), kept with the driver's kept result those rows were copied from: while the database
+ * has not changed, later reads of the same query answer the same rows and the same value, without
+ * computing it again. `name` tells apart the values derived from one result. For rows that were
+ * not answered from a kept result (PostgreSQL, a read not marked), computes every time.
+ */
+export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T): T {
+  const kept = (rows as { [KEPT]?: KeptResult })[KEPT];
+  if (kept === undefined) return compute();
+  if (kept.derived.has(name)) return kept.derived.get(name) as T;
+  const value = compute();
+  kept.derived.set(name, value);
+  return value;
+}
+
 /**
  * better-sqlite3 statements by SQL text, the `capacity` most recently used. Runs a compiled query
  * as Kysely's own SQLite connection does (readers return their rows, others the changes and the
@@ -98,7 +124,7 @@ export class StatementCache {
   private writes = 0;
   private dataVersion?: SqliteDatabase.Statement;
   /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
-  private readonly results = new Map<string, { version: string; result: QueryResult<unknown> }>();
+  private readonly results = new Map<string, KeptResult>();
 
   constructor(
     private readonly database: SqliteDatabase.Database,
@@ -130,11 +156,13 @@ export class StatementCache {
     const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
     let hit = this.results.get(key);
     if (hit?.version !== version) {
-      hit = { version, result: { rows: statement.all(query.parameters as unknown[]) } };
+      hit = { version, result: { rows: statement.all(query.parameters as unknown[]) }, derived: new Map() };
       if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
       this.results.set(key, hit);
     }
-    return { rows: hit.result.rows.map((row) => ({ ...(row as object) })) };
+    const rows = hit.result.rows.map((row) => ({ ...(row as object) }));
+    Object.defineProperty(rows, KEPT, { value: hit });
+    return { rows };
   }
 
   private prepare(sql: string): SqliteDatabase.Statement {

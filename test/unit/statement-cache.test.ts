@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { CompiledQuery } from "kysely";
+import { CompiledQuery, Kysely } from "kysely";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CACHEABLE_READ, StatementCache } from "../../src/store/sqlite-driver.js";
+import { CACHEABLE, CACHEABLE_READ, keptDerivation, LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
 
 function counted(capacity?: number) {
   const database = new Database(":memory:");
@@ -75,6 +75,40 @@ test("a CACHEABLE_READ result is kept until this connection writes or another on
     assert.equal(read(), 4, "another connection's commit: read again");
     assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 2, "other parameters, another entry");
     mine.close();
+    other.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a value derived from a kept result is computed once per database version, through Kysely", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "derived-"));
+  try {
+    const file = join(dir, "db.sqlite");
+    const other = new Database(file);
+    other.exec("create table t (id integer)");
+    const db = new Kysely<{ t: { id: number } }>({ dialect: new LockWaitingSqliteDialect(new Database(file), 1000) });
+    let computed = 0;
+    const derive = async (marked = true) => {
+      const q = db.selectFrom("t").select("id").orderBy("id");
+      const rows = await (marked ? q.modifyEnd(CACHEABLE) : q).execute();
+      return keptDerivation(rows, "ids", () => {
+        computed++;
+        return rows.map((r) => r.id).join(",");
+      });
+    };
+    assert.equal(await derive(), "");
+    assert.equal(await derive(), "");
+    assert.equal(computed, 1, "the same kept result: derived once");
+    await db.insertInto("t").values({ id: 1 }).execute();
+    assert.equal(await derive(), "1", "after this connection's write: derived again");
+    other.prepare("insert into t values (2)").run();
+    assert.equal(await derive(), "1,2", "after another connection's commit: derived again");
+    assert.equal(computed, 3);
+    assert.equal(await derive(false), "1,2");
+    assert.equal(await derive(false), "1,2");
+    assert.equal(computed, 5, "a read not marked CACHEABLE: derived every time");
+    await db.destroy();
     other.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
