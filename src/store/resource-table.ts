@@ -5,6 +5,7 @@ import { notFound, type ConflictError } from "./errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./tables.js";
 import { CACHEABLE } from "./sqlite-driver.js";
+import { runPrecompiled } from "./precompiled.js";
 
 /**
  * The standard methods of a resource table (a table keyed by a string `uid`): get, list,
@@ -61,7 +62,7 @@ function loose(db: Db): LooseDb {
 
 /** The row `uid`; throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const row = await loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", uid).modifyEnd(CACHEABLE).executeTakeFirst();
+  const [row] = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(CACHEABLE));
   if (!row) throw notFound(table.type, uid);
   return row as RowOf<T>;
 }

@@ -2,6 +2,7 @@ import type { Selectable } from "kysely";
 import type { Db } from "../../../store/tables.js";
 import type { ManifestTable } from "../tables.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type ManifestRow = Selectable<ManifestTable>;
 
@@ -25,7 +26,9 @@ export async function putManifest(db: Db, row: ManifestRow): Promise<boolean> {
 
 /** The manifest `digest` of a repo, or undefined. */
 export async function findManifest(db: Db, repoUid: string, digest: string): Promise<ManifestRow | undefined> {
-  const row = await db.selectFrom("manifests").selectAll().where("repo_uid", "=", repoUid).where("digest", "=", digest).modifyEnd(CACHEABLE).executeTakeFirst();
+  const [row] = await runPrecompiled(db, "manifest by digest", [repoUid, digest], (repo, manifest) =>
+    db.selectFrom("manifests").selectAll().where("repo_uid", "=", repo).where("digest", "=", manifest).modifyEnd(CACHEABLE),
+  );
   return row && normalized(row);
 }
 

@@ -12,6 +12,7 @@ import { getGroup } from "../../iam/store/groups.js";
 import { listConditions } from "../../../store/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type RepoRow = Selectable<RepoTable>;
 
@@ -83,15 +84,17 @@ export function updateReadme(db: Db, uid: string, readme: string, updateTime: nu
  * registry host, which names repos by path.
  */
 export async function findRepoByPath(db: Db, orgName: string, repoName: string): Promise<RepoRow | undefined> {
-  return db
-    .selectFrom("repos")
-    .innerJoin("groups", "groups.uid", "repos.org_uid")
-    .selectAll("repos")
-    .where("groups.parent_uid", "=", "")
-    .where("groups.name", "=", orgName)
-    .where("repos.name", "=", repoName)
-    .modifyEnd(CACHEABLE)
-    .executeTakeFirst();
+  const rows = await runPrecompiled(db, "repo by path", [orgName, repoName], (org, repo) =>
+    db
+      .selectFrom("repos")
+      .innerJoin("groups", "groups.uid", "repos.org_uid")
+      .selectAll("repos")
+      .where("groups.parent_uid", "=", "")
+      .where("groups.name", "=", org)
+      .where("repos.name", "=", repo)
+      .modifyEnd(CACHEABLE),
+  );
+  return rows[0];
 }
 
 /**

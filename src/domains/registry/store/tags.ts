@@ -8,6 +8,7 @@ import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type TagRow = Selectable<TagTable>;
 
@@ -100,7 +101,10 @@ export function deleteTag(db: Db, uid: string): Promise<void> {
 
 /** The tag `name` of a repo, or undefined. */
 export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
-  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("name", "=", name).modifyEnd(CACHEABLE).executeTakeFirst();
+  const rows = await runPrecompiled(db, "tag by name", [repoUid, name], (repo, tag) =>
+    db.selectFrom("tags").selectAll().where("repo_uid", "=", repo).where("name", "=", tag).modifyEnd(CACHEABLE),
+  );
+  return rows[0];
 }
 
 /**

@@ -1,0 +1,56 @@
+import { createQueryId, type Compilable, type CompiledQuery, type QueryResult } from "kysely";
+
+/** What `runPrecompiled` uses of a Kysely instance or transaction. */
+interface Runner {
+  getExecutor(): { readonly adapter: object };
+  executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+}
+
+/** A query shape compiled once: its compiled form and, per compiled parameter, the call argument it takes (or none: a constant). */
+interface Shape {
+  compiled: CompiledQuery<unknown>;
+  slots: Array<number | undefined>;
+}
+
+/** Compiled shapes by dialect adapter (a Kysely instance and its transactions share one), then by shape name. */
+const shapes = new WeakMap<object, Map<string, Shape>>();
+
+const placeholder = (i: number) => `\u0000precompiled argument ${i}\u0000`;
+
+/**
+ * Runs the query `build` makes, compiled by Kysely once per dialect and `shape` (a name unique to
+ * the query's SQL apart from `args`), with `args` bound as its parameters: the same rows as
+ * `build(...args).execute()`, without building and compiling the query on every call. `build`
+ * gets a placeholder for each argument and must use each as a bound value, exactly once, in a
+ * query whose SQL does not depend on the arguments (no lists, no optional clauses); it throws
+ * otherwise, at the first call.
+ */
+export async function runPrecompiled<R>(db: Runner, shape: string, args: readonly unknown[], build: (...placeholders: string[]) => Compilable<R>): Promise<R[]> {
+  const adapter = db.getExecutor().adapter;
+  let byName = shapes.get(adapter);
+  if (byName === undefined) shapes.set(adapter, (byName = new Map()));
+  let compiled = byName.get(shape);
+  if (compiled === undefined) {
+    compiled = compile(shape, args.length, build as (...placeholders: string[]) => Compilable<unknown>);
+    byName.set(shape, compiled);
+  }
+  const { slots } = compiled;
+  const parameters = compiled.compiled.parameters.map((value, i) => (slots[i] === undefined ? value : args[slots[i]]));
+  const result = await db.executeQuery<R>({ ...(compiled.compiled as CompiledQuery<R>), parameters, queryId: createQueryId() });
+  return result.rows;
+}
+
+function compile(shape: string, count: number, build: (...placeholders: string[]) => Compilable<unknown>): Shape {
+  const placeholders = Array.from({ length: count }, (_, i) => placeholder(i));
+  const compiled = build(...placeholders).compile();
+  const slots = compiled.parameters.map((value) => {
+    const at = placeholders.indexOf(value as string);
+    return at < 0 ? undefined : at;
+  });
+  for (let i = 0; i < count; i++) {
+    if (slots.filter((slot) => slot === i).length !== 1 || compiled.sql.includes(placeholders[i])) {
+      throw new Error(`precompiled query ${shape}: argument ${i} is not bound exactly once as a parameter`);
+    }
+  }
+  return { compiled, slots };
+}
