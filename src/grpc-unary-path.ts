@@ -46,10 +46,10 @@ export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: 
 }
 
 async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
-  const ac = new AbortController();
+  const controller = new AbortController();
   // The client went away before the answer was written (a finished answer's close aborts nothing).
   res.once("close", () => {
-    if (!res.writableFinished) ac.abort(new ConnectError("the client closed the stream", Code.Canceled));
+    if (!res.writableFinished) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
   });
   let answer: UnaryAnswer;
   try {
@@ -61,7 +61,7 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
       answer = await options.call(method, {
         input,
         header: requestHeaders(req.headers),
-        signal: ac.signal,
+        controller,
         contextValues: options.contextValues(req),
         timeoutMs: timeout.timeoutMs,
         url: `http://in-process${req.url}`,

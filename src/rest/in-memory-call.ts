@@ -2,10 +2,10 @@ import type { DescMethod, DescService, Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
-  createHandlerContext,
   createServiceImplSpec,
   type ConnectRouter,
   type ContextValues,
+  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
@@ -49,8 +49,13 @@ export interface UnaryCall {
   input: Message;
   /** The request headers the handler sees (`ctx.requestHeader`). */
   header: Headers;
-  /** Aborts the call (the client went away). */
-  signal: AbortSignal;
+  /**
+   * The call's own controller, new for each call: its signal is the handler's `ctx.signal`. The
+   * caller aborts it when the client goes away; the call aborts it at the client's deadline
+   * (DEADLINE_EXCEEDED) and when it ends (a reason of code CANCELED). No listener links it to
+   * anything else, so a call costs one AbortController.
+   */
+  controller: AbortController;
   contextValues: ContextValues;
   /** The caller's own deadline, if it asked for one. */
   timeoutMs?: number;
@@ -84,17 +89,7 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
   return async (method, call) => {
     const found = byMethod.get(`${method.parent.typeName}/${method.name}`);
     if (!found || found.spec.kind !== "unary") throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-    const context = createHandlerContext({
-      ...found.spec,
-      service: method.parent,
-      requestMethod: "POST",
-      protocolName,
-      timeoutMs: call.timeoutMs,
-      requestSignal: call.signal,
-      requestHeader: call.header,
-      url: call.url,
-      contextValues: call.contextValues,
-    });
+    const context = handlerContext(found.spec, protocolName, call);
     try {
       const message = await invokeUnaryImplementation(found.spec, context, call.input, found.interceptors);
       return { message, header: context.responseHeader, trailer: context.responseTrailer };
@@ -106,8 +101,43 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
       });
       throw error;
     } finally {
-      // Releases the deadline's timer and the signal's listeners; a shared reason spares a DOMException per call.
+      // Releases the deadline's timer; a shared reason spares a DOMException per call.
       context.abort(CALL_ENDED);
     }
+  };
+}
+
+/**
+ * The handler context connect-es's `createHandlerContext` makes (the same fields, deadline and
+ * `timeoutMs()`), on the call's own controller instead of two more controllers linked to it by
+ * listeners. The request headers are the call's (each call brings its own).
+ */
+function handlerContext(spec: MethodImplSpec, protocolName: string, call: UnaryCall): HandlerContext & { abort(reason: unknown): void } {
+  const { controller } = call;
+  let timeoutMs: () => number | undefined = () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (call.timeoutMs !== undefined) {
+    const deadline = Date.now() + call.timeoutMs;
+    timeoutMs = () => deadline - Date.now();
+    const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    if (call.timeoutMs <= 0) expire();
+    else timer = setTimeout(expire, call.timeoutMs);
+  }
+  return {
+    method: spec.method,
+    service: spec.method.parent,
+    signal: controller.signal,
+    timeoutMs,
+    requestMethod: "POST",
+    requestHeader: call.header,
+    responseHeader: new Headers(),
+    responseTrailer: new Headers(),
+    protocolName,
+    values: call.contextValues,
+    url: call.url,
+    abort(reason) {
+      clearTimeout(timer);
+      controller.abort(reason);
+    },
   };
 }

@@ -118,8 +118,11 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         return true;
       }
       const { route, bindings } = found;
-      const ac = new AbortController();
-      res.once("close", () => ac.abort());
+      const controller = new AbortController();
+      // The client went away before the answer was written (a finished answer's close aborts nothing).
+      res.once("close", () => {
+        if (!res.writableFinished) controller.abort(new ConnectError("the client closed the connection", Code.Canceled));
+      });
       let input: Message;
       try {
         input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
@@ -142,7 +145,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         answer = await opts.call(route.method, {
           input,
           header,
-          signal: ac.signal,
+          controller,
           contextValues,
           timeoutMs: timeout.timeoutMs,
           url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,

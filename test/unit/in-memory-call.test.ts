@@ -1,0 +1,81 @@
+// The in-memory unary call (the gRPC unary path and REST use it): its handler context, deadline and signal.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createServiceImplSpec, type HandlerContext } from "@connectrpc/connect";
+import { PingRequestSchema, PingService } from "../../gen/platform/ping/v2/ping_pb.js";
+import { deadlineInterceptor } from "../../src/interceptors/deadline-interceptor.js";
+import { errorInterceptor } from "../../src/interceptors/error-interceptor.js";
+import { createLogger } from "../../src/logger.js";
+import { createUnaryCaller } from "../../src/rest/in-memory-call.js";
+
+/** A Ping that waits until its signal aborts (or `ms`), recording the context it ran with. */
+function caller(ms: number, maxMs = 5000) {
+  const seen: { context?: HandlerContext; abortedWith?: unknown; remaining?: number } = {};
+  const spec = createServiceImplSpec(PingService, {
+    async ping(_req, ctx) {
+      seen.context = ctx;
+      seen.remaining = ctx.timeoutMs();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          seen.abortedWith = ctx.signal.reason;
+          resolve();
+        });
+      });
+      return { response: "pong" };
+    },
+  });
+  const call = createUnaryCaller([{ ...spec }], [errorInterceptor(createLogger("silent"), "platform-api"), deadlineInterceptor(maxMs)], "grpc");
+  const run = (controller: AbortController, timeoutMs?: number) =>
+    call(PingService.method.ping, {
+      input: create(PingRequestSchema, {}),
+      header: new Headers({ "x-test": "1" }),
+      controller,
+      contextValues: createContextValues(),
+      timeoutMs,
+      url: "http://in-process/platform.ping.v2.PingService/Ping",
+    });
+  return { run, seen };
+}
+
+test("a finished call answers, with the context connect-es would give, and its signal ends aborted", async () => {
+  const { run, seen } = caller(0);
+  const controller = new AbortController();
+  const answer = await run(controller);
+  assert.equal((answer.message as { response: string }).response, "pong");
+  const ctx = seen.context!;
+  assert.equal(ctx.method, PingService.method.ping);
+  assert.equal(ctx.service, PingService);
+  assert.equal(ctx.protocolName, "grpc");
+  assert.equal(ctx.requestMethod, "POST");
+  assert.equal(ctx.requestHeader.get("x-test"), "1");
+  assert.equal(seen.remaining, undefined, "no deadline asked: timeoutMs() is undefined");
+  assert.equal(controller.signal.aborted, true, "the call's signal is released at its end");
+  assert.equal(ConnectError.from(controller.signal.reason).code, Code.Canceled);
+});
+
+test("the client's deadline aborts the handler's signal with DEADLINE_EXCEEDED", async () => {
+  const { run, seen } = caller(5000);
+  const started = Date.now();
+  await run(new AbortController(), 40);
+  assert.ok(Date.now() - started < 2000);
+  assert.ok(seen.remaining !== undefined && seen.remaining > 0 && seen.remaining <= 40, `timeoutMs() ${seen.remaining}`);
+  assert.equal(ConnectError.from(seen.abortedWith).code, Code.DeadlineExceeded);
+});
+
+test("the server's time limit aborts the handler's signal and the call is DEADLINE_EXCEEDED", async () => {
+  const { run, seen } = caller(5000, 30);
+  await assert.rejects(run(new AbortController()), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
+  assert.ok(seen.abortedWith !== undefined, "the handler saw the abort");
+});
+
+test("the caller aborting (the client went away) reaches the handler through the interceptors", async () => {
+  const { run, seen } = caller(5000);
+  const controller = new AbortController();
+  const reason = new ConnectError("the client closed the stream", Code.Canceled);
+  setTimeout(() => controller.abort(reason), 20);
+  await run(controller);
+  assert.equal(seen.abortedWith, reason);
+});
