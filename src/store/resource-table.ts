@@ -124,7 +124,8 @@ export async function listPage<T extends ResourceTableName>(
   page: Page,
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const query = looseListQuery(db, table, filter);
-  const rows = await applyPage(query.selectAll(), page, table.name).execute();
+  // On SQLite, a page is kept until the database changes (the driver's cache of CACHEABLE_READ results).
+  const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(CACHEABLE).execute();
   const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, createServiceImplSpec, type HandlerContext } from "@connectrpc/connect";
-import { PingRequestSchema, PingService } from "../../gen/platform/ping/v2/ping_pb.js";
+import { PingRequestSchema, PingService, type PingResponse } from "../../gen/platform/ping/v2/ping_pb.js";
 import { deadlineInterceptor } from "../../src/interceptors/deadline-interceptor.js";
 import { errorInterceptor } from "../../src/interceptors/error-interceptor.js";
 import { createLogger } from "../../src/logger.js";
@@ -12,7 +12,7 @@ import { createUnaryCaller } from "../../src/rest/in-memory-call.js";
 /** A Ping that waits until its signal aborts (or `ms`), recording the context it ran with. */
 function caller(ms: number, maxMs = 5000) {
   const seen: { context?: HandlerContext; abortedWith?: unknown; remaining?: number } = {};
-  const spec = createServiceImplSpec(PingService, {
+  const spec = createServiceImplSpec<typeof PingService>(PingService, {
     async ping(_req, ctx) {
       seen.context = ctx;
       seen.remaining = ctx.timeoutMs();
@@ -44,7 +44,7 @@ test("a finished call answers, with the context connect-es would give, and its s
   const { run, seen } = caller(0);
   const controller = new AbortController();
   const answer = await run(controller);
-  assert.equal((answer.message as { response: string }).response, "pong");
+  assert.equal((answer.message as PingResponse).response, "pong");
   const ctx = seen.context!;
   assert.equal(ctx.method, PingService.method.ping);
   assert.equal(ctx.service, PingService);
