@@ -4,6 +4,7 @@ import { getOption } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
 import { isUidp, rootOf } from "../api/uidp.js";
+import { isV1 } from "../api/v1/version.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
 import { emitEvent } from "../domains/events/store/outbox.js";
 import { withTransactionHook } from "../store/transaction.js";
@@ -15,10 +16,11 @@ import { withTransactionHook } from "../store/transaction.js";
  * rolls back has no event and one that commits has it. Handlers write nothing for it.
  *
  * - type: `<prefix>.api.<domain>.<resource>.<created|updated|deleted>.v1` for
- *   Create/Update/Delete<Resource> (resource in snake_case), else
- *   `<prefix>.api.<domain>.<method in snake_case>.v1`;
+ *   Create/Update/Delete<Resource> (resource in snake_case), and for a v1 method named
+ *   Create/Update/Delete (the resource is its answer's type, or its request's `Delete<R>Request`),
+ *   so a v1 write and its v2 twin write the same type; else `<prefix>.api.<domain>.<method in snake_case>.v1`;
  * - subject: the `uid` of what the transaction returned (a created row), else the request's
- *   `uid` or its resource's `uid`;
+ *   `uid` or its resource's `uid` (a v1 request's `id`);
  * - group: the group the call was authorized on, else the subject's organization;
  * - actor: the caller's identity; body: the request as protojson without INPUT_ONLY fields
  *   (secrets such as an identity provider's client secret never leave in an event).
@@ -31,7 +33,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
     if (req.stream || req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
     const method = req.method as DescMethod;
     return withTransactionHook(async (trx, result) => {
-      const subject = uidOf(result) ?? requestUid(req.message as Record<string, unknown>) ?? "";
+      const subject = uidOf(result) ?? requestUid(req.message as Record<string, unknown>, idKeyOf(method)) ?? "";
       const scope = req.contextValues.get(scopeKey);
       const group = scope ?? (isUidp(subject) ? rootOf(subject) : "");
       const principal = req.contextValues.get(principalKey);
@@ -53,7 +55,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
 /** The CloudEvent type of an RPC's event. */
 export function eventType(prefix: string, method: DescMethod): string {
   const domain = method.parent.typeName.split(".")[1];
-  const standard = /^(Create|Update|Delete)(.+)$/.exec(method.name);
+  const standard = /^(Create|Update|Delete)(.+)$/.exec(method.name) ?? v1Standard(method);
   if (standard) {
     const verb = { Create: "created", Update: "updated", Delete: "deleted" }[standard[1] as "Create" | "Update" | "Delete"];
     return `${prefix}.api.${domain}.${snake(standard[2])}.${verb}.v1`;
@@ -61,20 +63,32 @@ export function eventType(prefix: string, method: DescMethod): string {
   return `${prefix}.api.${domain}.${snake(method.name)}.v1`;
 }
 
+/** A v1 standard method (`Create`, `Update`, `Delete` alone) as [name, verb, resource]. */
+function v1Standard(method: DescMethod): [string, string, string] | undefined {
+  if (method.name === "Create" || method.name === "Update") return [method.name, method.name, method.output.name];
+  const deleted = method.name === "Delete" ? /^Delete(.+)Request$/.exec(method.input.name) : null;
+  return deleted ? [method.name, "Delete", deleted[1]] : undefined;
+}
+
+/** The request field naming the resource: `uid`, or `id` in a v1 package. */
+function idKeyOf(method: DescMethod): "uid" | "id" {
+  return isV1(method.parent) ? "id" : "uid";
+}
+
 function snake(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-function uidOf(value: unknown): string | undefined {
-  const uid = value && typeof value === "object" ? (value as { uid?: unknown }).uid : undefined;
+function uidOf(value: unknown, key: "uid" | "id" = "uid"): string | undefined {
+  const uid = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
   return typeof uid === "string" && uid !== "" ? uid : undefined;
 }
 
-function requestUid(message: Record<string, unknown>): string | undefined {
-  const own = uidOf(message);
+function requestUid(message: Record<string, unknown>, key: "uid" | "id"): string | undefined {
+  const own = uidOf(message, key);
   if (own) return own;
   for (const value of Object.values(message)) {
-    const nested = uidOf(value);
+    const nested = uidOf(value, key);
     if (nested) return nested;
   }
   return undefined;

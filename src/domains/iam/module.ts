@@ -10,7 +10,15 @@ import { file_platform_iam_v2_identity_providers_service, IdentityProvidersServi
 import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { file_platform_iam_v2_roles_service, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
 import { file_platform_iam_v2_terms_service, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
+import { file_platform_iam_v1_group, Groups } from "../../../gen/platform/iam/v1/group_pb.js";
+import { file_platform_iam_v1_identity, Identities } from "../../../gen/platform/iam/v1/identity_pb.js";
+import { file_platform_iam_v1_role, Roles } from "../../../gen/platform/iam/v1/role_pb.js";
+import { file_platform_iam_v1_role_binding, RoleBindings } from "../../../gen/platform/iam/v1/role_binding_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { createGroupsV1Service } from "./v1/groups-service.js";
+import { createIdentitiesV1Service } from "./v1/identities-service.js";
+import { createRoleBindingsV1Service } from "./v1/role-bindings-service.js";
+import { createRolesV1Service } from "./v1/roles-service.js";
 import { createAccountAssociationsService } from "./account-association-service.js";
 import { createExternalGroupRoleMappingsService } from "./external-group-role-mapping-service.js";
 import { createGroupInvitesService } from "./group-invite-service.js";
@@ -26,7 +34,7 @@ import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
 
 /**
- * IAM (`platform.iam.v2`): the group tree, identities, roles and role bindings, identity
+ * IAM (`platform.iam.v2`, and `platform.iam.v1` over it): the group tree, identities, roles and role bindings, identity
  * providers, account associations, group invites, external group role mappings, terms.
  * Its core tables (groups, identities, roles, bindings) were created by the store's first
  * migration, before migrations belonged to domains.
@@ -43,6 +51,10 @@ export const iam: Domain = {
     file_platform_iam_v2_group_invites_service,
     file_platform_iam_v2_external_group_role_mappings_service,
     file_platform_iam_v2_terms_service,
+    file_platform_iam_v1_group,
+    file_platform_iam_v1_identity,
+    file_platform_iam_v1_role,
+    file_platform_iam_v1_role_binding,
   ],
   services: [
     bind(GroupsService, createGroupsService),
@@ -54,6 +66,11 @@ export const iam: Domain = {
     bind(GroupInvitesService, createGroupInvitesService),
     bind(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService),
     bind(TermsService, createTermsService),
+    // v1 (`platform.iam.v1`): each over its v2 service (docs/decisions.md, "v1").
+    bind(Groups, (deps) => createGroupsV1Service(createGroupsService(deps))),
+    bind(Identities, (deps) => createIdentitiesV1Service(createIdentitiesService(deps))),
+    bind(Roles, (deps) => createRolesV1Service(createRolesService(deps))),
+    bind(RoleBindings, (deps) => createRoleBindingsV1Service(createRoleBindingsService(deps))),
   ],
   migrations: {
     "2026-11-22-0002-group-child-order-indexes": groupChildOrderIndexes,
