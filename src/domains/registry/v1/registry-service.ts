@@ -23,7 +23,7 @@ import { toTimestamp } from "../../../api/time.js";
 import { parentOf } from "../../../api/uidp.js";
 import { Violations } from "../../../api/validation.js";
 import { callV2, deleteV1, listAll } from "../../../api/v1/index.js";
-import { NotFoundError } from "../../../store/errors.js";
+import { ConflictError, NotFoundError } from "../../../store/errors.js";
 import { inTransaction } from "../../../store/transaction.js";
 import type { ServiceDeps } from "../../deps.js";
 import { createImagesService } from "../images-service.js";
@@ -64,7 +64,8 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
       try {
         return repoToV1(await callV2(repoRpc.createRepo, repos.createRepo, { parent: req.parentId, repo: repoFromV1(req.repo) }, ctx));
       } catch (error) {
-        if (req.preventExisting || !(error instanceof ApiError && error.kind === "ALREADY_EXISTS")) throw error;
+        const taken = error instanceof ConflictError || (error instanceof ApiError && error.kind === "ALREADY_EXISTS");
+        if (req.preventExisting || !taken) throw error;
         const same = await callV2(repoRpc.listRepos, repos.listRepos, { uidp: { childrenOf: req.parentId }, name: req.repo?.name ?? "" }, ctx);
         if (same.repos.length !== 1) throw error;
         return repoToV1(same.repos[0]);
