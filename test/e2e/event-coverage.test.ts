@@ -12,7 +12,12 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
+import { GroupAccountAssociations as AccountAssociationsV1 } from "../../gen/platform/iam/v1/account_associations_pb.js";
+import { ExternalGroupRoleMappings as ExternalGroupRoleMappingsV1 } from "../../gen/platform/iam/v1/external_group_role_mappings_pb.js";
 import { Groups as GroupsV1 } from "../../gen/platform/iam/v1/group_pb.js";
+import { GroupInvites as GroupInvitesV1 } from "../../gen/platform/iam/v1/group_invites_pb.js";
+import { IdentityProviders as IdentityProvidersV1 } from "../../gen/platform/iam/v1/identity_providers_pb.js";
+import { Terms as TermsV1 } from "../../gen/platform/iam/v1/terms_pb.js";
 import { Identities as IdentitiesV1 } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings as RoleBindingsV1 } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles as RolesV1 } from "../../gen/platform/iam/v1/role_pb.js";
@@ -126,6 +131,23 @@ test("every changing RPC of every domain writes one event of its type, about its
   const b1 = id(await call(RoleBindingsV1, "Create", { parent: g1, roleBinding: { identity: i1, role: r1 } }, id, v2(RoleBindingsService, "CreateRoleBinding")));
   await call(RoleBindingsV1, "Update", { id: b1, identity: i1, role: viewer }, () => b1, v2(RoleBindingsService, "UpdateRoleBinding"));
   await call(RoleBindingsV1, "Delete", { id: b1 }, () => b1, v2(RoleBindingsService, "DeleteRoleBinding"));
+  const oidc = { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden-v1" };
+  const p1 = id(await call(IdentityProvidersV1, "Create", { parentId: g1, identityProvider: { name: "corp", oidc } }, id, v2(IdentityProvidersService, "CreateIdentityProvider")));
+  const p1Event = await server.store.db.selectFrom("events").select("body").where("subject", "=", p1).executeTakeFirstOrThrow();
+  assert.ok(!p1Event.body.includes("hidden-v1"), "an INPUT_ONLY secret is not in a v1 call's event");
+  await call(IdentityProvidersV1, "Update", { id: p1, name: "corp", oidc: { issuer: oidc.issuer, clientId: "cid2" } }, () => p1, v2(IdentityProvidersService, "UpdateIdentityProvider"));
+  const m1 = id(
+    await call(ExternalGroupRoleMappingsV1, "Create", { parentId: p1, mapping: { externalGroupId: "admins", roleUidp: viewer } }, id, v2(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping")),
+  );
+  await call(ExternalGroupRoleMappingsV1, "Delete", { id: m1 }, () => m1, v2(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping"));
+  await call(IdentityProvidersV1, "Delete", { id: p1 }, () => p1, v2(IdentityProvidersService, "DeleteIdentityProvider"));
+  const group1 = (b: JsonObject) => b.group as string;
+  await call(AccountAssociationsV1, "Create", { group: g1, name: "cloud", amazon: { account: "123456789012" } }, group1, v2(AccountAssociationsService, "CreateAccountAssociation"));
+  await call(AccountAssociationsV1, "Update", { group: g1, name: "cloud", amazon: { account: "210987654321" } }, () => g1, v2(AccountAssociationsService, "UpdateAccountAssociation"));
+  await call(AccountAssociationsV1, "Delete", { group: g1 }, () => g1, v2(AccountAssociationsService, "DeleteAccountAssociation"));
+  const n1 = id(await call(GroupInvitesV1, "Create", { group: g1, role: viewer, ttl: "3600s" }, id, v2(GroupInvitesService, "CreateGroupInvite")));
+  await call(GroupInvitesV1, "Delete", { id: n1 }, () => n1, v2(GroupInvitesService, "DeleteGroupInvite"));
+  await call(TermsV1, "AcceptTerms", { group: org, documentIds: ["tos"] }, undefined, v2(TermsService, "AcceptTerms"));
   await call(RolesV1, "Delete", { id: r1 }, () => r1, v2(RolesService, "DeleteRole"));
   await call(IdentitiesV1, "Delete", { id: i1 }, () => i1, v2(IdentitiesService, "DeleteIdentity"));
   await call(GroupsV1, "Delete", { id: g1 }, () => g1, v2(GroupsService, "DeleteGroup"));

@@ -1,10 +1,19 @@
 import { after, before } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import assert from "node:assert/strict";
+import { GroupAccountAssociations } from "../../gen/platform/iam/v1/account_associations_pb.js";
+import { ExternalGroupRoleMappings } from "../../gen/platform/iam/v1/external_group_role_mappings_pb.js";
 import { Groups } from "../../gen/platform/iam/v1/group_pb.js";
+import { GroupInvites } from "../../gen/platform/iam/v1/group_invites_pb.js";
+import { IdentityProviders } from "../../gen/platform/iam/v1/identity_providers_pb.js";
 import { Identities } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
+import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
+import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
+import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
@@ -175,6 +184,167 @@ const IAM_KINDS: DifferentialKind[] = [
         role: str((b.role as JsonObject | undefined)?.uid),
         createdAt: b.createTime,
       }),
+  },
+  {
+    name: "identity provider",
+    setup: async (_h, group) => ({ parent: group }),
+    v1: {
+      create: ({ parent }) => {
+        const identityProvider = { name: "corp", description: "SSO", defaultRole: builtInRole("viewer").uid, oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "s3cret", additionalScopes: ["email"], groupsClaim: "groups" } };
+        return { service: IdentityProviders, method: "Create", request: { parentId: parent, identityProvider }, rest: rest("POST", `/iam/v1/identityProviders/${parent}`, identityProvider) };
+      },
+      // PUT without description, default role or scopes: they are reset (the secret is kept).
+      update: (_s, created) => {
+        const body = { id: created.id as string, name: "corp2", oidc: { issuer: "https://login.example.com", clientId: "cid2" } };
+        return { service: IdentityProviders, method: "Update", request: body, rest: rest("PUT", `/iam/v1/identityProviders/${body.id}`, body) };
+      },
+      list: (id) => ({ service: IdentityProviders, method: "List", request: { id }, rest: rest("GET", `/iam/v1/identityProviders?id=${id}`) }),
+      delete: (id) => ({ service: IdentityProviders, method: "Delete", request: { id }, rest: rest("DELETE", `/iam/v1/identityProviders/${id}`) }),
+    },
+    v2: {
+      create: ({ parent }) => {
+        const identityProvider = { name: "corp", oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "s3cret" } };
+        return { service: IdentityProvidersService, method: "CreateIdentityProvider", request: { parent, identityProvider }, rest: rest("POST", `/iam/v2/identityProviders/${parent}`, identityProvider) };
+      },
+      update: (_s, created) => {
+        const identityProvider = { uid: created.uid as string, description: "changed", oidc: { groupsClaim: "teams" } };
+        return {
+          service: IdentityProvidersService,
+          method: "UpdateIdentityProvider",
+          request: { identityProvider },
+          rest: rest("PATCH", `/iam/v2/identityProviders/${identityProvider.uid}`, identityProvider),
+        };
+      },
+      get: (uid) => ({ service: IdentityProvidersService, method: "GetIdentityProvider", request: { uid }, rest: rest("GET", `/iam/v2/identityProviders/${uid}`) }),
+      delete: (uid) => ({ service: IdentityProvidersService, method: "DeleteIdentityProvider", request: { uid }, rest: rest("DELETE", `/iam/v2/identityProviders/${uid}`) }),
+    },
+    toV1: (p) => defined({ id: p.uid, name: p.name, description: p.description, defaultRole: p.defaultRole, oidc: p.oidc }),
+  },
+  {
+    name: "account association",
+    v1Id: "group",
+    setup: async (_h, group) => ({ parent: group }),
+    v1: {
+      create: ({ parent }) => {
+        const body = { group: parent, name: "clouds", amazon: { account: "123456789012" }, google: { projectId: "acme-prod", projectNumber: "424242424242" } };
+        return { service: GroupAccountAssociations, method: "Create", request: body, rest: rest("POST", `/iam/v1/account_associations/${parent}`, body) };
+      },
+      // PUT without google: that association is removed.
+      update: ({ parent }) => {
+        const body = { group: parent, name: "clouds", amazon: { account: "210987654321" } };
+        return { service: GroupAccountAssociations, method: "Update", request: body, rest: rest("PUT", `/iam/v1/account_associations/${parent}`, body) };
+      },
+      list: (group) => ({ service: GroupAccountAssociations, method: "List", request: { group }, rest: rest("GET", `/iam/v1/account_associations?group=${group}`) }),
+      delete: (group) => ({ service: GroupAccountAssociations, method: "Delete", request: { group }, rest: rest("DELETE", `/iam/v1/account_associations/${group}`) }),
+    },
+    v2: {
+      create: ({ parent }) => {
+        const accountAssociation = { name: "clouds", azure: { tenantId: "00000000-0000-4000-8000-000000000001", clientIds: { app: "00000000-0000-4000-8000-000000000002" } } };
+        return {
+          service: AccountAssociationsService,
+          method: "CreateAccountAssociation",
+          request: { parent, accountAssociation },
+          rest: rest("POST", `/iam/v2/accountAssociations/${parent}`, accountAssociation),
+        };
+      },
+      update: (_s, created) => {
+        const accountAssociation = { uid: created.uid as string, description: "changed", amazon: { account: "123456789012" } };
+        return {
+          service: AccountAssociationsService,
+          method: "UpdateAccountAssociation",
+          request: { accountAssociation },
+          rest: rest("PATCH", `/iam/v2/accountAssociations/${accountAssociation.uid}`, accountAssociation),
+        };
+      },
+      get: (uid) => ({ service: AccountAssociationsService, method: "GetAccountAssociation", request: { uid }, rest: rest("GET", `/iam/v2/accountAssociations/${uid}`) }),
+      delete: (uid) => ({ service: AccountAssociationsService, method: "DeleteAccountAssociation", request: { uid }, rest: rest("DELETE", `/iam/v2/accountAssociations/${uid}`) }),
+    },
+    toV1: (a) => defined({ group: a.uid, name: a.name, description: a.description, amazon: a.amazon, google: a.google, azure: a.azure, github: a.github }),
+  },
+  {
+    name: "group invite",
+    setup: async (_h, group) => ({ parent: group }),
+    v1: {
+      create: ({ parent }) => {
+        const body = { group: parent, ttl: "3600s", role: builtInRole("viewer").uid, email: "dev@example.com", singleUse: true };
+        return { service: GroupInvites, method: "Create", request: body, rest: rest("POST", `/iam/v1/group_invites/${parent}`, body) };
+      },
+      list: (id) => ({ service: GroupInvites, method: "List", request: { id }, rest: rest("GET", `/iam/v1/group_invites?id=${id}`) }),
+      delete: (id) => ({ service: GroupInvites, method: "Delete", request: { id }, rest: rest("DELETE", `/iam/v1/group_invites/${id}`) }),
+    },
+    v2: {
+      create: ({ parent }) => {
+        const groupInvite = { roleUid: builtInRole("viewer").uid, ttl: "7200s" };
+        return { service: GroupInvitesService, method: "CreateGroupInvite", request: { parent, groupInvite }, rest: rest("POST", `/iam/v2/groupInvites/${parent}`, groupInvite) };
+      },
+      get: (uid) => ({ service: GroupInvitesService, method: "GetGroupInvite", request: { uid }, rest: rest("GET", `/iam/v2/groupInvites/${uid}`) }),
+      delete: (uid) => ({ service: GroupInvitesService, method: "DeleteGroupInvite", request: { uid }, rest: rest("DELETE", `/iam/v2/groupInvites/${uid}`) }),
+    },
+    toV1: (i) => {
+      const role = i.role as JsonObject;
+      return defined({
+        id: i.uid,
+        expiration: i.expirationTime,
+        role: defined({ id: role.uid, name: role.name, description: role.description, capabilities: role.capabilities }),
+        email: i.email,
+        createdAt: i.createTime,
+        singleUse: i.singleUse,
+      });
+    },
+    createdAgrees: (created, v2) => {
+      const listed = IAM_KINDS.find((k) => k.name === "group invite")!.toV1(v2);
+      assert.match(String(created.code), /.{16,}/, "the code is shown on create");
+      assert.deepEqual(created, defined({ id: listed.id, expiration: listed.expiration, role: listed.role, code: created.code }));
+    },
+  },
+  {
+    name: "external group role mapping",
+    setup: async (h, group) => {
+      const identityProvider = { name: "corp", oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "s3cret" } };
+      const provider = await h.ok({
+        service: IdentityProvidersService,
+        method: "CreateIdentityProvider",
+        request: { parent: group, identityProvider },
+        rest: rest("POST", `/iam/v2/identityProviders/${group}`, identityProvider),
+      });
+      return { parent: provider.uid as string };
+    },
+    v1: {
+      create: ({ parent }) => {
+        const mapping = { externalGroupId: "admins", roleUidp: builtInRole("viewer").uid };
+        return { service: ExternalGroupRoleMappings, method: "Create", request: { parentId: parent, mapping }, rest: rest("POST", `/iam/v1/externalGroupRoleMappings/${parent}`, mapping) };
+      },
+      list: (id) => ({ service: ExternalGroupRoleMappings, method: "List", request: { id }, rest: rest("GET", `/iam/v1/externalGroupRoleMappings?id=${id}`) }),
+      delete: (id) => ({ service: ExternalGroupRoleMappings, method: "Delete", request: { id }, rest: rest("DELETE", `/iam/v1/externalGroupRoleMappings/${id}`) }),
+    },
+    v2: {
+      create: ({ parent }) => {
+        const externalGroupRoleMapping = { externalGroupId: "devs", roleUid: builtInRole("viewer").uid };
+        return {
+          service: ExternalGroupRoleMappingsService,
+          method: "CreateExternalGroupRoleMapping",
+          request: { parent, externalGroupRoleMapping },
+          rest: rest("POST", `/iam/v2/externalGroupRoleMappings/${parent}`, externalGroupRoleMapping),
+        };
+      },
+      update: (_s, created) => {
+        const externalGroupRoleMapping = { uid: created.uid as string, externalGroupId: "ops", roleUid: builtInRole("editor").uid };
+        return {
+          service: ExternalGroupRoleMappingsService,
+          method: "UpdateExternalGroupRoleMapping",
+          request: { externalGroupRoleMapping },
+          rest: rest("PATCH", `/iam/v2/externalGroupRoleMappings/${externalGroupRoleMapping.uid}`, externalGroupRoleMapping),
+        };
+      },
+      get: (uid) => ({ service: ExternalGroupRoleMappingsService, method: "GetExternalGroupRoleMapping", request: { uid }, rest: rest("GET", `/iam/v2/externalGroupRoleMappings/${uid}`) }),
+      delete: (uid) => ({
+        service: ExternalGroupRoleMappingsService,
+        method: "DeleteExternalGroupRoleMapping",
+        request: { uid },
+        rest: rest("DELETE", `/iam/v2/externalGroupRoleMappings/${uid}`),
+      }),
+    },
+    toV1: (m) => defined({ id: m.uid, identityProviderUidp: m.identityProviderUid, externalGroupId: m.externalGroupId, roleUidp: m.roleUid, createdAt: m.createTime }),
   },
 ];
 
