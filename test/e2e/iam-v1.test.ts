@@ -100,6 +100,19 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(detailOf(bound, "PreconditionFailure"), undefined);
     });
 
+    test("INVALID_ARGUMENT names the fields of the v1 request", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("fields")))).id);
+      const made = await ok(
+        call(Identities, "Create", { parentId: group, identity: { name: "i", claimMatch: { issuer: ISSUER, subject: "i" } } }, rest("POST", `/iam/v1/identities/${group}`, { name: "i", claimMatch: { issuer: ISSUER, subject: "i" } })),
+      );
+      const put = await call(Identities, "Update", { id: made.id, description: "no name" }, rest("PUT", `/iam/v1/identities/${String(made.id)}`, { id: made.id as string, description: "no name" }));
+      assert.equal(put.code, 3);
+      assert.deepEqual(((detailOf(put, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field), ["name"]);
+      const binding = await call(RoleBindings, "Create", { parent: group, roleBinding: { role: builtInRole("viewer").uid } }, rest("POST", `/iam/v1/rolebindings/${group}`, { role: builtInRole("viewer").uid }));
+      assert.equal(binding.code, 3);
+      assert.deepEqual(((detailOf(binding, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field), ["role_binding.identity"]);
+    });
+
     test("role bindings carry uids of their identity, group and role", async () => {
       const group = String((await ok(createGroup(server.org.uid, unique("rb")))).id);
       const identity = await ok(

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { UidpFilterSchema, type UidpFilter } from "../../gen/platform/common/v1/uidp_pb.js";
 import { ApiError, resourceNotEmpty as apiResourceNotEmpty, notFound } from "../../src/api/errors.js";
-import { deleteV1, listAll } from "../../src/api/v1/index.js";
+import { deleteV1, listAll, v1Field } from "../../src/api/v1/index.js";
 import { resourceNotEmpty } from "../../src/store/errors.js";
 
 const A = "a".repeat(40);
@@ -67,4 +67,20 @@ describe("deleteV1 (a v1 Delete over the v2 one)", () => {
     await assert.rejects(deleteV1("group", A, () => Promise.reject(missing)), (e) => e === missing);
     assert.equal((await deleteV1("group", A, async () => undefined)).$typeName, "google.protobuf.Empty");
   });
+});
+
+describe("v1Field (v2 field paths named as the v1 request names them)", () => {
+  const renames = { identity: "", parent: "parent_id", "role_binding.identity_uid": "role_binding.identity", "identity.static_keys": "static" };
+  for (const [v2, v1] of [
+    ["identity.name", "name"],
+    ["identity", ""],
+    ["identity.static_keys.issuer", "static.issuer"],
+    ["identity.claim_match.claims[\"a\"]", "claim_match.claims[\"a\"]"],
+    ["parent", "parent_id"],
+    ["parent_uid", "parent_uid"],
+    ["role_binding.identity_uid", "role_binding.identity"],
+    ["identities", "identities"],
+  ] as const) {
+    test(`${v2} -> ${v1 || "(the request)"}`, () => assert.equal(v1Field(v2, renames), v1));
+  }
 });

@@ -12,12 +12,12 @@ export function createAccountAssociationsV1Service(associations: ServiceImpl<typ
   return {
     create: async (req, ctx) =>
       accountAssociationToV1(
-        await callV2(v2.createAccountAssociation, associations.createAccountAssociation, { parent: req.group, accountAssociation: accountAssociationFromV1({ ...req, group: "" }) }, ctx),
+        await callV2(v2.createAccountAssociation, associations.createAccountAssociation, { parent: req.group, accountAssociation: accountAssociationFromV1({ ...req, group: "" }) }, ctx, { parent: "group", account_association: "" }),
       ),
 
     update: async (req, ctx) =>
       accountAssociationToV1(
-        await callV2(v2.updateAccountAssociation, associations.updateAccountAssociation, { accountAssociation: accountAssociationFromV1(req), updateMask: replaceAll() }, ctx),
+        await callV2(v2.updateAccountAssociation, associations.updateAccountAssociation, { accountAssociation: accountAssociationFromV1(req), updateMask: replaceAll() }, ctx, { account_association: "" }),
       ),
 
     list: async (req, ctx) => {

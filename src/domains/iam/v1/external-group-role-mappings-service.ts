@@ -19,6 +19,7 @@ export function createExternalGroupRoleMappingsV1Service(
           mappings.createExternalGroupRoleMapping,
           { parent: req.parentId, externalGroupRoleMapping: { externalGroupId: req.mapping?.externalGroupId ?? "", roleUid: req.mapping?.roleUidp ?? "" } },
           ctx,
+          { parent: "parent_id", external_group_role_mapping: "mapping", "external_group_role_mapping.role_uid": "mapping.role_uidp" },
         ),
       ),
 

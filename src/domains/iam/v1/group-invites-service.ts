@@ -18,6 +18,7 @@ export function createGroupInvitesV1Service(invites: ServiceImpl<typeof GroupInv
           invites.createGroupInvite,
           { parent: req.group, groupInvite: { roleUid: req.role, email: req.email, ttl: req.ttl, singleUse: req.singleUse } },
           ctx,
+          { parent: "group", group_invite: "", "group_invite.role_uid": "role" },
         ),
       ),
 

@@ -12,12 +12,12 @@ export function createIdentityProvidersV1Service(providers: ServiceImpl<typeof I
   return {
     create: async (req, ctx) =>
       identityProviderToV1(
-        await callV2(v2.createIdentityProvider, providers.createIdentityProvider, { parent: req.parentId, identityProvider: identityProviderFromV1(req.identityProvider) }, ctx),
+        await callV2(v2.createIdentityProvider, providers.createIdentityProvider, { parent: req.parentId, identityProvider: identityProviderFromV1(req.identityProvider) }, ctx, { parent: "parent_id" }),
       ),
 
     update: async (req, ctx) =>
       identityProviderToV1(
-        await callV2(v2.updateIdentityProvider, providers.updateIdentityProvider, { identityProvider: identityProviderFromV1(req), updateMask: replaceAll() }, ctx),
+        await callV2(v2.updateIdentityProvider, providers.updateIdentityProvider, { identityProvider: identityProviderFromV1(req), updateMask: replaceAll() }, ctx, { identity_provider: "" }),
       ),
 
     list: async (req, ctx) => {
