@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Groups } from "../../gen/platform/iam/v1/group_pb.js";
+import { GroupInvites } from "../../gen/platform/iam/v1/group_invites_pb.js";
+import { Terms } from "../../gen/platform/iam/v1/terms_pb.js";
+import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { Identities } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
@@ -154,6 +157,30 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(denied.code, 7, "viewer cannot create");
       const anonymous = await wire().call(methodOf(Groups, "List"), {}, rest("GET", "/iam/v1/groups"));
       assert.equal(anonymous.code, 16);
+    });
+
+    test("terms accepted through v1 are the v2 acceptances, and the other way round", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("terms")))).id);
+      const accepted = await ok(call(Terms, "AcceptTerms", { group, documentIds: ["tos"] }, rest("POST", `/iam/v1/terms/${group}`, { documentIds: ["tos"] })));
+      assert.deepEqual(accepted, { group, documentIds: ["tos"] });
+      await ok(call(TermsService, "AcceptTerms", { group, documentIds: ["aup"] }, rest("POST", `/iam/v2/terms/${group}`, { documentIds: ["aup"] })));
+      const v1 = await ok(call(Terms, "ListAccepted", { group }, rest("GET", `/iam/v1/terms/${group}`)));
+      const v2 = await ok(call(TermsService, "ListTermsAcceptances", { group }, rest("GET", `/iam/v2/terms/${group}`)));
+      const v2Items = (v2.termsAcceptances as JsonObject[]).map((a) => ({ docId: a.docId, acceptedBy: a.acceptedBy, acceptedAt: a.createTime }));
+      assert.deepEqual(v1.items, v2Items);
+      assert.deepEqual((v1.items as JsonObject[]).map((a) => a.docId).sort(), ["aup", "tos"]);
+      assert.equal((v1.items as JsonObject[])[0].acceptedBy, server.ownerUid);
+    });
+
+    test("group invites list by group; the code is shown only on create", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("invites")))).id);
+      const body = { group, role: builtInRole("viewer").uid, ttl: "600s" };
+      const made = await ok(call(GroupInvites, "Create", body, rest("POST", `/iam/v1/group_invites/${group}`, body)));
+      assert.ok(String(made.code).length > 0);
+      const listed = await ok(call(GroupInvites, "List", { group }, rest("GET", `/iam/v1/group_invites?group=${group}`)));
+      assert.deepEqual((listed.items as JsonObject[]).map((i) => [i.id, i.code]), [[made.id, undefined]]);
+      const elsewhere = await ok(call(GroupInvites, "List", { group: server.org.uid, id: made.id }, rest("GET", `/iam/v1/group_invites?group=${server.org.uid}&id=${String(made.id)}`)));
+      assert.deepEqual(elsewhere.items ?? [], [], "group and id combine with AND");
     });
 
     test("ping v1 answers without a credential", async () => {
