@@ -204,6 +204,9 @@ describe("v1 over REST", () => {
     assert.equal((body.claim_match as JsonObject).subject_pattern, "s.*");
     const camel = await get(`/iam/v1/identities/${server.org.uid}`, { method: "POST", body: JSON.stringify({ name: "camel", claimMatch: { issuer: ISSUER, subjectPattern: "c.*" } }) });
     assert.equal(((await camel.json()) as { claim_match: JsonObject }).claim_match.subject_pattern, "c.*");
+    const api = (await (await get("/openapi.json")).json()) as { components: { schemas: Record<string, { properties: JsonObject }> } };
+    const documented = Object.keys(api.components.schemas["platform.iam.v1.Identity"].properties);
+    for (const key of Object.keys(body)) assert.ok(documented.includes(key), `OpenAPI documents ${key} as answered`);
     const listed = await get(`/iam/v1/identities?id=${String(body.id)}`);
     assert.equal(listed.status, 200);
     for (const header of ["deprecation", "sunset"]) assert.equal(listed.headers.get(header), null, header);
