@@ -4,7 +4,7 @@ import { getOption } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
 import { isUidp, rootOf } from "../api/uidp.js";
-import { isV1 } from "../api/v1/version.js";
+import { v2CallKey } from "../api/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
 import { emitEvent } from "../domains/events/store/outbox.js";
 import { withTransactionHook } from "../store/transaction.js";
@@ -16,14 +16,15 @@ import { withTransactionHook } from "../store/transaction.js";
  * rolls back has no event and one that commits has it. Handlers write nothing for it.
  *
  * - type: `<prefix>.api.<domain>.<resource>.<created|updated|deleted>.v1` for
- *   Create/Update/Delete<Resource> (resource in snake_case), and for a v1 method named
- *   Create/Update/Delete (the resource is its answer's type, or its request's `Delete<R>Request`),
- *   so a v1 write and its v2 twin write the same type; else `<prefix>.api.<domain>.<method in snake_case>.v1`;
+ *   Create/Update/Delete<Resource> (resource in snake_case), else
+ *   `<prefix>.api.<domain>.<method in snake_case>.v1`;
  * - subject: the `uid` of what the transaction returned (a created row), else the request's
- *   `uid` or its resource's `uid` (a v1 request's `id`);
+ *   `uid` or its resource's `uid`;
  * - group: the group the call was authorized on, else the subject's organization;
  * - actor: the caller's identity; body: the request as protojson without INPUT_ONLY fields
- *   (secrets such as an identity provider's client secret never leave in an event).
+ *   (secrets such as an identity provider's client secret never leave in an event);
+ * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and the
+ *   v2 request's subject and body, so subscribers see one event whichever version wrote.
  */
 export function eventInterceptor(options: { typePrefix: string; now: () => number }): Interceptor {
   // Derived once per method, not per call.
@@ -31,9 +32,9 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
   const typeOf = (method: DescMethod) => types.get(method) ?? types.set(method, eventType(options.typePrefix, method)).get(method)!;
   return (next) => async (req) => {
     if (req.stream || req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
-    const method = req.method as DescMethod;
     return withTransactionHook(async (trx, result) => {
-      const subject = uidOf(result) ?? requestUid(req.message as Record<string, unknown>, idKeyOf(method)) ?? "";
+      const { method, message } = req.contextValues.get(v2CallKey) ?? { method: req.method as DescMethod, message: req.message as Message };
+      const subject = uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? "";
       const scope = req.contextValues.get(scopeKey);
       const group = scope ?? (isUidp(subject) ? rootOf(subject) : "");
       const principal = req.contextValues.get(principalKey);
@@ -44,7 +45,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
           subject,
           group,
           actor: { subject: principal?.identityUid ?? "" },
-          body: withoutInputOnly(method.input, toJson(method.input, req.message as Message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
+          body: withoutInputOnly(method.input, toJson(method.input, message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
         },
         options.now(),
       );
@@ -55,7 +56,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
 /** The CloudEvent type of an RPC's event. */
 export function eventType(prefix: string, method: DescMethod): string {
   const domain = method.parent.typeName.split(".")[1];
-  const standard = /^(Create|Update|Delete)(.+)$/.exec(method.name) ?? v1Standard(method);
+  const standard = /^(Create|Update|Delete)(.+)$/.exec(method.name);
   if (standard) {
     const verb = { Create: "created", Update: "updated", Delete: "deleted" }[standard[1] as "Create" | "Update" | "Delete"];
     return `${prefix}.api.${domain}.${snake(standard[2])}.${verb}.v1`;
@@ -63,32 +64,20 @@ export function eventType(prefix: string, method: DescMethod): string {
   return `${prefix}.api.${domain}.${snake(method.name)}.v1`;
 }
 
-/** A v1 standard method (`Create`, `Update`, `Delete` alone) as [name, verb, resource]. */
-function v1Standard(method: DescMethod): [string, string, string] | undefined {
-  if (method.name === "Create" || method.name === "Update") return [method.name, method.name, method.output.name];
-  const deleted = method.name === "Delete" ? /^Delete(.+)Request$/.exec(method.input.name) : null;
-  return deleted ? [method.name, "Delete", deleted[1]] : undefined;
-}
-
-/** The request field naming the resource: `uid`, or `id` in a v1 package. */
-function idKeyOf(method: DescMethod): "uid" | "id" {
-  return isV1(method.parent) ? "id" : "uid";
-}
-
 function snake(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-function uidOf(value: unknown, key: "uid" | "id" = "uid"): string | undefined {
-  const uid = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+function uidOf(value: unknown): string | undefined {
+  const uid = value && typeof value === "object" ? (value as { uid?: unknown }).uid : undefined;
   return typeof uid === "string" && uid !== "" ? uid : undefined;
 }
 
-function requestUid(message: Record<string, unknown>, key: "uid" | "id"): string | undefined {
-  const own = uidOf(message, key);
+function requestUid(message: Record<string, unknown>): string | undefined {
+  const own = uidOf(message);
   if (own) return own;
   for (const value of Object.values(message)) {
-    const nested = uidOf(value, key);
+    const nested = uidOf(value);
     if (nested) return nested;
   }
   return undefined;

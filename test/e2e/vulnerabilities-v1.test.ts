@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Advisories } from "../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import type { OsvAffected } from "../../src/advisories/osv/record.js";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
@@ -16,7 +17,7 @@ let wires: Wire[];
 before(async () => {
   server = await startTestServer();
   wires = allWires(server.apiPort);
-  const affected = (ecosystem: string, name: string) => [{ package: { ecosystem, name }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "9" }] }] }];
+  const affected = (ecosystem: string, name: string): OsvAffected[] => [{ package: { ecosystem, name }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "9" }] }] }];
   await importOsvFeed(
     server.store.db,
     feedOf(

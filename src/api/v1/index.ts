@@ -6,6 +6,6 @@
  */
 export { listAll, V1_LIST_MAX, type V1Filter, type V2Page } from "./list.js";
 export { blockedDelete, deleteV1 } from "./delete.js";
-export { callV2, type V2Handler } from "./call.js";
+export { callV2, v1Field, type FieldRenames, type V2Handler } from "./call.js";
 export { replaceAll } from "./update.js";
-export { isV1 } from "./version.js";
+export { isV1, isV1Name, restKeyOf } from "./version.js";

@@ -12,7 +12,7 @@ export function createGroupsV1Service(groups: ServiceImpl<typeof GroupsService>)
   return {
     create: async (req, ctx) => groupToV1(await callV2(v2.createGroup, groups.createGroup, { parent: req.parent, group: groupFromV1(req.group) }, ctx)),
 
-    update: async (req, ctx) => groupToV1(await callV2(v2.updateGroup, groups.updateGroup, { group: groupFromV1(req), updateMask: replaceAll() }, ctx)),
+    update: async (req, ctx) => groupToV1(await callV2(v2.updateGroup, groups.updateGroup, { group: groupFromV1(req), updateMask: replaceAll() }, ctx, { group: "" })),
 
     list: async (req, ctx) => {
       const items = await listAll(req, async (uidp, page) => {

@@ -12,11 +12,18 @@ export function createRoleBindingsV1Service(bindings: ServiceImpl<typeof RoleBin
   return {
     create: async (req, ctx) =>
       roleBindingToV1(
-        await callV2(v2.createRoleBinding, bindings.createRoleBinding, { parent: req.parent, roleBinding: roleBindingFromV1(req.roleBinding) }, ctx),
+        await callV2(v2.createRoleBinding, bindings.createRoleBinding, { parent: req.parent, roleBinding: roleBindingFromV1(req.roleBinding) }, ctx, {
+          "role_binding.identity_uid": "role_binding.identity",
+          "role_binding.role_uid": "role_binding.role",
+        }),
       ),
 
     update: async (req, ctx) =>
-      roleBindingToV1(await callV2(v2.updateRoleBinding, bindings.updateRoleBinding, { roleBinding: roleBindingFromV1(req), updateMask: replaceAll() }, ctx)),
+      roleBindingToV1(await callV2(v2.updateRoleBinding, bindings.updateRoleBinding, { roleBinding: roleBindingFromV1(req), updateMask: replaceAll() }, ctx, {
+          role_binding: "",
+          "role_binding.identity_uid": "identity",
+          "role_binding.role_uid": "role",
+        })),
 
     list: async (req, ctx) => {
       const items = await listAll(req, async (uidp, page) => {
