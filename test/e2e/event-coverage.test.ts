@@ -21,6 +21,7 @@ import { Terms as TermsV1 } from "../../gen/platform/iam/v1/terms_pb.js";
 import { Identities as IdentitiesV1 } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings as RoleBindingsV1 } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles as RolesV1 } from "../../gen/platform/iam/v1/role_pb.js";
+import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
@@ -151,6 +152,14 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(RolesV1, "Delete", { id: r1 }, () => r1, v2(RolesService, "DeleteRole"));
   await call(IdentitiesV1, "Delete", { id: i1 }, () => i1, v2(IdentitiesService, "DeleteIdentity"));
   await call(GroupsV1, "Delete", { id: g1 }, () => g1, v2(GroupsService, "DeleteGroup"));
+  const repo1 = id(await call(RegistryV1, "CreateRepo", { parentId: org, repo: { name: "coverage/v1" } }, id, v2(ReposService, "CreateRepo")));
+  // A v1 PUT of a repo (with its readme) writes in one transaction: the v2 Update's event type.
+  await call(RegistryV1, "UpdateRepo", { id: repo1, name: "coverage/v1", readme: "# v1" }, () => repo1, v2(ReposService, "UpdateRepo"));
+  const tag1 = id(await call(RegistryV1, "CreateTag", { repoId: repo1, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, id, v2(TagsService, "CreateTag")));
+  // v2 has no UpdateTag: the v1 one writes its own type, `registry.tag.updated`.
+  await call(RegistryV1, "UpdateTag", { id: tag1, name: "v1", digest: `sha256:${"c".repeat(64)}` }, () => tag1);
+  await call(RegistryV1, "DeleteTag", { id: tag1 }, () => tag1, v2(TagsService, "DeleteTag"));
+  await call(RegistryV1, "DeleteRepo", { id: repo1 }, () => repo1, v2(ReposService, "DeleteRepo"));
 
   const changing = API_SERVICES.flatMap((s) => s.methods.filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS).map((m) => `${s.typeName}/${m.name}`));
   const missing = changing.filter((m) => !walked.has(m) && !(m in NOT_WALKED));

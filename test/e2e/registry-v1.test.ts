@@ -261,6 +261,9 @@ describe("Registry v1 images and vulnerability reports", () => {
     const size = await v1("GetSize", { repoId: repoUid, digest: layout.top.digest, arch: "arm64" }, `/registry/v1/repos/${repoUid}/digests/${layout.top.digest}/size?arch=arm64`);
     assert.equal(size.body!.arch, "arm64");
     assert.equal(Number(size.body!.size), layout.images[1].layers.reduce((n, l) => n + l.size, 0) + layout.images[1].config.size);
+    const badArch = await v1("GetSize", { repoId: repoUid, digest: layout.top.digest, arch: "Not An Arch" }, `/registry/v1/repos/${repoUid}/digests/${layout.top.digest}/size?arch=Not%20An%20Arch`);
+    assert.equal(badArch.code, 3);
+    assert.deepEqual(violations(badArch), ["arch"], "INVALID_ARGUMENT names the v1 field");
     const none = await v1("GetArchs", { repoId: repoUid, digest: digest(9) }, `/registry/v1/repos/${repoUid}/digests/${digest(9)}/architectures`);
     assert.equal(none.code, 0, none.message);
     assert.deepEqual(none.body, {});

@@ -39,7 +39,7 @@ export function createArtifactsV1Service(artifacts: ServiceImpl<typeof Artifacts
     async listVersions(req, ctx) {
       try {
         const items = await listAll({ id: "" }, async (_uidp, page) => {
-          const answer = await callV2(v2.listArtifactVersions, artifacts.listArtifactVersions, { artifactId: req.id, ...page }, ctx);
+          const answer = await callV2(v2.listArtifactVersions, artifacts.listArtifactVersions, { artifactId: req.id, ...page }, ctx, { artifact_id: "id" });
           return { items: answer.artifactVersions, nextPageToken: answer.nextPageToken };
         });
         return create(ArtifactVersionListSchema, { items: items.map(artifactVersionToV1) });

@@ -43,6 +43,9 @@ import { vulnCountReportOf, vulnReportToV1 } from "./vuln-report-mapper.js";
 const repoRpc = ReposService.method;
 const tagRpc = TagsService.method;
 const imageRpc = ImagesService.method;
+/** v2 request fields as v1 names them, for INVALID_ARGUMENT (`callV2`). */
+const ID = { uid: "id" };
+const IMAGE = { repo_uid: "repo_id", architecture: "arch" };
 
 /** The most records one tag history answers (as the registry's Tag History API). */
 const HISTORY_LIMIT = 1000;
@@ -62,7 +65,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
   return {
     async createRepo(req, ctx) {
       try {
-        return repoToV1(await callV2(repoRpc.createRepo, repos.createRepo, { parent: req.parentId, repo: repoFromV1(req.repo) }, ctx));
+        return repoToV1(await callV2(repoRpc.createRepo, repos.createRepo, { parent: req.parentId, repo: repoFromV1(req.repo) }, ctx, { parent: "parent_id" }));
       } catch (error) {
         const taken = error instanceof ConflictError || (error instanceof ApiError && error.kind === "ALREADY_EXISTS");
         if (req.preventExisting || !taken) throw error;
@@ -100,9 +103,9 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
       return create(RepoListSchema, { items: items.map((repo) => repoToV1(repo)) });
     },
 
-    deleteRepo: (req, ctx) => deleteV1("repo", req.id, () => callV2(repoRpc.deleteRepo, repos.deleteRepo, { uid: req.id }, ctx)),
+    deleteRepo: (req, ctx) => deleteV1("repo", req.id, () => callV2(repoRpc.deleteRepo, repos.deleteRepo, { uid: req.id }, ctx, ID)),
 
-    createTag: async (req, ctx) => tagToV1(await callV2(tagRpc.createTag, tags.createTag, { parent: req.repoId, tag: tagFromV1(req.tag) }, ctx)),
+    createTag: async (req, ctx) => tagToV1(await callV2(tagRpc.createTag, tags.createTag, { parent: req.repoId, tag: tagFromV1(req.tag) }, ctx, { parent: "repo_id" })),
 
     async updateTag(req, ctx) {
       new Violations().uid("id", req.id).throwIfAny();
@@ -117,7 +120,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
       return tagToV1(tagFromRow(row));
     },
 
-    deleteTag: (req, ctx) => deleteV1("tag", req.id, () => callV2(tagRpc.deleteTag, tags.deleteTag, { uid: req.id }, ctx)),
+    deleteTag: (req, ctx) => deleteV1("tag", req.id, () => callV2(tagRpc.deleteTag, tags.deleteTag, { uid: req.id }, ctx, ID)),
 
     async listTags(req, ctx) {
       const items = await listAll(req, async (uidp, page) => {
@@ -162,19 +165,19 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
 
     getArchs: async (req, ctx) =>
       emptyIfMissing(create(ArchsSchema), async () => {
-        const answer = await callV2(imageRpc.getImageArchitectures, images.getImageArchitectures, { repoUid: req.repoId, digest: req.digest }, ctx);
+        const answer = await callV2(imageRpc.getImageArchitectures, images.getImageArchitectures, { repoUid: req.repoId, digest: req.digest }, ctx, IMAGE);
         return create(ArchsSchema, { archs: answer.architectures });
       }),
 
     getSize: async (req, ctx) =>
       emptyIfMissing(create(SizeSchema), async () => {
-        const answer = await callV2(imageRpc.getImageSize, images.getImageSize, { repoUid: req.repoId, digest: req.digest, architecture: req.arch }, ctx);
+        const answer = await callV2(imageRpc.getImageSize, images.getImageSize, { repoUid: req.repoId, digest: req.digest, architecture: req.arch }, ctx, IMAGE);
         return create(SizeSchema, { size: answer.size, arch: answer.architecture });
       }),
 
     getVulnReport: async (req, ctx) =>
       emptyIfMissing(create(VulnReportSchema), async () =>
-        vulnReportToV1(await callV2(imageRpc.getVulnerabilityReport, images.getVulnerabilityReport, { repoUid: req.repoId, digest: req.digest }, ctx)),
+        vulnReportToV1(await callV2(imageRpc.getVulnerabilityReport, images.getVulnerabilityReport, { repoUid: req.repoId, digest: req.digest }, ctx, IMAGE)),
       ),
 
     async listVulnCountReports(req, ctx) {

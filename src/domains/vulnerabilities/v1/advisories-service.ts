@@ -46,6 +46,7 @@ export function createAdvisoriesV1Service(advisories: ServiceImpl<typeof Advisor
         advisories.listAdvisories,
         { uidp, advisoryIds: [...req.advisoryIds, ...req.aliases], artifactNames: req.artifactName, pageSize: req.pageSize, pageToken: req.pageToken, orderBy },
         ctx,
+        { artifact_names: "artifact_name" },
       );
       return create(AdvisoriesListSchema, { items: answer.advisories.map(advisoryToV1), nextPageToken: answer.nextPageToken, totalCount: answer.totalCount });
     },
