@@ -12,6 +12,7 @@ import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
+import { bootstrapOrganization } from "../../src/bootstrap.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { writeReport } from "../../src/domains/registry/store/image-reports.js";
 import { importImages } from "../../src/registry/import.js";
@@ -288,6 +289,26 @@ describe("Registry v1 images and vulnerability reports", () => {
     assert.deepEqual(missing.body, {});
     const bad = await v1("GetVulnReport", { repoId: repoUid, digest: "sha256:nope" }, `/registry/v1/repos/${repoUid}/digests/sha256:nope/vulnreport`);
     assert.equal(bad.code, 3);
+  });
+
+  test("the same authorization and hierarchy as v2: another organization sees none of it", async () => {
+    const other = await bootstrapOrganization(server.store, `other-${Date.now()}`, Date.now());
+    const token = (await server.server.tokens.issue({ subject: other.identity.uid, audience: "http://api.test" })).token;
+    const as = (name: string, request: JsonObject, path: string) =>
+      onEveryWire((wire) => wire.call(methodOf(Registry, name), request, { method: "GET", path }, token));
+    const none = async (out: Promise<Outcome>) => {
+      const o = await out;
+      assert.equal(o.code, 0, o.message);
+      assert.deepEqual(items(o), []);
+    };
+    await none(as("ListRepos", { id: repoUid }, `/registry/v1/repos?id=${repoUid}`));
+    await none(as("ListTags", { uidp: { childrenOf: repoUid } }, `/registry/v1/tags?uidp.children_of=${repoUid}`));
+    await none(as("ListVulnCountReports", {}, "/registry/v1/vuln_reports/counts"));
+    await none(as("ListEolTags", {}, "/registry/v1/eoltags"));
+    const report = await as("GetVulnReport", { repoId: repoUid, digest: layout.top.digest }, `/registry/v1/repos/${repoUid}/digests/${layout.top.digest}/vulnreport`);
+    assert.equal(report.code, 7);
+    const unauthenticated = await wires[0].call(methodOf(Registry, "ListRepos"), {}, { method: "GET", path: "/registry/v1/repos" });
+    assert.equal(unauthenticated.code, 16);
   });
 
   test("ListVulnCountReports: the counts of every tagged image in scope, without paging", async () => {
