@@ -65,6 +65,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(out.code, 0, out.message);
       if (wireName === "rest") assert.equal(out.httpStatus, 200);
       assert.deepEqual(out.body?.items ?? [], []);
+      const gone = await call(Groups, "Delete", { id: missing }, rest("DELETE", `/iam/v1/groups/${missing}`));
+      assert.equal(gone.code, 5, "Delete of a missing resource stays NOT_FOUND");
       const bad = await listGroups("id=not-a-uid", { id: "not-a-uid" });
       assert.equal(bad.code, 3);
       assert.deepEqual(((detailOf(bad, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field), ["id"]);
