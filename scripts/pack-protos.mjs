@@ -42,7 +42,7 @@ writeFileSync(
 );
 // The v1 folders keep the hosted v1 names, as in the repo's buf.yaml (docs/decisions.md, "v1").
 const v1Folders = [...new Set(ours.filter((f) => /^platform\/[^/]+\/v1\//.test(f) && !f.startsWith("platform/common/")).map((f) => dirname(f)))].sort();
-const v1Exceptions = v1Folders.length === 0 ? [] : ["      ignore_only:", ...["SERVICE_SUFFIX", "RPC_REQUEST_STANDARD_NAME"].map((rule) => `        ${rule}: [${v1Folders.join(", ")}]`)];
+const v1Exceptions = v1Folders.length === 0 ? [] : ["      ignore_only:", ...["SERVICE_SUFFIX", "RPC_REQUEST_STANDARD_NAME", "ENUM_VALUE_PREFIX", "ENUM_ZERO_VALUE_SUFFIX"].map((rule) => `        ${rule}: [${v1Folders.join(", ")}]`)];
 writeFileSync(
   join(stage, "buf.yaml"),
   ["version: v2", "modules:", "  - path: .", "    lint:", "      use: [STANDARD]", "      except: [RPC_REQUEST_RESPONSE_UNIQUE, RPC_RESPONSE_STANDARD_NAME]", "      ignore: [google]", ...v1Exceptions, ""].join("\n"),
