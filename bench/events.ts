@@ -73,7 +73,7 @@ await store.db.deleteFrom("subscriptions").execute();
 
 // 1: the backlog is written before the clock starts, then drained by the dispatcher.
 const sample = await inTransaction(store.db, undefined, (trx) =>
-  emitEvent(trx, { type: "dev.platform.api.registry.tag.created.v1", subject: repo.uid, group: organization.uid, actor: { subject: identity.uid }, body: { tag: { name: "x" } } }, Date.now()),
+  emitEvent(trx, { type: "dev.platform.api.platform.registry.tag.created.v1", subject: repo.uid, group: organization.uid, actor: { subject: identity.uid }, body: { tag: { name: "x" } } }, Date.now()),
 );
 const headers = cloudEventHeaders(sample, "http://api.bench/events/v2/subscriptions", (await server.tokens.issue({ subject: "webhook:x", audience: sink(0) })).token);
 const body = Buffer.from(cloudEventBody(sample));
@@ -102,7 +102,7 @@ const perSubscription = EVENTS / SUBSCRIPTIONS;
 await store.db.deleteFrom("event_deliveries").execute();
 await inTransaction(store.db, undefined, async (trx) => {
   for (let i = 0; i < perSubscription; i++) {
-    await emitEvent(trx, { type: "dev.platform.api.registry.tag.created.v1", subject: repo.uid, group: organization.uid, actor: { subject: identity.uid }, body: { tag: { name: `e${i}` } } }, Date.now());
+    await emitEvent(trx, { type: "dev.platform.api.platform.registry.tag.created.v1", subject: repo.uid, group: organization.uid, actor: { subject: identity.uid }, body: { tag: { name: `e${i}` } } }, Date.now());
   }
 });
 received = 0;

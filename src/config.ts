@@ -42,6 +42,10 @@ export interface EventsConfig {
   concurrency: number;
   /** How often the dispatcher looks for due deliveries, ms. */
   pollIntervalMs: number;
+  /** How long an event is kept once it has no delivery left to make, and a failed delivery once given up, ms (`serve --events-retention`). */
+  retentionMs: number;
+  /** How often the dispatcher prunes what retention lets go, ms. */
+  pruneIntervalMs: number;
 }
 
 export const defaultEventsConfig: EventsConfig = {
@@ -53,6 +57,8 @@ export const defaultEventsConfig: EventsConfig = {
   timeoutMs: 10_000,
   concurrency: 8,
   pollIntervalMs: 500,
+  retentionMs: 7 * 24 * 3600_000,
+  pruneIntervalMs: 3600_000,
 };
 
 /** The configuration's events settings over the defaults. */

@@ -26,6 +26,18 @@ const serveOptions: Record<string, OptionSpec> = {
     help: "who may create organizations over the API: bootstrap (nobody; use the bootstrap command) or anyone (any verified caller)",
   },
   "events-allow-local-sinks": { type: "boolean", env: "EVENTS_ALLOW_LOCAL_SINKS", help: "let subscriptions name http:// sinks and loopback or private addresses (default: https on public addresses only)" },
+  "events-retention": {
+    type: "string",
+    env: "EVENTS_RETENTION",
+    default: "7d",
+    help: "how long delivered events, and failed deliveries once given up, are kept before they are pruned (90s, 15m, 1h, 7d)",
+  },
+  "events-retry-period": {
+    type: "string",
+    env: "EVENTS_RETRY_PERIOD",
+    default: "24h",
+    help: "how long a delivery the sink does not accept is retried, from its first failure, before it is marked failed",
+  },
   "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let the token exchange fetch other issuers' keys over plain http (default: https only)" },
   "allow-private-issuers": {
     type: "boolean",
@@ -174,6 +186,17 @@ function portOf(name: string, options: Record<string, string | boolean | undefin
   return Number(text);
 }
 
+/** A duration option of at least one second (`--events-retention`, `--events-retry-period`), in ms. */
+function durationMsOf(options: Record<string, string | boolean | undefined>, name: string): number {
+  try {
+    const seconds = parseDuration(options[name] as string);
+    if (seconds < 1) throw new Error("must be at least 1s");
+    return seconds * 1000;
+  } catch (error) {
+    throw new UsageError(`--${name}: ${(error as Error).message}`);
+  }
+}
+
 /** A URL option, when given: http or https with a host. */
 function urlOf(name: string, options: Record<string, string | boolean | undefined>): string | undefined {
   const text = options[name] as string | undefined;
@@ -221,6 +244,8 @@ async function serve(args: string[]): Promise<void> {
   const host = o.host as string;
   if (host === "") throw new UsageError("--host is empty: give an address such as 0.0.0.0, 127.0.0.1 or ::");
   const limits = limitsOf(o);
+  const eventsRetentionMs = durationMsOf(o, "events-retention");
+  const eventsRetryPeriodMs = durationMsOf(o, "events-retry-period");
   const poolSize = poolSizeOf(o);
   const tlsFiles = tlsFilesOf(o);
   const scheme = tlsFiles ? "https" : "http";
@@ -250,7 +275,7 @@ async function serve(args: string[]): Promise<void> {
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
       corsOrigins,
-      events: { allowLocalSinks: flag("events-allow-local-sinks", o) },
+      events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
       logLevel,
       limits,
       tls: credentials,

@@ -60,9 +60,9 @@ export function usage(command: string, summary: string, spec: Record<string, Opt
   return `Usage: platform-api ${command} [options]${operands ? ` ${operands}` : ""}\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
 }
 
-/** `90s`, `15m`, `1h` or plain seconds, to seconds. Throws a plain Error naming the accepted forms. */
+/** `90s`, `15m`, `1h`, `7d` or plain seconds, to seconds. Throws a plain Error naming the accepted forms. */
 export function parseDuration(text: string): number {
-  const match = /^(\d+)(s|m|h)?$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m or 1h`);
-  return Number(match[1]) * { s: 1, m: 60, h: 3600 }[(match[2] ?? "s") as "s" | "m" | "h"];
+  const match = /^(\d+)(s|m|h|d)?$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m, 1h or 7d`);
+  return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(match[2] ?? "s") as "s" | "m" | "h" | "d"];
 }

@@ -3,10 +3,11 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { getOption } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
+import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isUidp, rootOf } from "../api/uidp.js";
 import { v2CallKey } from "../api/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
-import { emitEvent } from "../domains/events/store/outbox.js";
+import { apiEventType, emitEvent } from "../domains/events/store/outbox.js";
 import { withTransactionHook } from "../store/transaction.js";
 
 /**
@@ -15,16 +16,18 @@ import { withTransactionHook } from "../store/transaction.js";
  * first committed `inTransaction` writes it to the outbox (`emitEvent`), so a change that
  * rolls back has no event and one that commits has it. Handlers write nothing for it.
  *
- * - type: `<prefix>.api.<domain>.<resource>.<created|updated|deleted>.v1` for
- *   Create/Update/Delete<Resource> (resource in snake_case), else
- *   `<prefix>.api.<domain>.<method in snake_case>.v1`;
+ * - type: `<prefix>.api.<event_type>.v1`, `event_type` the method's option
+ *   (`platform.common.v1.event_type`, the hosted service's spelling: `iam.group.created`);
+ *   a method without it gets `<domain>.<resource>.<verb>` from Create/Update/Delete<Resource>,
+ *   else `<domain>.<method in snake_case>`;
  * - subject: the `uid` of what the transaction returned (a created row), else the request's
  *   `uid` or its resource's `uid`;
  * - group: the group the call was authorized on, else the subject's organization;
  * - actor: the caller's identity; body: the request as protojson without INPUT_ONLY fields
- *   (secrets such as an identity provider's client secret never leave in an event);
+ *   (secrets such as an identity provider's client secret never leave in an event); body
+ *   type (`ce-bodytype`): the request message's full name;
  * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and the
- *   v2 request's subject and body, so subscribers see one event whichever version wrote.
+ *   v2 request's subject, body and body type, so subscribers see one event whichever version wrote.
  */
 export function eventInterceptor(options: { typePrefix: string; now: () => number }): Interceptor {
   // Derived once per method, not per call.
@@ -46,6 +49,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
           group,
           actor: { subject: principal?.identityUid ?? "" },
           body: withoutInputOnly(method.input, toJson(method.input, message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
+          bodyType: method.input.typeName,
         },
         options.now(),
       );
@@ -55,6 +59,8 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
 
 /** The CloudEvent type of an RPC's event. */
 export function eventType(prefix: string, method: DescMethod): string {
+  const declared = getOption(method, event_type);
+  if (declared !== "") return apiEventType(prefix, declared);
   const domain = method.parent.typeName.split(".")[1];
   const standard = /^(Create|Update|Delete)(.+)$/.exec(method.name);
   if (standard) {

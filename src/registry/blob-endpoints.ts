@@ -1,4 +1,5 @@
 import { pipeline } from "node:stream/promises";
+import { eventsConfigOf } from "../config.js";
 import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../domains/registry/store/blobs.js";
 import { findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
@@ -112,7 +113,7 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
   const mount = param("mount") === undefined ? undefined : checkDigest(param("mount")!);
   const whole = param("digest") === undefined ? undefined : checkDigest(param("digest")!);
   const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
-  const repo = await repoForPush(ctx.db, name, ctx.now());
+  const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix);
 
   if (mount !== undefined) {
     if (from !== undefined) {

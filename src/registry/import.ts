@@ -8,6 +8,7 @@ import { linkBlob, recordBlob, touchBlobs } from "../domains/registry/store/blob
 import { findOrInsertRepo } from "../domains/registry/store/repos.js";
 import { defaultEventsConfig } from "../config.js";
 import { moveTagWithEvent } from "../domains/events/tag-moves.js";
+import { recordRepoCreated } from "../domains/events/registry-events.js";
 import { type Store } from "../store/store.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Db } from "../store/tables.js";
@@ -204,6 +205,8 @@ export async function importImages(store: Store, options: ImportOptions): Promis
 
   return inTransaction(store.db, undefined, async (trx) => {
     const { row: repo, created } = await repoFor(trx, options.repository, options.group, options.now);
+    const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;
+    if (created) await recordRepoCreated(trx, repo, { now: options.now, typePrefix, via: "registry import" });
     const result: ImportResult = { repo: { uid: repo.uid, name: repo.name, created }, manifests: [], blobs: blobs.length, tags: [] };
     for (const { digest, size } of blobs) {
       await recordBlob(trx, digest, size, options.now);
@@ -225,7 +228,7 @@ export async function importImages(store: Store, options: ImportOptions): Promis
     for (const { digest, ref } of tagged) {
       const tag = await moveTagWithEvent(trx, repo, { name: ref!, digest }, {
         now: options.now,
-        typePrefix: options.eventTypePrefix ?? defaultEventsConfig.typePrefix,
+        typePrefix,
         via: "registry import",
       });
       result.tags.push({ name: tag.name, digest: tag.digest });

@@ -1,7 +1,9 @@
 import { eventsConfigOf } from "../config.js";
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
 import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../domains/registry/store/manifests.js";
-import { deleteTagByName, findTagByName, listTagNames } from "../domains/registry/store/tags.js";
+import { deleteTagByName, findTagByName, findTagsByDigest, listTagNames } from "../domains/registry/store/tags.js";
+import { recordTagDeletions } from "../domains/events/tag-moves.js";
+import { inTransaction } from "../store/transaction.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "../domains/registry/manifest.js";
 import { checkDigest, pushManifest, repoForPush } from "./push.js";
@@ -72,25 +74,36 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
     if (error instanceof BodyTooLargeError) fail(413, "SIZE_INVALID", `a manifest is at most ${MAX_MANIFEST_BYTES} bytes`, { limit: MAX_MANIFEST_BYTES });
     throw error;
   }
-  const repo = await repoForPush(ctx.db, name, ctx.now());
+  const typePrefix = eventsConfigOf(ctx.config).typePrefix;
+  const repo = await repoForPush(ctx.db, name, ctx.now(), typePrefix);
   const contentType = typeof req.headers["content-type"] === "string" ? req.headers["content-type"] : undefined;
-  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: eventsConfigOf(ctx.config).typePrefix });
+  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: typePrefix, repository: name.full });
   const headers: Record<string, string> = { location: `/v2/${name.full}/manifests/${digest}`, "docker-content-digest": digest };
   if (manifest.subject !== undefined) headers["oci-subject"] = manifest.subject.digest;
   writeEmpty(res, 201, headers);
 }
 
-/** `DELETE /v2/<name>/manifests/<reference>`: a digest deletes the manifest and its tags; a tag deletes the tag. History stays. */
+/**
+ * `DELETE /v2/<name>/manifests/<reference>`: a digest deletes the manifest and its tags; a tag
+ * deletes the tag; each deleted tag's `tag.deleted` event in the same transaction. History stays.
+ */
 export async function handleManifestDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, DELETE);
   const repo = await existingRepo(ctx, name);
-  if (isDigestReference(reference)) {
-    const digest = checkDigest(reference);
-    if (!(await deleteManifest(ctx.db, repo.uid, digest))) fail(404, "MANIFEST_UNKNOWN", `${name.full} holds no manifest ${digest}`, { digest });
-  } else if (!(await deleteTagByName(ctx.db, repo.uid, checkTag(reference)))) {
-    fail(404, "MANIFEST_UNKNOWN", `${name.full} has no tag ${reference}`, { tag: reference });
-  }
+  const events = { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix, via: "registry delete" };
+  await inTransaction(ctx.db, undefined, async (trx) => {
+    if (isDigestReference(reference)) {
+      const digest = checkDigest(reference);
+      const tags = await findTagsByDigest(trx, repo.uid, digest);
+      if (!(await deleteManifest(trx, repo.uid, digest))) fail(404, "MANIFEST_UNKNOWN", `${name.full} holds no manifest ${digest}`, { digest });
+      await recordTagDeletions(trx, repo, tags, events);
+    } else {
+      const tag = await findTagByName(trx, repo.uid, checkTag(reference));
+      if (tag === undefined || !(await deleteTagByName(trx, repo.uid, tag.name))) fail(404, "MANIFEST_UNKNOWN", `${name.full} has no tag ${reference}`, { tag: reference });
+      await recordTagDeletions(trx, repo, [tag], events);
+    }
+  });
   writeEmpty(res, 202);
 }
 

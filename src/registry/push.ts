@@ -4,6 +4,8 @@ import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { findOrInsertRepo, findRepoByPath, type RepoRow } from "../domains/registry/store/repos.js";
 import { defaultEventsConfig } from "../config.js";
 import { moveTagWithEvent } from "../domains/events/tag-moves.js";
+import { recordPush, recordRepoCreated } from "../domains/events/registry-events.js";
+import { ConflictError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
@@ -23,10 +25,11 @@ import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
- * The repo `name`, created in its organization's root group when missing. The caller's
- * right to create it was checked when its token was issued (push on a missing repo).
+ * The repo `name`, created in its organization's root group when missing (with its
+ * `repo.created` event, in the transaction that inserts it). The caller's right to create it
+ * was checked when its token was issued (push on a missing repo).
  */
-export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number): Promise<RepoRow> {
+export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix = defaultEventsConfig.typePrefix): Promise<RepoRow> {
   const existing = await findRepoByPath(db, name.organization, name.image);
   if (existing !== undefined) return existing;
   if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
@@ -34,8 +37,18 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
   }
   const organization = await findOrganizationByName(db, name.organization);
   if (organization === undefined) fail(404, "NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
-  // Two first pushes at once: the loser gets the winner's repo.
-  return (await findOrInsertRepo(db, organization, name.image, organization.uid, now)).row;
+  try {
+    return await inTransaction(db, undefined, async (trx) => {
+      const { row, created } = await findOrInsertRepo(trx, organization, name.image, organization.uid, now);
+      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via: "registry push" });
+      return row;
+    });
+  } catch (error) {
+    // Two first pushes at once: the loser gets the winner's repo.
+    const raced = error instanceof ConflictError ? await findRepoByPath(db, name.organization, name.image) : undefined;
+    if (raced === undefined) throw error;
+    return raced;
+  }
 }
 
 /** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */
@@ -88,7 +101,8 @@ async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
 
 /**
  * Stores a pushed manifest in the repo and, when `reference` is a tag, moves the tag to it
- * (recorded in the tag history), in one transaction. Everything it names must be there: an
+ * (recorded in the tag history), with the push's events (`registry.push`, and the tag's
+ * `created` or `updated`), in one transaction. Everything it names must be there: an
  * image's config and layers as blobs of the repo, an index's manifests in the repo.
  * Throws 400 MANIFEST_INVALID, DIGEST_INVALID, TAG_INVALID or MANIFEST_BLOB_UNKNOWN.
  */
@@ -96,7 +110,7 @@ export async function pushManifest(
   db: Kysely<Database>,
   content: ContentStore,
   repo: RepoRow,
-  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string },
+  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string; repository?: string },
 ): Promise<{ digest: string; manifest: Manifest }> {
   const { reference, bytes } = options;
   const byDigest = reference.startsWith("sha256:");
@@ -131,7 +145,10 @@ export async function pushManifest(
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       throw error;
     }
-    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix: options.eventTypePrefix ?? defaultEventsConfig.typePrefix, via: "registry push" });
+    const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;
+    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix, via: "registry push" });
+    const push = { repository: options.repository ?? repo.name, repo, tag: byDigest ? "" : reference, digest, mediaType: manifest.mediaType };
+    await recordPush(trx, push, { now: options.now, typePrefix });
   });
   return { digest, manifest };
 }

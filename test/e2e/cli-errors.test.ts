@@ -66,6 +66,9 @@ describe("usage errors are one line and exit 2", () => {
       refused(["serve", "--db-pool-size", "5000"], /--db-pool-size: 5000 is more than 1000/),
       refused(["serve", "--api-url", "localhost:8080"], /--api-url: "localhost:8080" is not an http:\/\/ or https:\/\/ URL/),
       refused(["token", "--identity", "x", "--ttl", "soon"], /--ttl: "soon" is not a duration/),
+      refused(["serve", "--events-retention", "1w"], /--events-retention: "1w" is not a duration like 90s, 15m, 1h or 7d/),
+      refused(["serve", "--events-retry-period", "0s"], /--events-retry-period: must be at least 1s/),
+      refused(["serve"], /--events-retention: "soon" is not a duration/, { EVENTS_RETENTION: "soon" }),
     ]);
   });
 

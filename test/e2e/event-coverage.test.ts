@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import type { DescMethod, DescService, JsonObject } from "@bufbuild/protobuf";
+import type { DescService, JsonObject } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
@@ -24,8 +24,11 @@ import { Roles as RolesV1 } from "../../gen/platform/iam/v1/role_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
+import { isV1 } from "../../src/api/v1/version.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { API_SERVICES } from "../../src/domains/index.js";
+import { event_type } from "../../gen/platform/common/v1/events_pb.js";
+import { getOption } from "@bufbuild/protobuf";
 import { eventType } from "../../src/interceptors/event-interceptor.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { connectWire, methodOf, type Wire } from "../support/wires.js";
@@ -46,6 +49,9 @@ after(async () => {
   await server.close();
 });
 
+/** v1 changing RPCs v2 has no twin for: their event's body is their own request. */
+const V1_WITHOUT_TWIN = new Set(["platform.registry.v1.Registry/UpdateTag"]);
+
 /** Changing RPCs not walked here, each with the reason. */
 const NOT_WALKED: Record<string, string> = {
   "platform.iam.v2.GroupInvitesService/RedeemGroupInvite": "needs a second identity's token; its event is written by the same interceptor",
@@ -54,10 +60,10 @@ const NOT_WALKED: Record<string, string> = {
 test("every changing RPC of every domain writes one event of its type, about its resource, in its transaction", async () => {
   const walked = new Set<string>();
   const viewer = builtInRole("viewer").uid;
-  /** `twin`: the v2 method a v1 one maps onto, whose event the v1 call writes. */
-  const call = async (service: DescService, name: string, request: JsonObject, subject?: (body: JsonObject) => string, twin?: DescMethod): Promise<JsonObject> => {
+  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string): Promise<JsonObject> => {
     const method = methodOf(service, name);
-    const type = eventType("dev.platform", twin ?? method);
+    const type = `dev.platform.api.${hostedType}.v1`;
+    assert.equal(eventType("dev.platform", method), type, `${name} declares the hosted type`);
     const count = async () =>
       Number((await server.store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", type).executeTakeFirstOrThrow()).n);
     const before = await count();
@@ -66,102 +72,108 @@ test("every changing RPC of every domain writes one event of its type, about its
     assert.equal(await count(), before + 1, `${name} wrote one ${type} event`);
     const event = await server.store.db.selectFrom("events").selectAll().where("type", "=", type).orderBy("position", "desc").executeTakeFirstOrThrow();
     if (subject) assert.equal(event.subject, subject(out.body ?? {}), `${name}'s event is about its resource`);
+    if (isV1(service) && !V1_WITHOUT_TWIN.has(`${service.typeName}/${name}`)) assert.match(event.body_type, /^platform\.[a-z]+\.v2\.\w+Request$/, `${name}'s body is the request of the v2 call it made`);
+    else assert.equal(event.body_type, method.input.typeName, `${name}'s body is its request`);
     walked.add(`${service.typeName}/${name}`);
     return out.body ?? {};
   };
   const org = server.org.uid;
   const uid = (b: JsonObject) => b.uid as string;
 
-  const group = uid(await call(GroupsService, "CreateGroup", { parent: org, group: { name: "coverage" } }, uid));
-  await call(GroupsService, "UpdateGroup", { group: { uid: group, description: "d" } }, () => group);
+  const group = uid(await call(GroupsService, "CreateGroup", "iam.group.created", { parent: org, group: { name: "coverage" } }, uid));
+  await call(GroupsService, "UpdateGroup", "iam.group.updated", { group: { uid: group, description: "d" } }, () => group);
   const identity = uid(
-    await call(IdentitiesService, "CreateIdentity", { parent: group, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, uid),
+    await call(IdentitiesService, "CreateIdentity", "iam.identity.created", { parent: group, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, uid),
   );
-  await call(IdentitiesService, "UpdateIdentity", { identity: { uid: identity, description: "d" } }, () => identity);
-  const role = uid(await call(RolesService, "CreateRole", { parent: group, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, uid));
-  await call(RolesService, "UpdateRole", { role: { uid: role, description: "d" } }, () => role);
-  const binding = uid(await call(RoleBindingsService, "CreateRoleBinding", { parent: group, roleBinding: { identityUid: identity, roleUid: role } }, uid));
-  await call(RoleBindingsService, "UpdateRoleBinding", { roleBinding: { uid: binding, identityUid: identity, roleUid: viewer } }, () => binding);
+  await call(IdentitiesService, "UpdateIdentity", "iam.identity.updated", { identity: { uid: identity, description: "d" } }, () => identity);
+  const role = uid(await call(RolesService, "CreateRole", "iam.roles.created", { parent: group, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, uid));
+  await call(RolesService, "UpdateRole", "iam.roles.updated", { role: { uid: role, description: "d" } }, () => role);
+  const binding = uid(await call(RoleBindingsService, "CreateRoleBinding", "iam.rolebindings.created", { parent: group, roleBinding: { identityUid: identity, roleUid: role } }, uid));
+  await call(RoleBindingsService, "UpdateRoleBinding", "iam.rolebindings.updated", { roleBinding: { uid: binding, identityUid: identity, roleUid: viewer } }, () => binding);
   const provider = uid(
     await call(
       IdentityProvidersService,
       "CreateIdentityProvider",
+      "iam.identity_providers.created",
       { parent: group, identityProvider: { name: "corp", oidc: { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden" } } },
       uid,
     ),
   );
   const providerEvent = await server.store.db.selectFrom("events").select("body").where("subject", "=", provider).executeTakeFirstOrThrow();
   assert.ok(!providerEvent.body.includes("hidden"), "an INPUT_ONLY secret is not in the event");
-  await call(IdentityProvidersService, "UpdateIdentityProvider", { identityProvider: { uid: provider, oidc: { groupsClaim: "teams" } } }, () => provider);
+  await call(IdentityProvidersService, "UpdateIdentityProvider", "iam.identity_providers.updated", { identityProvider: { uid: provider, oidc: { groupsClaim: "teams" } } }, () => provider);
   const mapping = uid(
-    await call(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping", { parent: provider, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: viewer } }, uid),
+    await call(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping", "iam.external_group_role_mappings.created", { parent: provider, externalGroupRoleMapping: { externalGroupId: "admins", roleUid: viewer } }, uid),
   );
-  await call(ExternalGroupRoleMappingsService, "UpdateExternalGroupRoleMapping", { externalGroupRoleMapping: { uid: mapping, externalGroupId: "admins", roleUid: role } }, () => mapping);
-  await call(AccountAssociationsService, "CreateAccountAssociation", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
-  await call(AccountAssociationsService, "UpdateAccountAssociation", { accountAssociation: { uid: group, description: "d" } }, () => group);
-  const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
-  await call(TermsService, "AcceptTerms", { group: org, documentIds: ["tos"] });
-  const repo = uid(await call(ReposService, "CreateRepo", { parent: group, repo: { name: "coverage/app" } }, uid));
-  await call(ReposService, "UpdateRepo", { repo: { uid: repo, description: "d" } }, () => repo);
-  await call(ReposService, "UpdateRepoReadme", { repoReadme: { uid: repo, content: "# hi" } }, () => repo);
-  const tag = uid(await call(TagsService, "CreateTag", { parent: repo, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, uid));
-  await call(TagsService, "DeleteTag", { uid: tag }, () => tag);
-  await call(ReposService, "DeleteRepo", { uid: repo }, () => repo);
-  const subscription = uid(await call(SubscriptionsService, "CreateSubscription", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
-  await call(SubscriptionsService, "DeleteSubscription", { uid: subscription }, () => subscription);
-  await call(GroupInvitesService, "DeleteGroupInvite", { uid: invite }, () => invite);
-  await call(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping", { uid: mapping }, () => mapping);
-  await call(IdentityProvidersService, "DeleteIdentityProvider", { uid: provider }, () => provider);
-  await call(AccountAssociationsService, "DeleteAccountAssociation", { uid: group }, () => group);
-  await call(RoleBindingsService, "DeleteRoleBinding", { uid: binding }, () => binding);
-  await call(RolesService, "DeleteRole", { uid: role }, () => role);
-  await call(IdentitiesService, "DeleteIdentity", { uid: identity }, () => identity);
-  await call(GroupsService, "DeleteGroup", { uid: group }, () => group);
+  await call(ExternalGroupRoleMappingsService, "UpdateExternalGroupRoleMapping", "iam.external_group_role_mappings.updated", { externalGroupRoleMapping: { uid: mapping, externalGroupId: "admins", roleUid: role } }, () => mapping);
+  await call(AccountAssociationsService, "CreateAccountAssociation", "iam.account_associations.created", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
+  await call(AccountAssociationsService, "UpdateAccountAssociation", "iam.account_associations.updated", { accountAssociation: { uid: group, description: "d" } }, () => group);
+  const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", "iam.group_invite.created", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
+  await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
+  const repo = uid(await call(ReposService, "CreateRepo", "platform.registry.repo.created", { parent: group, repo: { name: "coverage/app" } }, uid));
+  await call(ReposService, "UpdateRepo", "platform.registry.repo.updated", { repo: { uid: repo, description: "d" } }, () => repo);
+  await call(ReposService, "UpdateRepoReadme", "platform.registry.repo.updated", { repoReadme: { uid: repo, content: "# hi" } }, () => repo);
+  const tag = uid(await call(TagsService, "CreateTag", "platform.registry.tag.created", { parent: repo, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, uid));
+  await call(TagsService, "DeleteTag", "platform.registry.tag.deleted", { uid: tag }, () => tag);
+  await call(ReposService, "DeleteRepo", "platform.registry.repo.deleted", { uid: repo }, () => repo);
+  const subscription = uid(await call(SubscriptionsService, "CreateSubscription", "events.subscription.created", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
+  await call(SubscriptionsService, "DeleteSubscription", "events.subscription.deleted", { uid: subscription }, () => subscription);
+  await call(GroupInvitesService, "DeleteGroupInvite", "iam.group_invite.deleted", { uid: invite }, () => invite);
+  await call(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping", "iam.external_group_role_mappings.deleted", { uid: mapping }, () => mapping);
+  await call(IdentityProvidersService, "DeleteIdentityProvider", "iam.identity_providers.deleted", { uid: provider }, () => provider);
+  await call(AccountAssociationsService, "DeleteAccountAssociation", "iam.account_associations.deleted", { uid: group }, () => group);
+  await call(RoleBindingsService, "DeleteRoleBinding", "iam.rolebindings.deleted", { uid: binding }, () => binding);
+  await call(RolesService, "DeleteRole", "iam.roles.deleted", { uid: role }, () => role);
+  await call(IdentitiesService, "DeleteIdentity", "iam.identity.deleted", { uid: identity }, () => identity);
+  await call(GroupsService, "DeleteGroup", "iam.group.deleted", { uid: group }, () => group);
 
-  // v1 writes: the events of the v2 calls they make (type and subject).
+  // v1 writes: the events of the v2 calls they make (the same declared type, and subject).
   const id = (b: JsonObject) => b.id as string;
-  const v2 = (service: DescService, name: string) => methodOf(service, name);
-  const g1 = id(await call(GroupsV1, "Create", { parent: org, group: { name: "coverage-v1" } }, id, v2(GroupsService, "CreateGroup")));
-  await call(GroupsV1, "Update", { id: g1, name: "coverage-v1", description: "d" }, () => g1, v2(GroupsService, "UpdateGroup"));
-  const i1 = id(
-    await call(IdentitiesV1, "Create", { parentId: g1, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, id, v2(IdentitiesService, "CreateIdentity")),
-  );
-  await call(IdentitiesV1, "Update", { id: i1, name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "t" } }, () => i1, v2(IdentitiesService, "UpdateIdentity"));
-  const r1 = id(await call(RolesV1, "Create", { parentId: g1, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, id, v2(RolesService, "CreateRole")));
-  await call(RolesV1, "Update", { id: r1, name: "reader", capabilities: ["CAP_TAG_LIST"] }, () => r1, v2(RolesService, "UpdateRole"));
-  const b1 = id(await call(RoleBindingsV1, "Create", { parent: g1, roleBinding: { identity: i1, role: r1 } }, id, v2(RoleBindingsService, "CreateRoleBinding")));
-  await call(RoleBindingsV1, "Update", { id: b1, identity: i1, role: viewer }, () => b1, v2(RoleBindingsService, "UpdateRoleBinding"));
-  await call(RoleBindingsV1, "Delete", { id: b1 }, () => b1, v2(RoleBindingsService, "DeleteRoleBinding"));
+  const g1 = id(await call(GroupsV1, "Create", "iam.group.created", { parent: org, group: { name: "coverage-v1" } }, id));
+  await call(GroupsV1, "Update", "iam.group.updated", { id: g1, name: "coverage-v1", description: "d" }, () => g1);
+  const i1 = id(await call(IdentitiesV1, "Create", "iam.identity.created", { parentId: g1, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, id));
+  await call(IdentitiesV1, "Update", "iam.identity.updated", { id: i1, name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "t" } }, () => i1);
+  const r1 = id(await call(RolesV1, "Create", "iam.roles.created", { parentId: g1, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, id));
+  await call(RolesV1, "Update", "iam.roles.updated", { id: r1, name: "reader", capabilities: ["CAP_TAG_LIST"] }, () => r1);
+  const b1 = id(await call(RoleBindingsV1, "Create", "iam.rolebindings.created", { parent: g1, roleBinding: { identity: i1, role: r1 } }, id));
+  await call(RoleBindingsV1, "Update", "iam.rolebindings.updated", { id: b1, identity: i1, role: viewer }, () => b1);
+  await call(RoleBindingsV1, "Delete", "iam.rolebindings.deleted", { id: b1 }, () => b1);
   const oidc = { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden-v1" };
-  const p1 = id(await call(IdentityProvidersV1, "Create", { parentId: g1, identityProvider: { name: "corp", oidc } }, id, v2(IdentityProvidersService, "CreateIdentityProvider")));
-  const p1Event = await server.store.db.selectFrom("events").select("body").where("subject", "=", p1).executeTakeFirstOrThrow();
+  const p1 = id(await call(IdentityProvidersV1, "Create", "iam.identity_providers.created", { parentId: g1, identityProvider: { name: "corp", oidc } }, id));
+  const p1Event = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("subject", "=", p1).executeTakeFirstOrThrow();
   assert.ok(!p1Event.body.includes("hidden-v1"), "an INPUT_ONLY secret is not in a v1 call's event");
-  await call(IdentityProvidersV1, "Update", { id: p1, name: "corp", oidc: { issuer: oidc.issuer, clientId: "cid2" } }, () => p1, v2(IdentityProvidersService, "UpdateIdentityProvider"));
-  const m1 = id(
-    await call(ExternalGroupRoleMappingsV1, "Create", { parentId: p1, mapping: { externalGroupId: "admins", roleUidp: viewer } }, id, v2(ExternalGroupRoleMappingsService, "CreateExternalGroupRoleMapping")),
-  );
-  await call(ExternalGroupRoleMappingsV1, "Delete", { id: m1 }, () => m1, v2(ExternalGroupRoleMappingsService, "DeleteExternalGroupRoleMapping"));
-  await call(IdentityProvidersV1, "Delete", { id: p1 }, () => p1, v2(IdentityProvidersService, "DeleteIdentityProvider"));
+  assert.equal(p1Event.body_type, "platform.iam.v2.CreateIdentityProviderRequest", "a v1 call's event carries the v2 request");
+  await call(IdentityProvidersV1, "Update", "iam.identity_providers.updated", { id: p1, name: "corp", oidc: { issuer: oidc.issuer, clientId: "cid2" } }, () => p1);
+  const m1 = id(await call(ExternalGroupRoleMappingsV1, "Create", "iam.external_group_role_mappings.created", { parentId: p1, mapping: { externalGroupId: "admins", roleUidp: viewer } }, id));
+  await call(ExternalGroupRoleMappingsV1, "Delete", "iam.external_group_role_mappings.deleted", { id: m1 }, () => m1);
+  await call(IdentityProvidersV1, "Delete", "iam.identity_providers.deleted", { id: p1 }, () => p1);
   const group1 = (b: JsonObject) => b.group as string;
-  await call(AccountAssociationsV1, "Create", { group: g1, name: "cloud", amazon: { account: "123456789012" } }, group1, v2(AccountAssociationsService, "CreateAccountAssociation"));
-  await call(AccountAssociationsV1, "Update", { group: g1, name: "cloud", amazon: { account: "210987654321" } }, () => g1, v2(AccountAssociationsService, "UpdateAccountAssociation"));
-  await call(AccountAssociationsV1, "Delete", { group: g1 }, () => g1, v2(AccountAssociationsService, "DeleteAccountAssociation"));
-  const n1 = id(await call(GroupInvitesV1, "Create", { group: g1, role: viewer, ttl: "3600s" }, id, v2(GroupInvitesService, "CreateGroupInvite")));
-  await call(GroupInvitesV1, "Delete", { id: n1 }, () => n1, v2(GroupInvitesService, "DeleteGroupInvite"));
-  await call(TermsV1, "AcceptTerms", { group: org, documentIds: ["tos"] }, undefined, v2(TermsService, "AcceptTerms"));
-  await call(RolesV1, "Delete", { id: r1 }, () => r1, v2(RolesService, "DeleteRole"));
-  await call(IdentitiesV1, "Delete", { id: i1 }, () => i1, v2(IdentitiesService, "DeleteIdentity"));
-  await call(GroupsV1, "Delete", { id: g1 }, () => g1, v2(GroupsService, "DeleteGroup"));
-  const repo1 = id(await call(RegistryV1, "CreateRepo", { parentId: org, repo: { name: "coverage/v1" } }, id, v2(ReposService, "CreateRepo")));
+  await call(AccountAssociationsV1, "Create", "iam.account_associations.created", { group: g1, name: "cloud", amazon: { account: "123456789012" } }, group1);
+  await call(AccountAssociationsV1, "Update", "iam.account_associations.updated", { group: g1, name: "cloud", amazon: { account: "210987654321" } }, () => g1);
+  await call(AccountAssociationsV1, "Delete", "iam.account_associations.deleted", { group: g1 }, () => g1);
+  const n1 = id(await call(GroupInvitesV1, "Create", "iam.group_invite.created", { group: g1, role: viewer, ttl: "3600s" }, id));
+  await call(GroupInvitesV1, "Delete", "iam.group_invite.deleted", { id: n1 }, () => n1);
+  await call(TermsV1, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
+  await call(RolesV1, "Delete", "iam.roles.deleted", { id: r1 }, () => r1);
+  await call(IdentitiesV1, "Delete", "iam.identity.deleted", { id: i1 }, () => i1);
+  await call(GroupsV1, "Delete", "iam.group.deleted", { id: g1 }, () => g1);
+  const repo1 = id(await call(RegistryV1, "CreateRepo", "platform.registry.repo.created", { parentId: org, repo: { name: "coverage/v1" } }, id));
   // A v1 PUT of a repo (with its readme) writes in one transaction: the v2 Update's event type.
-  await call(RegistryV1, "UpdateRepo", { id: repo1, name: "coverage/v1", readme: "# v1" }, () => repo1, v2(ReposService, "UpdateRepo"));
-  const tag1 = id(await call(RegistryV1, "CreateTag", { repoId: repo1, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, id, v2(TagsService, "CreateTag")));
-  // v2 has no UpdateTag: the v1 one writes its own type, `registry.tag.updated`.
-  await call(RegistryV1, "UpdateTag", { id: tag1, name: "v1", digest: `sha256:${"c".repeat(64)}` }, () => tag1);
-  await call(RegistryV1, "DeleteTag", { id: tag1 }, () => tag1, v2(TagsService, "DeleteTag"));
-  await call(RegistryV1, "DeleteRepo", { id: repo1 }, () => repo1, v2(ReposService, "DeleteRepo"));
+  await call(RegistryV1, "UpdateRepo", "platform.registry.repo.updated", { id: repo1, name: "coverage/v1", readme: "# v1" }, () => repo1);
+  const tag1 = id(await call(RegistryV1, "CreateTag", "platform.registry.tag.created", { repoId: repo1, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, id));
+  // v2 has no UpdateTag: the v1 one writes the hosted `tag.updated` type.
+  await call(RegistryV1, "UpdateTag", "platform.registry.tag.updated", { id: tag1, name: "v1", digest: `sha256:${"c".repeat(64)}` }, () => tag1);
+  await call(RegistryV1, "DeleteTag", "platform.registry.tag.deleted", { id: tag1 }, () => tag1);
+  await call(RegistryV1, "DeleteRepo", "platform.registry.repo.deleted", { id: repo1 }, () => repo1);
 
   const changing = API_SERVICES.flatMap((s) => s.methods.filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS).map((m) => `${s.typeName}/${m.name}`));
   const missing = changing.filter((m) => !walked.has(m) && !(m in NOT_WALKED));
   assert.deepEqual(missing, [], "every changing RPC is walked (or listed in NOT_WALKED with a reason)");
+});
+
+test("every changing RPC declares its event type (platform.common.v1.event_type) as <domain>.<resource>.<verb>", () => {
+  const undeclared = API_SERVICES.flatMap((s) =>
+    s.methods.filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS && !/^[a-z_]+(\.[a-z_]+){2,}$/.test(getOption(m, event_type))).map((m) => `${s.typeName}/${m.name}`),
+  );
+  assert.deepEqual(undeclared, []);
 });

@@ -158,7 +158,7 @@ describe("events are delivered, signed, in order, and only for committed changes
     const received = registryEvents();
     assert.deepEqual(
       received.map((r) => r.headers["ce-type"]),
-      ["registry.repo.created", "registry.repo.updated", "registry.tag.created", "registry.tag.deleted", "registry.repo.deleted"].map((t) => `dev.platform.api.${t}.v1`),
+      ["platform.registry.repo.created", "platform.registry.repo.updated", "platform.registry.tag.created", "platform.registry.tag.deleted", "platform.registry.repo.deleted"].map((t) => `dev.platform.api.${t}.v1`),
     );
     const first = received[0];
     assert.equal(first.headers["ce-specversion"], "1.0");
@@ -167,6 +167,8 @@ describe("events are delivered, signed, in order, and only for committed changes
     assert.match(String(first.headers["ce-id"]), /^[0-9a-f-]{36}$/);
     assert.ok(!Number.isNaN(Date.parse(String(first.headers["ce-time"]))));
     assert.equal(first.headers["content-type"], "application/json");
+    assert.equal(first.headers["ce-audience"], "customer");
+    assert.equal(first.headers["ce-bodytype"], "platform.registry.v2.CreateRepoRequest");
     assert.equal(first.body.actor.subject, server.ownerUid);
     assert.equal((first.body.body.repo as JsonObject).name, "events/app");
     assert.equal(received[2].headers["ce-group"], folder, "a tag's group is its repo's group");
@@ -204,7 +206,7 @@ describe("events are delivered, signed, in order, and only for committed changes
     const mineSub = await call(SubscriptionsService, "CreateSubscription", { parent: folder, subscription: { sink: mine.url } });
     assert.equal(mineSub.code, 0, mineSub.message);
     assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/seen" } })).code, 0);
-    await waitFor(() => mine.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the folder's subscriber");
+    await waitFor(() => mine.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the folder's subscriber");
     const seen = mine.received.length;
     assert.equal((await call(SubscriptionsService, "DeleteSubscription", { uid: mineSub.body!.uid as string })).code, 0);
     assert.equal((await call(ReposService, "CreateRepo", { parent: folder, repo: { name: "events/unseen" } })).code, 0);
@@ -228,8 +230,15 @@ test("a sink answering 500 three times then 200 gets the event; the subscription
     const read = await wire.call(methodOf(SubscriptionsService, "GetSubscription"), { uid: sub.body!.uid as string }, { method: "GET", path: "" }, server.ownerToken);
     const delivery = read.body!.delivery as JsonObject;
     assert.equal(delivery.lastFailureStatus, 500);
-    assert.ok(delivery.lastSuccessTime);
+    assert.equal(delivery.lastFailureMessage, "the sink answered HTTP 500");
+    assert.ok(Date.parse(String(delivery.lastFailureTime)) <= Date.parse(String(delivery.lastSuccessTime)), "the failures came before the success");
     assert.equal(delivery.pendingCount ?? "0", "0");
+    const failures = server.logs.map((l) => JSON.parse(l) as JsonObject).filter((l) => l.msg === "event delivery failed; will retry");
+    assert.deepEqual(
+      failures.map((l) => [l.subscription, l.attempts, l.status]),
+      [1, 2, 3].map((n) => [sub.body!.uid, n, 500]),
+      "a log line per failed attempt, with its status",
+    );
   } finally {
     wire.close();
     await server.close();
@@ -261,8 +270,8 @@ test("an event written before the server stops is delivered after it starts agai
       createFileContentStore(contentDir),
     );
     try {
-      await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1"), "the delivery after the restart");
-      assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
+      await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the delivery after the restart");
+      assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
     } finally {
       await second.close();
       await store.close();
@@ -274,16 +283,16 @@ test("an event written before the server stops is delivered after it starts agai
   }
 });
 
-test("tag moves by registry pushes and by registry import are events: created, then updated when the tag moves, nothing when it stays", async () => {
+test("the registry host's changes are events in their transaction: the repo a push creates, each push, tag moves by pushes and imports (created, updated, nothing when it stays), tag deletes by tag and by digest", async () => {
   const server = await startTestServer({ events: fast });
   const receiver = await startReceiver();
   const dir = mkdtempSync(join(tmpdir(), "platform-api-layout-"));
   try {
     await insertSubscription(server.store.db, { uid: newChildUid(server.org.uid), group_uid: server.org.uid, sink: receiver.url, create_time: 1 });
     const { token } = await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" });
-    const put = async (method: string, path: string, body: Buffer, contentType: string) => {
-      const res = await fetch(`${server.registryUrl}${path}`, { method, body: new Uint8Array(body), headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
-      assert.ok(res.status === 201, `${method} ${path}: ${res.status} ${await res.text()}`);
+    const put = async (method: string, path: string, body: Buffer | undefined, contentType: string, expected = 201) => {
+      const res = await fetch(`${server.registryUrl}${path}`, { method, body: body && new Uint8Array(body), headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
+      assert.ok(res.status === expected, `${method} ${path}: ${res.status} ${await res.text()}`);
     };
     const push = async (image: BuiltImage, tag: string) => {
       for (const blob of [image.config, ...image.layers]) {
@@ -300,16 +309,65 @@ test("tag moves by registry pushes and by registry import are events: created, t
     writeLayout(dir, { architectures: ["arm64"], ref: "imported" });
     await importImages(server.store, { repository: "acme/pushed", paths: [dir], now: Date.now(), content: server.content });
     await waitFor(() => tagEvents().length >= 3, "the import's tag event");
+    await put("DELETE", "/v2/acme/pushed/manifests/imported", undefined, "application/json", 202);
+    const twoDigest = `sha256:${createHash("sha256").update(two.manifest.bytes).digest("hex")}`;
+    await put("DELETE", `/v2/acme/pushed/manifests/${twoDigest}`, undefined, "application/json", 202);
+    await waitFor(() => tagEvents().length >= 5, "the deletes' tag events");
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(
-      tagEvents().map((r) => r.headers["ce-type"]),
-      ["created", "updated", "created"].map((verb) => `dev.platform.api.registry.tag.${verb}.v1`),
+      tagEvents().map((r) => [r.headers["ce-type"], r.body.body.name]),
+      [
+        ["created", "v1"],
+        ["updated", "v1"],
+        ["created", "imported"],
+        ["deleted", "imported"],
+        ["deleted", "v1"],
+      ].map(([verb, name]) => [`dev.platform.api.platform.registry.tag.${verb}.v1`, name]),
     );
-    assert.equal((tagEvents()[2].body.body.tag as JsonObject).name, "imported");
+    const repoCreated = receiver.received.filter((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1");
+    assert.equal(repoCreated.length, 1, "the first push created the repo, once");
+    assert.equal(repoCreated[0].headers["ce-bodytype"], "platform.registry.v2.Repo");
+    assert.equal(repoCreated[0].body.body.name, "pushed");
+    const pushes = receiver.received.filter((r) => r.headers["ce-type"] === "dev.platform.registry.push.v1");
+    assert.deepEqual(
+      pushes.map((r) => [r.body.body.repository, r.body.body.tag, r.body.body.type]),
+      [0, 1, 2].map(() => ["acme/pushed", "v1", "manifest"]),
+      "each manifest push is a registry.push event",
+    );
+    assert.equal(pushes[2].body.body.digest, twoDigest);
+    assert.equal(tagEvents()[1].body.body.digest, twoDigest, "an updated tag's body is the Tag where it points now");
+    assert.ok(tagEvents().every((r) => r.headers["ce-bodytype"] === "platform.registry.v2.Tag"));
     assert.equal(tagEvents()[0].headers["ce-group"], server.org.uid);
   } finally {
     await server.close();
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the dispatcher prunes delivered events after the retention; an event still owed stays", async () => {
+  const server = await startTestServer({ events: { ...fast, retentionMs: 200, pruneIntervalMs: 50 } });
+  const wire = connectWire(server.apiPort);
+  const receiver = await startReceiver();
+  const stuck = await startReceiver(() => 503);
+  try {
+    const subscribe = (sink: string) =>
+      wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: "" }, server.ownerToken);
+    assert.equal((await subscribe(receiver.url)).code, 0);
+    const events = async () => (await server.store.db.selectFrom("events").select(["id", "type"]).execute()).map((e) => e.type);
+    await waitFor(() => receiver.received.length === 1, "the delivery");
+    const end = Date.now() + 5_000;
+    while ((await events()).length > 0) {
+      if (Date.now() > end) assert.fail(`not pruned: ${(await events()).join(", ")}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal((await subscribe(stuck.url)).code, 0);
+    await waitFor(() => stuck.calls() >= 2, "retries to the failing sink");
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual(await events(), ["dev.platform.api.events.subscription.created.v1"], "the event owed to the failing sink is kept");
+  } finally {
+    wire.close();
+    await server.close();
+    await Promise.all([receiver.close(), stuck.close()]);
   }
 });

@@ -13,12 +13,12 @@ import { promisify } from "node:util";
 const execFileAsync = promisify(execFile);
 const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const API_URL = "http://platform.example";
-const env = { ...process.env, DATABASE_URL: "" };
+const env = { ...process.env, DATABASE_URL: "", METRICS_PORT: "0" };
 
-function serve(db: string): { child: ChildProcess; api: Promise<string>; exited: Promise<unknown> } {
+function serve(db: string, args: string[] = []): { child: ChildProcess; api: Promise<string>; exited: Promise<unknown> } {
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--port", "0", "--registry-port", "0", "--db", db, "--api-url", API_URL, "--log-level", "warn", "--events-allow-local-sinks"],
+    [BIN, "serve", "--port", "0", "--registry-port", "0", "--db", db, "--api-url", API_URL, "--log-level", "warn", "--events-allow-local-sinks", ...args],
     { stdio: ["ignore", "ignore", "pipe"], env },
   );
   const exited = new Promise((resolve) => child.on("exit", resolve));
@@ -87,6 +87,49 @@ test("serve killed with -9 in the middle of a backlog: after it starts again eve
     } finally {
       second.child.kill("SIGTERM");
       await second.exited;
+    }
+  } finally {
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("serve --events-retry-period: a delivery the sink refuses past it is marked failed, and shows so", { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "platform-api-events-retry-"));
+  const db = join(dir, "platform.db");
+  let calls = 0;
+  const receiver = http.createServer((req, res) => {
+    calls++;
+    req.resume();
+    req.on("end", () => res.writeHead(503).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const sink = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  try {
+    const { stdout } = await execFileAsync(process.execPath, [BIN, "bootstrap", "--org", "acme", "--db", db, "--api-url", API_URL], { encoding: "utf8", env });
+    const { organization, token } = JSON.parse(stdout) as { organization: { uid: string }; token: string };
+    const server = serve(db, ["--events-retry-period", "2s"]);
+    try {
+      const api = await server.api;
+      const sub = await post(`${api}/events/v2/subscriptions/${organization.uid}`, token, { sink });
+      const delivery = async () =>
+        ((await (await fetch(`${api}/events/v2/subscriptions/${sub.uid as string}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { delivery: Record<string, unknown> })
+          .delivery;
+      const end = Date.now() + 30_000;
+      while ((await delivery()).failedCount !== "1") {
+        if (Date.now() > end) assert.fail(`not marked failed: ${JSON.stringify(await delivery())}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const final = await delivery();
+      assert.equal(final.pendingCount ?? "0", "0");
+      assert.equal(final.lastFailureStatus, 503);
+      assert.ok(calls >= 2, `retried before giving up (${calls} attempts)`);
+      const before = calls;
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(calls, before, "not retried after it was marked failed");
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
     }
   } finally {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));

@@ -75,6 +75,7 @@ const groupsClosure = [
   "platform/iam/v2/groups_service.proto",
   "platform/iam/v2/group.proto",
   "platform/common/v1/authorization.proto",
+  "platform/common/v1/events.proto",
   "platform/common/v1/uidp.proto",
   "google/api/annotations.proto",
   "google/api/http.proto",
@@ -155,7 +156,7 @@ describe("grpc.reflection.v1", () => {
     assert.equal(fileNames(byExtension!)[0], "platform/common/v1/authorization.proto");
     assert.deepEqual(numbers!.all_extension_numbers_response, {
       base_type_name: "google.protobuf.MethodOptions",
-      extension_number: [51001, 72295728],
+      extension_number: [51001, 51003, 72295728],
     });
     assert.deepEqual(none!.all_extension_numbers_response?.extension_number, []);
   });

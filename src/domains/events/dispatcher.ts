@@ -5,7 +5,7 @@ import { OutboundFetchError, outboundRequest } from "../../http/outbound-fetch.j
 import type { Logger } from "../../logger.js";
 import type { Database } from "../../store/tables.js";
 import { sinkPolicy } from "./sink.js";
-import { deliveryFailed, deliverySucceeded, dueDeliveries, getEvent, leaseDelivery, type DeliveryRow, type EventRow } from "./store/outbox.js";
+import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type EventRow } from "./store/outbox.js";
 
 export interface Dispatcher {
   /** Stops polling and waits for the deliveries in flight. */
@@ -13,13 +13,16 @@ export interface Dispatcher {
 }
 
 /**
- * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs` it takes the
- * oldest due delivery of each subscription (at most `concurrency` at once), leases it (a
- * conditional update, so two processes on one database do not send it both), POSTs the
+ * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs` it claims the
+ * oldest due delivery of each subscription (at most `concurrency` at once) for a lease
+ * (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so the dispatchers of several
+ * processes on one database send each delivery once in the normal case), POSTs the
  * CloudEvent and deletes the delivery only after a 2xx. Anything else (an answer that is not
  * 2xx, a timeout, a refused or failed connection) is retried with exponential backoff and
  * jitter until `retryPeriodMs` after the first failure, then the delivery is marked failed and
  * stays for inspection. At-least-once: a crash between the 2xx and the delete sends it again.
+ * Every `pruneIntervalMs` (and once at start) it prunes the outbox of what is older than
+ * `retentionMs` and owed to nobody (`pruneOutbox`).
  */
 export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenService; config: EventsConfig; logger: Logger; source: string; now?: () => number }): Dispatcher {
   const { db, tokens, config, logger, source } = options;
@@ -36,10 +39,7 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
     try {
       const room = config.concurrency - inFlight.size;
       if (room <= 0) return;
-      const held = new Set([...inFlightSubscriptions]);
-      for (const row of await dueDeliveries(db, now(), room + held.size)) {
-        if (held.has(row.subscription_uid) || inFlight.size >= config.concurrency || closed) continue;
-        if (!(await leaseDelivery(db, row, now(), leaseMs))) continue;
+      for (const row of await claimDeliveries(db, now(), { limit: room, leaseMs, busy: [...inFlightSubscriptions] })) {
         inFlightSubscriptions.add(row.subscription_uid);
         const work = deliver(row)
           .catch((error: unknown) => logger.error("event delivery failed", { subscription: row.subscription_uid, event: row.event_id, error: String(error) }))
@@ -91,13 +91,31 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
     });
   }
 
+  let pruning: Promise<void> = Promise.resolve();
+  const prune = () => {
+    pruning = pruning.then(async () => {
+      if (closed) return;
+      try {
+        const pruned = await pruneOutbox(db, now() - config.retentionMs);
+        if (pruned.events + pruned.deliveries > 0) logger.info("events pruned", { ...pruned, retentionMs: config.retentionMs });
+      } catch (error) {
+        if (!closed) logger.error("event pruning failed", { error: String(error) });
+      }
+    });
+  };
+
   const timer = setInterval(() => void tick(), config.pollIntervalMs);
   timer.unref();
+  const pruneTimer = setInterval(prune, config.pruneIntervalMs);
+  pruneTimer.unref();
   void tick();
+  prune();
   return {
     async close() {
       closed = true;
       clearInterval(timer);
+      clearInterval(pruneTimer);
+      await pruning;
       await Promise.allSettled([...inFlight]);
     },
   };
@@ -117,6 +135,7 @@ export function cloudEventHeaders(event: EventRow, source: string, token: string
     "ce-time": new Date(Number(event.time)).toISOString(),
     "ce-group": event.group_uid,
     "ce-audience": "customer",
+    ...(event.body_type === "" ? {} : { "ce-bodytype": event.body_type }),
   };
 }
 

@@ -1,6 +1,7 @@
 import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { bind, type Domain } from "../domain.js";
 import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
+import { eventBodyType } from "./migrations/2026-11-27-0030-event-body-type.js";
 import { createSubscriptionsService } from "./subscriptions-service.js";
 
 /**
@@ -13,7 +14,7 @@ export const events: Domain = {
   name: "events",
   files: [file_platform_events_v2_subscriptions_service],
   services: [bind(SubscriptionsService, createSubscriptionsService)],
-  migrations: { "2026-11-25-0014-events": eventsTables },
+  migrations: { "2026-11-25-0014-events": eventsTables, "2026-11-27-0030-event-body-type": eventBodyType },
   ownedByGroup: ["subscriptions"],
   deletedWithRepo: [],
 };

@@ -23,7 +23,7 @@ export interface EventTable {
   id: string;
   /** Sorts events in the order they were written (time, then a per-process counter): deliveries go in this order. */
   position: string;
-  /** The full CloudEvent type, e.g. `dev.platform.api.registry.repo.created.v1`. */
+  /** The full CloudEvent type, e.g. `dev.platform.api.platform.registry.repo.created.v1`. */
   type: string;
   /** The uid of the resource the event is about. */
   subject: string;
@@ -34,6 +34,8 @@ export interface EventTable {
   actor: string;
   /** JSON text (protojson of the request or resource). */
   body: string;
+  /** The fully qualified proto name of the body (`ce-bodytype`), e.g. `platform.registry.v2.Tag`; empty when it has none. */
+  body_type: string;
 }
 
 /** One event owed to one subscription: written with the event, deleted after the sink's 2xx. */

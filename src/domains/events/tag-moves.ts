@@ -1,12 +1,16 @@
+import { toJson } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
+import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
 import type { Database } from "../../store/tables.js";
 import { findTagByName, upsertTag, type TagRow } from "../registry/store/tags.js";
-import { emitEvent } from "./store/outbox.js";
+import { tagFromRow } from "../registry/tag-mapper.js";
+import { apiEventType, emitEvent } from "./store/outbox.js";
 
 /**
  * Points tag `name` of a repo at `digest` (`upsertTag`) and records the move in the outbox in
- * the same transaction: `<prefix>.api.registry.tag.created.v1` for a new tag,
- * `...tag.updated.v1` when it moved, nothing when it already pointed there. The registry
+ * the same transaction: `<prefix>.api.platform.registry.tag.created.v1` for a new tag,
+ * `...tag.updated.v1` when it moved, nothing when it already pointed there; the body is the
+ * Tag (`platform.registry.v2.Tag`), the actor names the path (`act.via`). The registry
  * host's pushes and `registry import` move tags through it; CreateTag's event comes from the
  * RPC (`event-interceptor.ts`).
  */
@@ -22,13 +26,41 @@ export async function moveTagWithEvent(
   await emitEvent(
     trx,
     {
-      type: `${options.typePrefix}.api.registry.tag.${before ? "updated" : "created"}.v1`,
+      type: apiEventType(options.typePrefix, `platform.registry.tag.${before ? "updated" : "created"}`),
       subject: row.uid,
       group: repo.group_uid,
       actor: { subject: "", act: { via: options.via } },
-      body: { tag: { uid: row.uid, name: row.name, digest: row.digest }, repo: repo.name, ...(before ? { previousDigest: before.digest } : {}) },
+      body: toJson(TagSchema, tagFromRow(row)),
+      bodyType: TagSchema.typeName,
     },
     options.now,
   );
   return row;
+}
+
+/**
+ * Records the deletion of `tags` (rows already deleted, or about to be, in `trx`):
+ * `<prefix>.api.platform.registry.tag.deleted.v1` each, the Tag as it was. The registry host's
+ * `DELETE /v2/<name>/manifests/<tag or digest>` uses it; DeleteTag's event comes from the RPC.
+ */
+export async function recordTagDeletions(
+  trx: Transaction<Database>,
+  repo: { group_uid: string },
+  tags: TagRow[],
+  options: { now: number; typePrefix: string; via: string },
+): Promise<void> {
+  for (const row of tags) {
+    await emitEvent(
+      trx,
+      {
+        type: apiEventType(options.typePrefix, "platform.registry.tag.deleted"),
+        subject: row.uid,
+        group: repo.group_uid,
+        actor: { subject: "", act: { via: options.via } },
+        body: toJson(TagSchema, tagFromRow(row)),
+        bodyType: TagSchema.typeName,
+      },
+      options.now,
+    );
+  }
 }

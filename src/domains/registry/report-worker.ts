@@ -4,7 +4,7 @@ import type { Logger } from "../../logger.js";
 import type { ContentStore } from "../../registry/content-store.js";
 import type { Database, Db } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";
-import { emitEvent } from "../events/store/outbox.js";
+import { apiEventType, emitEvent } from "../events/store/outbox.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/store/advisories.js";
 import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
@@ -110,7 +110,7 @@ async function record(
         await emitEvent(
           trx,
           {
-            type: `${typePrefix}.api.registry.vulnerability_report.${before.status === "pending" ? "created" : "updated"}.v1`,
+            type: apiEventType(typePrefix, `platform.registry.vulnerability_report.${before.status === "pending" ? "created" : "updated"}`),
             subject: repo.uid,
             group: repo.group_uid,
             actor: { subject: "", act: { via: "vulnerability reports" } },

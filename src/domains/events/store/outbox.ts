@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Selectable, Transaction } from "kysely";
+import type { Kysely, Selectable, Transaction } from "kysely";
 import { isUidp, selfAndAncestors } from "../../../api/uidp.js";
+import { dialectOfDb } from "../../../store/dialect.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { EventDeliveryTable, EventTable } from "../tables.js";
 
@@ -15,6 +16,13 @@ export interface NewEvent {
   group: string;
   actor: { subject: string; act?: Record<string, unknown> };
   body: unknown;
+  /** The fully qualified proto name of `body`, when it is a proto message in JSON. */
+  bodyType?: string;
+}
+
+/** The full CloudEvent type of an API event: `<prefix>.api.<name>.v1`, `name` as `iam.group.created`. */
+export function apiEventType(prefix: string, name: string): string {
+  return `${prefix}.api.${name}.v1`;
 }
 
 let counter = 0;
@@ -39,6 +47,7 @@ export async function emitEvent(trx: Transaction<Database>, event: NewEvent, tim
     time,
     actor: JSON.stringify(event.actor),
     body: JSON.stringify(event.body ?? {}),
+    body_type: event.bodyType ?? "",
   };
   await trx.insertInto("events").values(row).execute();
   if (!isUidp(event.group)) return row;
@@ -64,42 +73,66 @@ export async function emitEvent(trx: Transaction<Database>, event: NewEvent, tim
 }
 
 /**
- * The oldest pending delivery of each subscription that is due and not leased, at most `limit`:
- * one per subscription, so a subscription's events go in order.
+ * Claims due deliveries for `leaseMs`, at most `limit`, none of the subscriptions in `busy`:
+ * of each subscription only its oldest pending delivery (so its events go in order), and only
+ * when it is due and no dispatcher holds it. One transaction: on PostgreSQL the rows are read
+ * `FOR UPDATE SKIP LOCKED`, so dispatchers of several processes claim disjoint rows without
+ * waiting for each other; on SQLite (one writer) the conditional update alone decides. A
+ * claimed row's `lease_until` keeps it from every other dispatcher until it is settled or
+ * the lease runs out.
  */
-export async function dueDeliveries(db: Db, now: number, limit: number): Promise<DeliveryRow[]> {
-  const heads = await db
-    .selectFrom("event_deliveries")
-    .select(["subscription_uid", (eb) => eb.fn.min("position").as("position")])
-    .where("state", "=", "pending")
-    .groupBy("subscription_uid")
-    .execute();
-  const due: DeliveryRow[] = [];
-  for (const head of heads) {
-    if (due.length >= limit) break;
-    const row = await db
-      .selectFrom("event_deliveries")
-      .selectAll()
-      .where("subscription_uid", "=", head.subscription_uid)
-      .where("position", "=", head.position as string)
-      .where("state", "=", "pending")
-      .executeTakeFirst();
-    if (row && Number(row.next_attempt_time) <= now && Number(row.lease_until) <= now) due.push(row);
-  }
-  return due;
+export async function claimDeliveries(db: Kysely<Database>, now: number, options: { limit: number; leaseMs: number; busy: string[] }): Promise<DeliveryRow[]> {
+  if (options.limit <= 0) return [];
+  // Nothing due: no transaction (on SQLite it would take the write lock on every poll).
+  if ((await dueHeads(db, now, 1, options.busy).execute()).length === 0) return [];
+  const postgres = dialectOfDb(db) === "postgres";
+  return db.transaction().execute(async (trx) => {
+    let query = dueHeads(trx, now, options.limit, options.busy);
+    if (postgres) query = query.forUpdate(["d"]).skipLocked();
+    const claimed: DeliveryRow[] = [];
+    for (const row of await query.execute()) {
+      const result = await trx
+        .updateTable("event_deliveries")
+        .set({ lease_until: now + options.leaseMs })
+        .where("subscription_uid", "=", row.subscription_uid)
+        .where("event_id", "=", row.event_id)
+        .where("lease_until", "<=", now)
+        .where("state", "=", "pending")
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) claimed.push({ ...row, lease_until: now + options.leaseMs });
+    }
+    return claimed;
+  });
 }
 
-/** Takes a delivery for `leaseMs` unless another dispatcher holds it: true when this one got it. */
-export async function leaseDelivery(db: Db, row: DeliveryRow, now: number, leaseMs: number): Promise<boolean> {
-  const result = await db
-    .updateTable("event_deliveries")
-    .set({ lease_until: now + leaseMs })
-    .where("subscription_uid", "=", row.subscription_uid)
-    .where("event_id", "=", row.event_id)
-    .where("lease_until", "<=", now)
-    .where("state", "=", "pending")
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/**
+ * The due, unleased head (oldest pending delivery) of each subscription not in `busy`, oldest
+ * first, at most `limit`: from each subscription to its head, an index seek each, not a scan of
+ * every pending row (CROSS JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an
+ * inner join).
+ */
+function dueHeads(db: Db, now: number, limit: number, busy: string[]) {
+  let query = db
+    .selectFrom("subscriptions as s")
+    .crossJoin("event_deliveries as d")
+    .selectAll("d")
+    .whereRef("d.subscription_uid", "=", "s.uid")
+    .where("d.state", "=", "pending")
+    .where("d.position", "=", (eb) =>
+      eb
+        .selectFrom("event_deliveries as h")
+        .select("h.position")
+        .whereRef("h.subscription_uid", "=", "s.uid")
+        .where("h.state", "=", "pending")
+        .orderBy("h.position")
+        .limit(1),
+    )
+    .where("d.next_attempt_time", "<=", now)
+    .where("d.lease_until", "<=", now)
+    .orderBy("d.position")
+    .limit(limit);
+  if (busy.length > 0) query = query.where("s.uid", "not in", busy);
+  return query;
 }
 
 export async function getEvent(db: Db, id: string): Promise<EventRow | undefined> {
@@ -137,4 +170,49 @@ export async function deliveryFailed(
     .set({ last_failure_time: now, last_failure_status: failure.status, last_failure_message: failure.message.slice(0, 1024) })
     .where("uid", "=", row.subscription_uid)
     .execute();
+}
+
+/** Rows one pruning statement deletes at most (a round repeats until fewer are left). */
+const PRUNE_BATCH = 1000;
+
+/**
+ * Deletes what retention lets go: failed deliveries given up before `cutoff`, then events
+ * older than `cutoff` with no delivery left (delivered to every subscription, or whose failed
+ * deliveries went). Pending deliveries and their events stay whatever their age. In batches of
+ * `PRUNE_BATCH`; returns the counts deleted.
+ */
+export async function pruneOutbox(db: Kysely<Database>, cutoff: number): Promise<{ deliveries: number; events: number }> {
+  let deliveries = 0;
+  for (;;) {
+    const batch = await db
+      .selectFrom("event_deliveries")
+      .select(["subscription_uid", "event_id"])
+      .where("state", "=", "failed")
+      .where("next_attempt_time", "<", cutoff)
+      .limit(PRUNE_BATCH)
+      .execute();
+    for (const row of batch) {
+      await db.deleteFrom("event_deliveries").where("subscription_uid", "=", row.subscription_uid).where("event_id", "=", row.event_id).where("state", "=", "failed").execute();
+    }
+    deliveries += batch.length;
+    if (batch.length < PRUNE_BATCH) break;
+  }
+  let events = 0;
+  for (;;) {
+    const result = await db
+      .deleteFrom("events")
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("events as e")
+          .select("e.id")
+          .where("e.time", "<", cutoff)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom("event_deliveries as d").select("d.event_id").whereRef("d.event_id", "=", "e.id"))))
+          .limit(PRUNE_BATCH),
+      )
+      .executeTakeFirst();
+    const n = Number(result.numDeletedRows);
+    events += n;
+    if (n < PRUNE_BATCH) break;
+  }
+  return { deliveries, events };
 }

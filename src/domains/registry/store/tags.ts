@@ -117,6 +117,11 @@ export async function listTagNames(db: Db, repoUid: string, options: { last?: st
 }
 
 /** Deletes the tag `name` of a repo (its history stays); returns false when there was none. */
+/** The tags of a repo pointing at `digest`, by name. */
+export function findTagsByDigest(db: Db, repoUid: string, digest: string): Promise<TagRow[]> {
+  return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("digest", "=", digest).orderBy("name").execute();
+}
+
 export async function deleteTagByName(db: Db, repoUid: string, name: string): Promise<boolean> {
   const result = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;

@@ -22,7 +22,8 @@ import { listMethod } from "../../../api/standard-methods.js";
 import { toTimestamp } from "../../../api/time.js";
 import { parentOf } from "../../../api/uidp.js";
 import { Violations } from "../../../api/validation.js";
-import { callV2, deleteV1, listAll } from "../../../api/v1/index.js";
+import { v2CallKey } from "../../../api/v1/call.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
 import { ConflictError, NotFoundError } from "../../../store/errors.js";
 import { inTransaction } from "../../../store/transaction.js";
 import type { ServiceDeps } from "../../deps.js";
@@ -77,6 +78,11 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
 
     async updateRepo(req, ctx) {
       new Violations().uid("id", req.id).throwIfAny();
+      // Its event is the v2 Update's (type and body), as for the v1 calls that go through callV2.
+      ctx.values.set(v2CallKey, {
+        method: repoRpc.updateRepo,
+        message: create(repoRpc.updateRepo.input, { repo: { uid: req.id, name: req.name, description: req.description }, updateMask: replaceAll() }),
+      });
       const row = await inTransaction(db, ctx.signal, async (trx) => {
         await getRepo(trx, req.id);
         const violations = new Violations();
