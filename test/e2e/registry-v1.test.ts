@@ -157,6 +157,17 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(history.code, 0, history.message);
       assert.deepEqual(items(history).map((h) => h.digest), [digest(1), digest(2)]);
       assert.ok(items(history).every((h) => typeof h.updateTimestamp === "string"));
+      const summary = await v1("GetRepoTagsSummary", { repoId: repo, excludeReferrers: true }, { method: "GET", path: `/registry/v1/repotagssummary/${repo}?exclude_referrers=true` });
+      assert.equal(summary.code, 0, summary.message);
+      assert.equal(summary.body!.id, repo);
+      assert.equal(summary.body!.tagCount, "3");
+      assert.equal((summary.body!.latestTag as JsonObject).name, "stable", "the tag moved last");
+      assert.equal(summary.body!.lastUpdated, (summary.body!.latestTag as JsonObject).lastUpdated);
+      const unknownRepo = newChildUid(folder);
+      const noSummary = await v1("GetRepoTagsSummary", { repoId: unknownRepo }, { method: "GET", path: `/registry/v1/repotagssummary/${unknownRepo}` });
+      assert.equal(noSummary.code, 0, noSummary.message);
+      assert.equal(noSummary.body!.id, undefined);
+
       const none = newChildUid(repo);
       const empty = await v1("ListTagHistory", { parentId: none }, { method: "GET", path: `/registry/v1/tags/${none}/history` });
       assert.equal(empty.code, 0, empty.message);

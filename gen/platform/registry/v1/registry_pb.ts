@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/registry/v1/registry.proto.
  */
 export const file_platform_registry_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("CiNwbGF0Zm9ybS9yZWdpc3RyeS92MS9yZWdpc3RyeS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjEidgoEUmVwbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnJlYWRtZRgFIAEoCRIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGVzY3JpcHRpb24YCyABKAkiagoRQ3JlYXRlUmVwb1JlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgJEigKBHJlcG8YAiABKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvEhgKEHByZXZlbnRfZXhpc3RpbmcYAyABKAgiHwoRRGVsZXRlUmVwb1JlcXVlc3QSCgoCaWQYASABKAkiNQoIUmVwb0xpc3QSKQoFaXRlbXMYASADKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvIlQKClJlcG9GaWx0ZXISLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSCgoCaWQYAyABKAkidQoDVGFnEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGZGlnZXN0GAMgASgJEjAKDGxhc3RfdXBkYXRlZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZGVwcmVjYXRlZBgFIAEoCCJLChBDcmVhdGVUYWdSZXF1ZXN0Eg8KB3JlcG9faWQYASABKAkSJgoDdGFnGAIgASgLMhkucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnIh4KEERlbGV0ZVRhZ1JlcXVlc3QSCgoCaWQYASABKAkiMwoHVGFnTGlzdBIoCgVpdGVtcxgBIAMoCzIZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZyLgAQoJVGFnRmlsdGVyEiwKBHVpZHAYASABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlchIMCgRuYW1lGAIgASgJEjEKDXVwZGF0ZWRfc2luY2UYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEWV4Y2x1ZGVfcmVmZXJyZXJzGAYgASgIEhUKDWV4Y2x1ZGVfZGF0ZXMYByABKAgSFgoOZXhjbHVkZV9lcG9jaHMYCCABKAgSCgoCaWQYCSABKAkSDgoGZGlnZXN0GAogASgJIpwBCgZFb2xUYWcSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRI2Cgp0YWdfc3RhdHVzGA4gASgOMiIucGxhdGZvcm0ucmVnaXN0cnkudjEuRW9sVGFnU3RhdHVzEkAKDGdyYWNlX3N0YXR1cxgJIAEoDjIqLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkVvbEdyYWNlUGVyaW9kU3RhdHVzIqABCgxFb2xUYWdGaWx0ZXISLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEgoKcGFnZV90b2tlbhgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSFQoNZXhjbHVkZV9kYXRlcxgFIAEoCBIWCg5leGNsdWRlX2Vwb2NocxgGIAEoCCJSCgpFb2xUYWdMaXN0EisKBWl0ZW1zGAEgAygLMhwucGxhdGZvcm0ucmVnaXN0cnkudjEuRW9sVGFnEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJ5ChBUYWdIaXN0b3J5RmlsdGVyEhEKCXBhcmVudF9pZBgBIAEoCRIpCgVzdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoDZW5kGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCg5UYWdIaXN0b3J5TGlzdBIvCgVpdGVtcxgBIAMoCzIgLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZ0hpc3RvcnkiUgoKVGFnSGlzdG9yeRI0ChB1cGRhdGVfdGltZXN0YW1wGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZkaWdlc3QYAiABKAkiLgoLQXJjaFJlcXVlc3QSDwoHcmVwb19pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiFgoFQXJjaHMSDQoFYXJjaHMYASADKAkiPAoLU2l6ZVJlcXVlc3QSDwoHcmVwb19pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDAoEYXJjaBgDIAEoCSIiCgRTaXplEgwKBHNpemUYASABKAMSDAoEYXJjaBgCIAEoCSI0ChFWdWxuUmVwb3J0UmVxdWVzdBIPCgdyZXBvX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSJpCgpWdWxuQ291bnRzEhAKCGNyaXRpY2FsGAEgASgFEgwKBGhpZ2gYAiABKAUSDgoGbWVkaXVtGAMgASgFEgsKA2xvdxgEIAEoBRIPCgd1bmtub3duGAUgASgFEg0KBXRvdGFsGAYgASgFIpoBCgRWdWxuEgoKAmlkGAEgASgJEg8KB2FsaWFzZXMYAiADKAkSDwoHcGFja2FnZRgDIAEoCRIZChFpbnN0YWxsZWRfdmVyc2lvbhgEIAEoCRIVCg1maXhlZF92ZXJzaW9uGAUgASgJEhAKCHNldmVyaXR5GAYgASgJEg0KBXNjb3JlGAcgASgBEhEKCWVjb3N5c3RlbRgIIAEoCSLFAgoKVnVsblJlcG9ydBIOCgZkaWdlc3QYASABKAkSNgoGc3RhdHVzGAIgASgOMiYucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsblJlcG9ydFN0YXR1cxIOCgZyZWFzb24YAyABKAkSKQoFdnVsbnMYBCADKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuEjAKBmNvdW50cxgFIAEoCzIgLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5Db3VudHMSFQoNcGFja2FnZV9jb3VudBgGIAEoBRIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI7CglwbGF0Zm9ybXMYCCADKAsyKC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5QbGF0Zm9ybVZ1bG5SZXBvcnQiqgIKElBsYXRmb3JtVnVsblJlcG9ydBIOCgZkaWdlc3QYASABKAkSDAoEYXJjaBgCIAEoCRIKCgJvcxgDIAEoCRI2CgZzdGF0dXMYBCABKA4yJi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuUmVwb3J0U3RhdHVzEg4KBnJlYXNvbhgFIAEoCRIpCgV2dWxucxgGIAMoCzIaLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG4SMAoGY291bnRzGAcgASgLMiAucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsbkNvdW50cxIVCg1wYWNrYWdlX2NvdW50GAggASgFEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImMKFVZ1bG5Db3VudFJlcG9ydEZpbHRlchIsCgR1aWRwGAEgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISDAoEbmFtZRgCIAEoCRIOCgZkaWdlc3QYAyABKAki/AEKD1Z1bG5Db3VudFJlcG9ydBIKCgJpZBgBIAEoCRIPCgdyZXBvX2lkGAIgASgJEgsKA3RhZxgDIAEoCRIOCgZkaWdlc3QYBCABKAkSNgoGc3RhdHVzGAUgASgOMiYucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsblJlcG9ydFN0YXR1cxIwCgZjb3VudHMYBiABKAsyIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuQ291bnRzEhUKDXBhY2thZ2VfY291bnQYByABKAUSLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoTVnVsbkNvdW50UmVwb3J0TGlzdBI0CgVpdGVtcxgBIAMoCzIlLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5Db3VudFJlcG9ydCpCCgxFb2xUYWdTdGF0dXMSDgoKVEFHX0FDVElWRRAAEhAKDFRBR19JTl9HUkFDRRABEhAKDFRBR19JTkFDVElWRRACKnkKFEVvbEdyYWNlUGVyaW9kU3RhdHVzEhYKEkdSQUNFX05PVF9FTElHSUJMRRAAEhIKDkdSQUNFX0VMSUdJQkxFEAESEAoMR1JBQ0VfQUNUSVZFEAISEAoMR1JBQ0VfQlJPS0VOEAMSEQoNR1JBQ0VfRVhQSVJFRBAEKpIBChBWdWxuUmVwb3J0U3RhdHVzEiIKHlZVTE5fUkVQT1JUX1NUQVRVU19VTlNQRUNJRklFRBAAEh4KGlZVTE5fUkVQT1JUX1NUQVRVU19QRU5ESU5HEAESGwoXVlVMTl9SRVBPUlRfU1RBVFVTX0RPTkUQAhIdChlWVUxOX1JFUE9SVF9TVEFUVVNfRkFJTEVEEAMyzxEKCFJlZ2lzdHJ5ErkBCgpDcmVhdGVSZXBvEicucGxhdGZvcm0ucmVnaXN0cnkudjEuQ3JlYXRlUmVwb1JlcXVlc3QaGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvImbK8xgRGg8KCXBhcmVudF9pZBoCwwza8xgecGxhdGZvcm0ucmVnaXN0cnkucmVwby5jcmVhdGVkgtPkkwIpOgRyZXBvIiEvcmVnaXN0cnkvdjEvcmVwb3Mve3BhcmVudF9pZD0qKn0SnQEKClVwZGF0ZVJlcG8SGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvGhoucGxhdGZvcm0ucmVnaXN0cnkudjEuUmVwbyJXyvMYDBoKCgJpZBABGgLEDNrzGB5wbGF0Zm9ybS5yZWdpc3RyeS5yZXBvLnVwZGF0ZWSC0+STAh86ASoaGi9yZWdpc3RyeS92MS9yZXBvcy97aWQ9Kip9EnYKCUxpc3RSZXBvcxIgLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlJlcG9GaWx0ZXIaHi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvTGlzdCInkAIByvMYBiIECgLFDILT5JMCFBISL3JlZ2lzdHJ5L3YxL3JlcG9zEqMBCgpEZWxldGVSZXBvEicucGxhdGZvcm0ucmVnaXN0cnkudjEuRGVsZXRlUmVwb1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiVMrzGAwaCgoCaWQQARoCxgza8xgecGxhdGZvcm0ucmVnaXN0cnkucmVwby5kZWxldGVkgtPkkwIcKhovcmVnaXN0cnkvdjEvcmVwb3Mve2lkPSoqfRKxAQoJQ3JlYXRlVGFnEiYucGxhdGZvcm0ucmVnaXN0cnkudjEuQ3JlYXRlVGFnUmVxdWVzdBoZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZyJhyvMYERoPCgdyZXBvX2lkEAEaAssM2vMYHXBsYXRmb3JtLnJlZ2lzdHJ5LnRhZy5jcmVhdGVkgtPkkwIlOgN0YWciHi9yZWdpc3RyeS92MS90YWdzL3tyZXBvX2lkPSoqfRKYAQoJVXBkYXRlVGFnEhkucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnGhkucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnIlXK8xgMGgoKAmlkEAIaAswM2vMYHXBsYXRmb3JtLnJlZ2lzdHJ5LnRhZy51cGRhdGVkgtPkkwIeOgEqGhkvcmVnaXN0cnkvdjEvdGFncy97aWQ9Kip9Ep8BCglEZWxldGVUYWcSJi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5EZWxldGVUYWdSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5IlLK8xgMGgoKAmlkEAIaAs4M2vMYHXBsYXRmb3JtLnJlZ2lzdHJ5LnRhZy5kZWxldGVkgtPkkwIbKhkvcmVnaXN0cnkvdjEvdGFncy97aWQ9Kip9EnIKCExpc3RUYWdzEh8ucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnRmlsdGVyGh0ucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnTGlzdCImkAIByvMYBiIECgLNDILT5JMCExIRL3JlZ2lzdHJ5L3YxL3RhZ3MSfgoLTGlzdEVvbFRhZ3MSIi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5Fb2xUYWdGaWx0ZXIaIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5Fb2xUYWdMaXN0IimQAgHK8xgGIgQKAs0MgtPkkwIWEhQvcmVnaXN0cnkvdjEvZW9sdGFncxKqAQoOTGlzdFRhZ0hpc3RvcnkSJi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5UYWdIaXN0b3J5RmlsdGVyGiQucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnSGlzdG9yeUxpc3QiSpACAcrzGBMaEQoJcGFyZW50X2lkEAIaAs0MgtPkkwIqEigvcmVnaXN0cnkvdjEvdGFncy97cGFyZW50X2lkPSoqfS9oaXN0b3J5EqwBCghHZXRBcmNocxIhLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkFyY2hSZXF1ZXN0GhsucGxhdGZvcm0ucmVnaXN0cnkudjEuQXJjaHMiYJACAcrzGBEaDwoHcmVwb19pZBABGgLNDILT5JMCQhJAL3JlZ2lzdHJ5L3YxL3JlcG9zL3tyZXBvX2lkPSoqfS9kaWdlc3RzL3tkaWdlc3Q9Kn0vYXJjaGl0ZWN0dXJlcxKhAQoHR2V0U2l6ZRIhLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlNpemVSZXF1ZXN0GhoucGxhdGZvcm0ucmVnaXN0cnkudjEuU2l6ZSJXkAIByvMYERoPCgdyZXBvX2lkEAEaAs0MgtPkkwI5EjcvcmVnaXN0cnkvdjEvcmVwb3Mve3JlcG9faWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdD0qfS9zaXplEroBCg1HZXRWdWxuUmVwb3J0EicucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsblJlcG9ydFJlcXVlc3QaIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuUmVwb3J0Il6QAgHK8xgSGhAKB3JlcG9faWQQARoD6Y4GgtPkkwI/Ej0vcmVnaXN0cnkvdjEvcmVwb3Mve3JlcG9faWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdD0qfS92dWxucmVwb3J0EqYBChRMaXN0VnVsbkNvdW50UmVwb3J0cxIrLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5Db3VudFJlcG9ydEZpbHRlchopLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5Db3VudFJlcG9ydExpc3QiNpACAcrzGAciBQoD6Y4GgtPkkwIiEiAvcmVnaXN0cnkvdjEvdnVsbl9yZXBvcnRzL2NvdW50c2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp]);
+  fileDesc("CiNwbGF0Zm9ybS9yZWdpc3RyeS92MS9yZWdpc3RyeS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjEidgoEUmVwbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnJlYWRtZRgFIAEoCRIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZGVzY3JpcHRpb24YCyABKAkiagoRQ3JlYXRlUmVwb1JlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgJEigKBHJlcG8YAiABKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvEhgKEHByZXZlbnRfZXhpc3RpbmcYAyABKAgiHwoRRGVsZXRlUmVwb1JlcXVlc3QSCgoCaWQYASABKAkiNQoIUmVwb0xpc3QSKQoFaXRlbXMYASADKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvIlQKClJlcG9GaWx0ZXISLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSCgoCaWQYAyABKAkidQoDVGFnEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGZGlnZXN0GAMgASgJEjAKDGxhc3RfdXBkYXRlZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZGVwcmVjYXRlZBgFIAEoCCJLChBDcmVhdGVUYWdSZXF1ZXN0Eg8KB3JlcG9faWQYASABKAkSJgoDdGFnGAIgASgLMhkucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnIh4KEERlbGV0ZVRhZ1JlcXVlc3QSCgoCaWQYASABKAkiMwoHVGFnTGlzdBIoCgVpdGVtcxgBIAMoCzIZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZyLgAQoJVGFnRmlsdGVyEiwKBHVpZHAYASABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlchIMCgRuYW1lGAIgASgJEjEKDXVwZGF0ZWRfc2luY2UYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEWV4Y2x1ZGVfcmVmZXJyZXJzGAYgASgIEhUKDWV4Y2x1ZGVfZGF0ZXMYByABKAgSFgoOZXhjbHVkZV9lcG9jaHMYCCABKAgSCgoCaWQYCSABKAkSDgoGZGlnZXN0GAogASgJInYKGUdldFJlcG9UYWdzU3VtbWFyeVJlcXVlc3QSDwoHcmVwb19pZBgBIAEoCRIZChFleGNsdWRlX3JlZmVycmVycxgCIAEoCBIVCg1leGNsdWRlX2RhdGVzGAMgASgIEhYKDmV4Y2x1ZGVfZXBvY2hzGAQgASgIIpEBCg9SZXBvVGFnc1N1bW1hcnkSCgoCaWQYASABKAkSEQoJdGFnX2NvdW50GAIgASgDEjAKDGxhc3RfdXBkYXRlZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoKbGF0ZXN0X3RhZxgEIAEoCzIZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZyKcAQoGRW9sVGFnEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNgoKdGFnX3N0YXR1cxgOIAEoDjIiLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkVvbFRhZ1N0YXR1cxJACgxncmFjZV9zdGF0dXMYCSABKA4yKi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5Fb2xHcmFjZVBlcmlvZFN0YXR1cyKgAQoMRW9sVGFnRmlsdGVyEiwKBHVpZHAYASABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlchIMCgRuYW1lGAIgASgJEhIKCnBhZ2VfdG9rZW4YAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhUKDWV4Y2x1ZGVfZGF0ZXMYBSABKAgSFgoOZXhjbHVkZV9lcG9jaHMYBiABKAgiUgoKRW9sVGFnTGlzdBIrCgVpdGVtcxgBIAMoCzIcLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkVvbFRhZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkieQoQVGFnSGlzdG9yeUZpbHRlchIRCglwYXJlbnRfaWQYASABKAkSKQoFc3RhcnQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQQoOVGFnSGlzdG9yeUxpc3QSLwoFaXRlbXMYASADKAsyIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5UYWdIaXN0b3J5IlIKClRhZ0hpc3RvcnkSNAoQdXBkYXRlX3RpbWVzdGFtcBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZGlnZXN0GAIgASgJIi4KC0FyY2hSZXF1ZXN0Eg8KB3JlcG9faWQYASABKAkSDgoGZGlnZXN0GAIgASgJIhYKBUFyY2hzEg0KBWFyY2hzGAEgAygJIjwKC1NpemVSZXF1ZXN0Eg8KB3JlcG9faWQYASABKAkSDgoGZGlnZXN0GAIgASgJEgwKBGFyY2gYAyABKAkiIgoEU2l6ZRIMCgRzaXplGAEgASgDEgwKBGFyY2gYAiABKAkiNAoRVnVsblJlcG9ydFJlcXVlc3QSDwoHcmVwb19pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiaQoKVnVsbkNvdW50cxIQCghjcml0aWNhbBgBIAEoBRIMCgRoaWdoGAIgASgFEg4KBm1lZGl1bRgDIAEoBRILCgNsb3cYBCABKAUSDwoHdW5rbm93bhgFIAEoBRINCgV0b3RhbBgGIAEoBSKaAQoEVnVsbhIKCgJpZBgBIAEoCRIPCgdhbGlhc2VzGAIgAygJEg8KB3BhY2thZ2UYAyABKAkSGQoRaW5zdGFsbGVkX3ZlcnNpb24YBCABKAkSFQoNZml4ZWRfdmVyc2lvbhgFIAEoCRIQCghzZXZlcml0eRgGIAEoCRINCgVzY29yZRgHIAEoARIRCgllY29zeXN0ZW0YCCABKAkixQIKClZ1bG5SZXBvcnQSDgoGZGlnZXN0GAEgASgJEjYKBnN0YXR1cxgCIAEoDjImLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5SZXBvcnRTdGF0dXMSDgoGcmVhc29uGAMgASgJEikKBXZ1bG5zGAQgAygLMhoucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsbhIwCgZjb3VudHMYBSABKAsyIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuQ291bnRzEhUKDXBhY2thZ2VfY291bnQYBiABKAUSLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOwoJcGxhdGZvcm1zGAggAygLMigucGxhdGZvcm0ucmVnaXN0cnkudjEuUGxhdGZvcm1WdWxuUmVwb3J0IqoCChJQbGF0Zm9ybVZ1bG5SZXBvcnQSDgoGZGlnZXN0GAEgASgJEgwKBGFyY2gYAiABKAkSCgoCb3MYAyABKAkSNgoGc3RhdHVzGAQgASgOMiYucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsblJlcG9ydFN0YXR1cxIOCgZyZWFzb24YBSABKAkSKQoFdnVsbnMYBiADKAsyGi5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuEjAKBmNvdW50cxgHIAEoCzIgLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5Db3VudHMSFQoNcGFja2FnZV9jb3VudBgIIAEoBRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjChVWdWxuQ291bnRSZXBvcnRGaWx0ZXISLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSDgoGZGlnZXN0GAMgASgJIvwBCg9WdWxuQ291bnRSZXBvcnQSCgoCaWQYASABKAkSDwoHcmVwb19pZBgCIAEoCRILCgN0YWcYAyABKAkSDgoGZGlnZXN0GAQgASgJEjYKBnN0YXR1cxgFIAEoDjImLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5SZXBvcnRTdGF0dXMSMAoGY291bnRzGAYgASgLMiAucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsbkNvdW50cxIVCg1wYWNrYWdlX2NvdW50GAcgASgFEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIksKE1Z1bG5Db3VudFJlcG9ydExpc3QSNAoFaXRlbXMYASADKAsyJS5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuQ291bnRSZXBvcnQqQgoMRW9sVGFnU3RhdHVzEg4KClRBR19BQ1RJVkUQABIQCgxUQUdfSU5fR1JBQ0UQARIQCgxUQUdfSU5BQ1RJVkUQAip5ChRFb2xHcmFjZVBlcmlvZFN0YXR1cxIWChJHUkFDRV9OT1RfRUxJR0lCTEUQABISCg5HUkFDRV9FTElHSUJMRRABEhAKDEdSQUNFX0FDVElWRRACEhAKDEdSQUNFX0JST0tFThADEhEKDUdSQUNFX0VYUElSRUQQBCqSAQoQVnVsblJlcG9ydFN0YXR1cxIiCh5WVUxOX1JFUE9SVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIeChpWVUxOX1JFUE9SVF9TVEFUVVNfUEVORElORxABEhsKF1ZVTE5fUkVQT1JUX1NUQVRVU19ET05FEAISHQoZVlVMTl9SRVBPUlRfU1RBVFVTX0ZBSUxFRBADMokTCghSZWdpc3RyeRK5AQoKQ3JlYXRlUmVwbxInLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkNyZWF0ZVJlcG9SZXF1ZXN0GhoucGxhdGZvcm0ucmVnaXN0cnkudjEuUmVwbyJmyvMYERoPCglwYXJlbnRfaWQaAsMM2vMYHnBsYXRmb3JtLnJlZ2lzdHJ5LnJlcG8uY3JlYXRlZILT5JMCKToEcmVwbyIhL3JlZ2lzdHJ5L3YxL3JlcG9zL3twYXJlbnRfaWQ9Kip9Ep0BCgpVcGRhdGVSZXBvEhoucGxhdGZvcm0ucmVnaXN0cnkudjEuUmVwbxoaLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlJlcG8iV8rzGAwaCgoCaWQQARoCxAza8xgecGxhdGZvcm0ucmVnaXN0cnkucmVwby51cGRhdGVkgtPkkwIfOgEqGhovcmVnaXN0cnkvdjEvcmVwb3Mve2lkPSoqfRJ2CglMaXN0UmVwb3MSIC5wbGF0Zm9ybS5yZWdpc3RyeS52MS5SZXBvRmlsdGVyGh4ucGxhdGZvcm0ucmVnaXN0cnkudjEuUmVwb0xpc3QiJ5ACAcrzGAYiBAoCxQyC0+STAhQSEi9yZWdpc3RyeS92MS9yZXBvcxKjAQoKRGVsZXRlUmVwbxInLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkRlbGV0ZVJlcG9SZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5IlTK8xgMGgoKAmlkEAEaAsYM2vMYHnBsYXRmb3JtLnJlZ2lzdHJ5LnJlcG8uZGVsZXRlZILT5JMCHCoaL3JlZ2lzdHJ5L3YxL3JlcG9zL3tpZD0qKn0SsQEKCUNyZWF0ZVRhZxImLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkNyZWF0ZVRhZ1JlcXVlc3QaGS5wbGF0Zm9ybS5yZWdpc3RyeS52MS5UYWciYcrzGBEaDwoHcmVwb19pZBABGgLLDNrzGB1wbGF0Zm9ybS5yZWdpc3RyeS50YWcuY3JlYXRlZILT5JMCJToDdGFnIh4vcmVnaXN0cnkvdjEvdGFncy97cmVwb19pZD0qKn0SmAEKCVVwZGF0ZVRhZxIZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZxoZLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZyJVyvMYDBoKCgJpZBACGgLMDNrzGB1wbGF0Zm9ybS5yZWdpc3RyeS50YWcudXBkYXRlZILT5JMCHjoBKhoZL3JlZ2lzdHJ5L3YxL3RhZ3Mve2lkPSoqfRKfAQoJRGVsZXRlVGFnEiYucGxhdGZvcm0ucmVnaXN0cnkudjEuRGVsZXRlVGFnUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSJSyvMYDBoKCgJpZBACGgLODNrzGB1wbGF0Zm9ybS5yZWdpc3RyeS50YWcuZGVsZXRlZILT5JMCGyoZL3JlZ2lzdHJ5L3YxL3RhZ3Mve2lkPSoqfRJyCghMaXN0VGFncxIfLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZ0ZpbHRlchodLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZ0xpc3QiJpACAcrzGAYiBAoCzQyC0+STAhMSES9yZWdpc3RyeS92MS90YWdzErcBChJHZXRSZXBvVGFnc1N1bW1hcnkSLy5wbGF0Zm9ybS5yZWdpc3RyeS52MS5HZXRSZXBvVGFnc1N1bW1hcnlSZXF1ZXN0GiUucGxhdGZvcm0ucmVnaXN0cnkudjEuUmVwb1RhZ3NTdW1tYXJ5IkmQAgHK8xgRGg8KB3JlcG9faWQQARoCzQyC0+STAisSKS9yZWdpc3RyeS92MS9yZXBvdGFnc3N1bW1hcnkve3JlcG9faWQ9Kip9En4KC0xpc3RFb2xUYWdzEiIucGxhdGZvcm0ucmVnaXN0cnkudjEuRW9sVGFnRmlsdGVyGiAucGxhdGZvcm0ucmVnaXN0cnkudjEuRW9sVGFnTGlzdCIpkAIByvMYBiIECgLNDILT5JMCFhIUL3JlZ2lzdHJ5L3YxL2VvbHRhZ3MSqgEKDkxpc3RUYWdIaXN0b3J5EiYucGxhdGZvcm0ucmVnaXN0cnkudjEuVGFnSGlzdG9yeUZpbHRlchokLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlRhZ0hpc3RvcnlMaXN0IkqQAgHK8xgTGhEKCXBhcmVudF9pZBACGgLNDILT5JMCKhIoL3JlZ2lzdHJ5L3YxL3RhZ3Mve3BhcmVudF9pZD0qKn0vaGlzdG9yeRKsAQoIR2V0QXJjaHMSIS5wbGF0Zm9ybS5yZWdpc3RyeS52MS5BcmNoUmVxdWVzdBobLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLkFyY2hzImCQAgHK8xgRGg8KB3JlcG9faWQQARoCzQyC0+STAkISQC9yZWdpc3RyeS92MS9yZXBvcy97cmVwb19pZD0qKn0vZGlnZXN0cy97ZGlnZXN0PSp9L2FyY2hpdGVjdHVyZXMSoQEKB0dldFNpemUSIS5wbGF0Zm9ybS5yZWdpc3RyeS52MS5TaXplUmVxdWVzdBoaLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlNpemUiV5ACAcrzGBEaDwoHcmVwb19pZBABGgLNDILT5JMCORI3L3JlZ2lzdHJ5L3YxL3JlcG9zL3tyZXBvX2lkPSoqfS9kaWdlc3RzL3tkaWdlc3Q9Kn0vc2l6ZRK6AQoNR2V0VnVsblJlcG9ydBInLnBsYXRmb3JtLnJlZ2lzdHJ5LnYxLlZ1bG5SZXBvcnRSZXF1ZXN0GiAucGxhdGZvcm0ucmVnaXN0cnkudjEuVnVsblJlcG9ydCJekAIByvMYEhoQCgdyZXBvX2lkEAEaA+mOBoLT5JMCPxI9L3JlZ2lzdHJ5L3YxL3JlcG9zL3tyZXBvX2lkPSoqfS9kaWdlc3RzL3tkaWdlc3Q9Kn0vdnVsbnJlcG9ydBKmAQoUTGlzdFZ1bG5Db3VudFJlcG9ydHMSKy5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuQ291bnRSZXBvcnRGaWx0ZXIaKS5wbGF0Zm9ybS5yZWdpc3RyeS52MS5WdWxuQ291bnRSZXBvcnRMaXN0IjaQAgHK8xgHIgUKA+mOBoLT5JMCIhIgL3JlZ2lzdHJ5L3YxL3Z1bG5fcmVwb3J0cy9jb3VudHNiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp]);
 
 /**
  * Repo is a container image repository of a group.
@@ -348,6 +348,80 @@ export const TagFilterSchema: GenMessage<TagFilter> = /*@__PURE__*/
   messageDesc(file_platform_registry_v1_registry, 9);
 
 /**
+ * GetRepoTagsSummaryRequest names a repo; the exclusions are TagFilter's.
+ *
+ * @generated from message platform.registry.v1.GetRepoTagsSummaryRequest
+ */
+export type GetRepoTagsSummaryRequest = Message<"platform.registry.v1.GetRepoTagsSummaryRequest"> & {
+  /**
+   * @generated from field: string repo_id = 1;
+   */
+  repoId: string;
+
+  /**
+   * @generated from field: bool exclude_referrers = 2;
+   */
+  excludeReferrers: boolean;
+
+  /**
+   * @generated from field: bool exclude_dates = 3;
+   */
+  excludeDates: boolean;
+
+  /**
+   * @generated from field: bool exclude_epochs = 4;
+   */
+  excludeEpochs: boolean;
+};
+
+/**
+ * Describes the message platform.registry.v1.GetRepoTagsSummaryRequest.
+ * Use `create(GetRepoTagsSummaryRequestSchema)` to create a new message.
+ */
+export const GetRepoTagsSummaryRequestSchema: GenMessage<GetRepoTagsSummaryRequest> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v1_registry, 10);
+
+/**
+ * RepoTagsSummary summarizes the tags of a repo (after the exclusions asked for).
+ *
+ * @generated from message platform.registry.v1.RepoTagsSummary
+ */
+export type RepoTagsSummary = Message<"platform.registry.v1.RepoTagsSummary"> & {
+  /**
+   * The repo's uid; empty when the repo is unknown.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: int64 tag_count = 2;
+   */
+  tagCount: bigint;
+
+  /**
+   * When the latest tag changed.
+   *
+   * @generated from field: google.protobuf.Timestamp last_updated = 3;
+   */
+  lastUpdated?: Timestamp | undefined;
+
+  /**
+   * The tag that changed last (by `last_updated`, then name).
+   *
+   * @generated from field: platform.registry.v1.Tag latest_tag = 4;
+   */
+  latestTag?: Tag | undefined;
+};
+
+/**
+ * Describes the message platform.registry.v1.RepoTagsSummary.
+ * Use `create(RepoTagsSummarySchema)` to create a new message.
+ */
+export const RepoTagsSummarySchema: GenMessage<RepoTagsSummary> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v1_registry, 11);
+
+/**
  * EolTag is an end-of-life tag: a tag marked deprecated.
  *
  * @generated from message platform.registry.v1.EolTag
@@ -386,7 +460,7 @@ export type EolTag = Message<"platform.registry.v1.EolTag"> & {
  * Use `create(EolTagSchema)` to create a new message.
  */
 export const EolTagSchema: GenMessage<EolTag> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 10);
+  messageDesc(file_platform_registry_v1_registry, 12);
 
 /**
  * EolTagFilter selects end-of-life tags, a page at a time.
@@ -440,7 +514,7 @@ export type EolTagFilter = Message<"platform.registry.v1.EolTagFilter"> & {
  * Use `create(EolTagFilterSchema)` to create a new message.
  */
 export const EolTagFilterSchema: GenMessage<EolTagFilter> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 11);
+  messageDesc(file_platform_registry_v1_registry, 13);
 
 /**
  * EolTagList is one page of end-of-life tags.
@@ -466,7 +540,7 @@ export type EolTagList = Message<"platform.registry.v1.EolTagList"> & {
  * Use `create(EolTagListSchema)` to create a new message.
  */
 export const EolTagListSchema: GenMessage<EolTagList> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 12);
+  messageDesc(file_platform_registry_v1_registry, 14);
 
 /**
  * TagHistoryFilter names a tag and an optional time window (both bounds inclusive).
@@ -497,7 +571,7 @@ export type TagHistoryFilter = Message<"platform.registry.v1.TagHistoryFilter"> 
  * Use `create(TagHistoryFilterSchema)` to create a new message.
  */
 export const TagHistoryFilterSchema: GenMessage<TagHistoryFilter> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 13);
+  messageDesc(file_platform_registry_v1_registry, 15);
 
 /**
  * TagHistoryList holds the digests of a tag, oldest first.
@@ -516,7 +590,7 @@ export type TagHistoryList = Message<"platform.registry.v1.TagHistoryList"> & {
  * Use `create(TagHistoryListSchema)` to create a new message.
  */
 export const TagHistoryListSchema: GenMessage<TagHistoryList> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 14);
+  messageDesc(file_platform_registry_v1_registry, 16);
 
 /**
  * TagHistory is one digest a tag pointed to, from the given time.
@@ -540,7 +614,7 @@ export type TagHistory = Message<"platform.registry.v1.TagHistory"> & {
  * Use `create(TagHistorySchema)` to create a new message.
  */
 export const TagHistorySchema: GenMessage<TagHistory> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 15);
+  messageDesc(file_platform_registry_v1_registry, 17);
 
 /**
  * ArchRequest names a manifest of a repo.
@@ -564,7 +638,7 @@ export type ArchRequest = Message<"platform.registry.v1.ArchRequest"> & {
  * Use `create(ArchRequestSchema)` to create a new message.
  */
 export const ArchRequestSchema: GenMessage<ArchRequest> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 16);
+  messageDesc(file_platform_registry_v1_registry, 18);
 
 /**
  * Archs are the distinct architectures of an image index.
@@ -583,7 +657,7 @@ export type Archs = Message<"platform.registry.v1.Archs"> & {
  * Use `create(ArchsSchema)` to create a new message.
  */
 export const ArchsSchema: GenMessage<Archs> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 17);
+  messageDesc(file_platform_registry_v1_registry, 19);
 
 /**
  * SizeRequest names a manifest of a repo and an architecture (default amd64).
@@ -612,7 +686,7 @@ export type SizeRequest = Message<"platform.registry.v1.SizeRequest"> & {
  * Use `create(SizeRequestSchema)` to create a new message.
  */
 export const SizeRequestSchema: GenMessage<SizeRequest> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 18);
+  messageDesc(file_platform_registry_v1_registry, 20);
 
 /**
  * Size is the size of one image: its layers and config, in bytes.
@@ -636,7 +710,7 @@ export type Size = Message<"platform.registry.v1.Size"> & {
  * Use `create(SizeSchema)` to create a new message.
  */
 export const SizeSchema: GenMessage<Size> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 19);
+  messageDesc(file_platform_registry_v1_registry, 21);
 
 /**
  * VulnReportRequest names a manifest of a repo.
@@ -660,7 +734,7 @@ export type VulnReportRequest = Message<"platform.registry.v1.VulnReportRequest"
  * Use `create(VulnReportRequestSchema)` to create a new message.
  */
 export const VulnReportRequestSchema: GenMessage<VulnReportRequest> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 20);
+  messageDesc(file_platform_registry_v1_registry, 22);
 
 /**
  * VulnCounts counts vulnerabilities by severity.
@@ -704,7 +778,7 @@ export type VulnCounts = Message<"platform.registry.v1.VulnCounts"> & {
  * Use `create(VulnCountsSchema)` to create a new message.
  */
 export const VulnCountsSchema: GenMessage<VulnCounts> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 21);
+  messageDesc(file_platform_registry_v1_registry, 23);
 
 /**
  * Vuln is one advisory affecting one package of an image.
@@ -768,7 +842,7 @@ export type Vuln = Message<"platform.registry.v1.Vuln"> & {
  * Use `create(VulnSchema)` to create a new message.
  */
 export const VulnSchema: GenMessage<Vuln> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 22);
+  messageDesc(file_platform_registry_v1_registry, 24);
 
 /**
  * VulnReport is what affects an image; for an index, each of its platform
@@ -830,7 +904,7 @@ export type VulnReport = Message<"platform.registry.v1.VulnReport"> & {
  * Use `create(VulnReportSchema)` to create a new message.
  */
 export const VulnReportSchema: GenMessage<VulnReport> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 23);
+  messageDesc(file_platform_registry_v1_registry, 25);
 
 /**
  * PlatformVulnReport is the report of one platform image of an index.
@@ -889,7 +963,7 @@ export type PlatformVulnReport = Message<"platform.registry.v1.PlatformVulnRepor
  * Use `create(PlatformVulnReportSchema)` to create a new message.
  */
 export const PlatformVulnReportSchema: GenMessage<PlatformVulnReport> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 24);
+  messageDesc(file_platform_registry_v1_registry, 26);
 
 /**
  * VulnCountReportFilter selects tags whose images' counts are listed.
@@ -924,7 +998,7 @@ export type VulnCountReportFilter = Message<"platform.registry.v1.VulnCountRepor
  * Use `create(VulnCountReportFilterSchema)` to create a new message.
  */
 export const VulnCountReportFilterSchema: GenMessage<VulnCountReportFilter> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 25);
+  messageDesc(file_platform_registry_v1_registry, 27);
 
 /**
  * VulnCountReport is the vulnerability counts of the image a tag points to.
@@ -986,7 +1060,7 @@ export type VulnCountReport = Message<"platform.registry.v1.VulnCountReport"> & 
  * Use `create(VulnCountReportSchema)` to create a new message.
  */
 export const VulnCountReportSchema: GenMessage<VulnCountReport> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 26);
+  messageDesc(file_platform_registry_v1_registry, 28);
 
 /**
  * VulnCountReportList is the full result of ListVulnCountReports.
@@ -1005,7 +1079,7 @@ export type VulnCountReportList = Message<"platform.registry.v1.VulnCountReportL
  * Use `create(VulnCountReportListSchema)` to create a new message.
  */
 export const VulnCountReportListSchema: GenMessage<VulnCountReportList> = /*@__PURE__*/
-  messageDesc(file_platform_registry_v1_registry, 27);
+  messageDesc(file_platform_registry_v1_registry, 29);
 
 /**
  * EolTagStatus is where an end-of-life tag stands (hosted names).
@@ -1207,6 +1281,17 @@ export const Registry: GenService<{
     methodKind: "unary";
     input: typeof TagFilterSchema;
     output: typeof TagListSchema;
+  },
+  /**
+   * GetRepoTagsSummary counts the tags of the repo `repo_id` and names the one
+   * that changed last; an unknown repo has an empty summary.
+   *
+   * @generated from rpc platform.registry.v1.Registry.GetRepoTagsSummary
+   */
+  getRepoTagsSummary: {
+    methodKind: "unary";
+    input: typeof GetRepoTagsSummaryRequestSchema;
+    output: typeof RepoTagsSummarySchema;
   },
   /**
    * ListEolTags returns the end-of-life tags (those marked deprecated) the

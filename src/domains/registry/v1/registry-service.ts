@@ -7,6 +7,7 @@ import {
   EolTagListSchema,
   Registry,
   RepoListSchema,
+  RepoTagsSummarySchema,
   SizeSchema,
   TagHistoryListSchema,
   TagHistorySchema,
@@ -38,7 +39,7 @@ import { tagFromRow } from "../tag-mapper.js";
 import { createTagsService } from "../tags-service.js";
 import { repoFromV1, repoRowToV1, repoToV1 } from "./repo-mapper.js";
 import { keepsTag } from "./tag-filter.js";
-import { eolTagFromRow, tagFromV1, tagToV1 } from "./tag-mapper.js";
+import { eolTagFromRow, latestTag, tagFromV1, tagToV1 } from "./tag-mapper.js";
 import { vulnCountReportOf, vulnReportToV1 } from "./vuln-report-mapper.js";
 
 const repoRpc = ReposService.method;
@@ -134,6 +135,25 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
         return { items: answer.tags, nextPageToken: answer.nextPageToken };
       });
       return create(TagListSchema, { items: items.filter((tag) => keepsTag(tag.name, req)).map(tagToV1) });
+    },
+
+    async getRepoTagsSummary(req, ctx) {
+      const tagged = await emptyIfMissing(undefined, async () => {
+        await callV2(repoRpc.getRepo, repos.getRepo, { uid: req.repoId }, ctx, { uid: "repo_id" });
+        return listAll({ id: "", uidp: { childrenOf: req.repoId } }, async (uidp, page) => {
+          const answer = await callV2(tagRpc.listTags, tags.listTags, { uidp, ...page }, ctx);
+          return { items: answer.tags, nextPageToken: answer.nextPageToken };
+        });
+      });
+      if (tagged === undefined) return create(RepoTagsSummarySchema);
+      const kept = tagged.filter((tag) => keepsTag(tag.name, req));
+      const latest = latestTag(kept);
+      return create(RepoTagsSummarySchema, {
+        id: req.repoId,
+        tagCount: BigInt(kept.length),
+        lastUpdated: latest?.updateTime,
+        latestTag: latest === undefined ? undefined : tagToV1(latest),
+      });
     },
 
     async listEolTags(req, ctx) {
