@@ -15,11 +15,16 @@ function ruleOf(method: DescMethod): unknown {
   return rule.kind === "scoped" ? { ...rule, field: undefined, path: undefined } : rule;
 }
 
+/** Changing v1 RPCs v2 has no twin for, each with the reason (their own rules are tested in their e2e tests). */
+const WITHOUT_TWIN: Record<string, string> = {
+  "platform.registry.v1.Registry/UpdateTag": "v2 has no tag Update (a tag moves by CreateTag); it declares the hosted platform.registry.tag.updated",
+};
+
 test("every changing v1 RPC declares the event type and the authorization of the v2 RPC it maps onto", () => {
   const v2ByEvent = new Map(methods(false).map((m) => [getOption(m, event_type), m]));
   const changing = methods(true).filter((m) => m.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS);
   assert.ok(changing.length > 0);
-  for (const v1 of changing) {
+  for (const v1 of changing.filter((m) => !(`${m.parent.typeName}/${m.name}` in WITHOUT_TWIN))) {
     const v2 = v2ByEvent.get(getOption(v1, event_type));
     assert.ok(v2, `${v1.parent.typeName}/${v1.name} declares the event type of a v2 RPC`);
     assert.deepEqual(ruleOf(v1), ruleOf(v2), `${v1.parent.typeName}/${v1.name} is authorized as ${v2.parent.typeName}/${v2.name}`);
