@@ -169,17 +169,7 @@ export function verifyDatabase(
     for (const tag of ledger.tags) {
       const row = tagRow.get(tag.repoUid, tag.name) as { digest: string } | undefined;
       const history = (historyOf.all(tag.repoUid, tag.name) as Array<{ digest: string }>).map((r) => r.digest);
-      if (tag.lastAcked < 0) {
-        assert.ok(row === undefined || tag.sent.includes(row.digest), `tag ${tag.name} points to a digest never sent`);
-        continue;
-      }
-      assert.ok(row, `tag ${tag.name} had acknowledged moves but is gone`);
-      const at = tag.sent.indexOf(row.digest);
-      assert.ok(at >= tag.lastAcked, `tag ${tag.name} is at move ${at}, older than the acknowledged move ${tag.lastAcked}`);
-      const positions = history.map((d) => tag.sent.indexOf(d));
-      assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1])), `history of ${tag.name} out of order or unknown: ${positions.join(",")}`);
-      assert.ok(history.length >= tag.acked, `history of ${tag.name}: ${history.length} records, ${tag.acked} acknowledged moves`);
-      assert.equal(history.at(-1), row.digest, `tag ${tag.name} differs from the newest record of its history`);
+      checkAcknowledgedTag(tag, row, history);
     }
 
     if (options.failedWroteNothing) {
@@ -236,20 +226,29 @@ export async function verifyStore(db: Kysely<Database>, ledger: Ledger): Promise
     const history = (
       await db.selectFrom("tag_history").select("digest").where("repo_uid", "=", tag.repoUid).where("tag_name", "=", tag.name).orderBy("seq").execute()
     ).map((r) => r.digest);
-    if (tag.lastAcked < 0) {
-      assert.ok(row === undefined || tag.sent.includes(row.digest), `tag ${tag.name} points to a digest never sent`);
-      continue;
-    }
-    assert.ok(row, `tag ${tag.name} had acknowledged moves but is gone`);
-    const at = tag.sent.indexOf(row.digest);
-    assert.ok(at >= tag.lastAcked, `tag ${tag.name} is at move ${at}, older than the acknowledged move ${tag.lastAcked}`);
-    const positions = history.map((d) => tag.sent.indexOf(d));
-    assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1])), `history of ${tag.name} out of order or unknown: ${positions.join(",")}`);
-    assert.ok(history.length >= tag.acked, `history of ${tag.name}: ${history.length} records, ${tag.acked} acknowledged moves`);
-    assert.equal(history.at(-1), row.digest, `tag ${tag.name} differs from the newest record of its history`);
+    checkAcknowledgedTag(tag, row, history);
   }
   const disagreeing = await sql<{ repo_uid: string; name: string }>`
     select t.repo_uid, t.name from tags t
     where t.digest is distinct from (select h.digest from tag_history h where h.repo_uid = t.repo_uid and h.tag_name = t.name order by h.seq desc limit 1)`.execute(db);
   assert.deepEqual(disagreeing.rows, [], "tags whose newest history record differs");
+}
+
+/**
+ * The store kept tag `tag`'s acknowledged moves: it points at the last acknowledged digest or a
+ * later one sent, its history holds sent digests in the order sent, at least one per
+ * acknowledged move, ending at the tag. A tag never acknowledged may be absent or at any sent digest.
+ */
+function checkAcknowledgedTag(tag: TagLog, row: { digest: string } | undefined, history: string[]): void {
+  if (tag.lastAcked < 0) {
+    assert.ok(row === undefined || tag.sent.includes(row.digest), `tag ${tag.name} points to a digest never sent`);
+    return;
+  }
+  assert.ok(row, `tag ${tag.name} had acknowledged moves but is gone`);
+  const at = tag.sent.indexOf(row.digest);
+  assert.ok(at >= tag.lastAcked, `tag ${tag.name} is at move ${at}, older than the acknowledged move ${tag.lastAcked}`);
+  const positions = history.map((d) => tag.sent.indexOf(d));
+  assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1])), `history of ${tag.name} out of order or unknown: ${positions.join(",")}`);
+  assert.ok(history.length >= tag.acked, `history of ${tag.name}: ${history.length} records, ${tag.acked} acknowledged moves`);
+  assert.equal(history.at(-1), row.digest, `tag ${tag.name} differs from the newest record of its history`);
 }

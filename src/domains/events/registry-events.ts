@@ -1,4 +1,4 @@
-import { toJson } from "@bufbuild/protobuf";
+import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
 import type { Database } from "../../store/tables.js";
@@ -6,23 +6,47 @@ import { repoFromRow } from "../registry/repo-mapper.js";
 import type { RepoRow } from "../registry/store/repos.js";
 import { apiEventType, emitEvent } from "./store/outbox.js";
 
+/** How the registry host and `registry import` name themselves in an event's actor. */
+export interface HostEventOptions {
+  now: number;
+  typePrefix: string;
+  via: string;
+}
+
+/**
+ * Records a change the registry host made to an API resource, as the RPC making it would:
+ * `<prefix>.api.<name>.v1`, about `subject` in `group`, the resource message as body with its
+ * type, the actor naming the path (`act.via`), in the change's transaction.
+ */
+export async function recordHostChange<Desc extends DescMessage>(
+  trx: Transaction<Database>,
+  change: { name: string; subject: string; group: string; schema: Desc; message: MessageShape<Desc> },
+  options: HostEventOptions,
+): Promise<void> {
+  await emitEvent(
+    trx,
+    {
+      type: apiEventType(options.typePrefix, change.name),
+      subject: change.subject,
+      group: change.group,
+      actor: { subject: "", act: { via: options.via } },
+      body: toJson(change.schema, change.message),
+      bodyType: change.schema.typeName,
+    },
+    options.now,
+  );
+}
+
 /**
  * Records a repo the registry host created (a first push, `registry import`):
  * `<prefix>.api.platform.registry.repo.created.v1`, the Repo as body, in the transaction that
  * inserted it. CreateRepo's event comes from the RPC.
  */
-export async function recordRepoCreated(trx: Transaction<Database>, repo: RepoRow, options: { now: number; typePrefix: string; via: string }): Promise<void> {
-  await emitEvent(
+export async function recordRepoCreated(trx: Transaction<Database>, repo: RepoRow, options: HostEventOptions): Promise<void> {
+  await recordHostChange(
     trx,
-    {
-      type: apiEventType(options.typePrefix, "platform.registry.repo.created"),
-      subject: repo.uid,
-      group: repo.group_uid,
-      actor: { subject: "", act: { via: options.via } },
-      body: toJson(RepoSchema, repoFromRow(repo)),
-      bodyType: RepoSchema.typeName,
-    },
-    options.now,
+    { name: "platform.registry.repo.created", subject: repo.uid, group: repo.group_uid, schema: RepoSchema, message: repoFromRow(repo) },
+    options,
   );
 }
 

@@ -1,10 +1,9 @@
-import { toJson } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
 import type { Database } from "../../store/tables.js";
 import { findTagByName, upsertTag, type TagRow } from "../registry/store/tags.js";
 import { tagFromRow } from "../registry/tag-mapper.js";
-import { apiEventType, emitEvent } from "./store/outbox.js";
+import { recordHostChange, type HostEventOptions } from "./registry-events.js";
 
 /**
  * Points tag `name` of a repo at `digest` (`upsertTag`) and records the move in the outbox in
@@ -18,23 +17,12 @@ export async function moveTagWithEvent(
   trx: Transaction<Database>,
   repo: { uid: string; group_uid: string; name: string },
   tag: { name: string; digest: string },
-  options: { now: number; typePrefix: string; via: string },
+  options: HostEventOptions,
 ): Promise<TagRow> {
   const before = await findTagByName(trx, repo.uid, tag.name);
   const row = await upsertTag(trx, repo.uid, tag, options.now);
   if (before && before.digest === row.digest) return row;
-  await emitEvent(
-    trx,
-    {
-      type: apiEventType(options.typePrefix, `platform.registry.tag.${before ? "updated" : "created"}`),
-      subject: row.uid,
-      group: repo.group_uid,
-      actor: { subject: "", act: { via: options.via } },
-      body: toJson(TagSchema, tagFromRow(row)),
-      bodyType: TagSchema.typeName,
-    },
-    options.now,
-  );
+  await recordTagChange(trx, before ? "updated" : "created", repo, row, options);
   return row;
 }
 
@@ -47,20 +35,12 @@ export async function recordTagDeletions(
   trx: Transaction<Database>,
   repo: { group_uid: string },
   tags: TagRow[],
-  options: { now: number; typePrefix: string; via: string },
+  options: HostEventOptions,
 ): Promise<void> {
-  for (const row of tags) {
-    await emitEvent(
-      trx,
-      {
-        type: apiEventType(options.typePrefix, "platform.registry.tag.deleted"),
-        subject: row.uid,
-        group: repo.group_uid,
-        actor: { subject: "", act: { via: options.via } },
-        body: toJson(TagSchema, tagFromRow(row)),
-        bodyType: TagSchema.typeName,
-      },
-      options.now,
-    );
-  }
+  for (const row of tags) await recordTagChange(trx, "deleted", repo, row, options);
+}
+
+function recordTagChange(trx: Transaction<Database>, verb: string, repo: { group_uid: string }, row: TagRow, options: HostEventOptions): Promise<void> {
+  const change = { name: `platform.registry.tag.${verb}`, subject: row.uid, group: repo.group_uid, schema: TagSchema, message: tagFromRow(row) };
+  return recordHostChange(trx, change, options);
 }
