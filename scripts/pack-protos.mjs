@@ -40,9 +40,12 @@ writeFileSync(
   join(stage, "package.json"),
   `${JSON.stringify({ name: "platform-api-protos", version, description: "The Platform API's protos (proto/ of platform-api) with the google/api and google/rpc files they use, as a buf module", files: ["**/*.proto", "buf.yaml", "README.md"] }, null, 2)}\n`,
 );
+// The v1 folders keep the hosted v1 names, as in the repo's buf.yaml (docs/decisions.md, "v1").
+const v1Folders = [...new Set(ours.filter((f) => /^platform\/[^/]+\/v1\//.test(f) && !f.startsWith("platform/common/")).map((f) => dirname(f)))].sort();
+const v1Exceptions = v1Folders.length === 0 ? [] : ["      ignore_only:", ...["SERVICE_SUFFIX", "RPC_REQUEST_STANDARD_NAME", "ENUM_VALUE_PREFIX", "ENUM_ZERO_VALUE_SUFFIX"].map((rule) => `        ${rule}: [${v1Folders.join(", ")}]`)];
 writeFileSync(
   join(stage, "buf.yaml"),
-  ["version: v2", "modules:", "  - path: .", "    lint:", "      use: [STANDARD]", "      except: [RPC_REQUEST_RESPONSE_UNIQUE, RPC_RESPONSE_STANDARD_NAME]", "      ignore: [google]", ""].join("\n"),
+  ["version: v2", "modules:", "  - path: .", "    lint:", "      use: [STANDARD]", "      except: [RPC_REQUEST_RESPONSE_UNIQUE, RPC_RESPONSE_STANDARD_NAME]", "      ignore: [google]", ...v1Exceptions, ""].join("\n"),
 );
 writeFileSync(
   join(stage, "README.md"),

@@ -5,6 +5,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isUidp, rootOf } from "../api/uidp.js";
+import { v2CallKey } from "../api/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
 import { apiEventType, emitEvent } from "../domains/events/store/outbox.js";
 import { withTransactionHook } from "../store/transaction.js";
@@ -24,7 +25,9 @@ import { withTransactionHook } from "../store/transaction.js";
  * - group: the group the call was authorized on, else the subject's organization;
  * - actor: the caller's identity; body: the request as protojson without INPUT_ONLY fields
  *   (secrets such as an identity provider's client secret never leave in an event); body
- *   type (`ce-bodytype`): the request message's full name.
+ *   type (`ce-bodytype`): the request message's full name;
+ * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and the
+ *   v2 request's subject, body and body type, so subscribers see one event whichever version wrote.
  */
 export function eventInterceptor(options: { typePrefix: string; now: () => number }): Interceptor {
   // Derived once per method, not per call.
@@ -32,9 +35,9 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
   const typeOf = (method: DescMethod) => types.get(method) ?? types.set(method, eventType(options.typePrefix, method)).get(method)!;
   return (next) => async (req) => {
     if (req.stream || req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
-    const method = req.method as DescMethod;
     return withTransactionHook(async (trx, result) => {
-      const subject = uidOf(result) ?? requestUid(req.message as Record<string, unknown>) ?? "";
+      const { method, message } = req.contextValues.get(v2CallKey) ?? { method: req.method as DescMethod, message: req.message as Message };
+      const subject = uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? "";
       const scope = req.contextValues.get(scopeKey);
       const group = scope ?? (isUidp(subject) ? rootOf(subject) : "");
       const principal = req.contextValues.get(principalKey);
@@ -45,7 +48,7 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
           subject,
           group,
           actor: { subject: principal?.identityUid ?? "" },
-          body: withoutInputOnly(method.input, toJson(method.input, req.message as Message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
+          body: withoutInputOnly(method.input, toJson(method.input, message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
           bodyType: method.input.typeName,
         },
         options.now(),

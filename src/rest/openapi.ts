@@ -4,6 +4,7 @@ import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavi
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { requirementOf } from "../auth/rules.js";
 import { routesFromServices, type RestRoute } from "./http-rules.js";
+import { restKeyOf } from "../api/v1/version.js";
 
 /** A JSON Schema object as OpenAPI 3.0 writes it. */
 export type Schema = Record<string, unknown>;
@@ -148,8 +149,9 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
     const properties: Record<string, Schema> = {};
     const required: string[] = [];
     for (const field of desc.fields) {
-      properties[field.jsonName] = fieldSchema(field);
-      if (getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)) required.push(field.jsonName);
+      const key = restKeyOf(desc, field);
+      properties[key] = fieldSchema(field);
+      if (getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)) required.push(key);
     }
     const schema: Schema = { type: "object", properties };
     if (required.length > 0) schema.required = required;

@@ -6,11 +6,14 @@ import { messageOf } from "./field-path.js";
  * The JSON of a REST answer (docs/decisions.md, "REST responses"):
  * - every implicit-presence field is written, zero values included (`false`, `0`, `""`, `[]`),
  *   as gateways in front of gRPC services emit them; unset `optional` and message fields stay absent;
- * - every google.protobuf.Timestamp carries exactly three fraction digits (`...T10:00:00.000Z`).
+ * - every google.protobuf.Timestamp carries exactly three fraction digits (`...T10:00:00.000Z`);
+ * - with `protoFieldNames` (the answers of v1 methods, as the hosted v1 gateway wrote them),
+ *   keys are proto field names (`created_at`), else JSON names (`createTime`).
  */
-export function responseJson(desc: DescMessage, message: Message, registry: Registry): JsonValue {
-  const json = toJson(desc, message, { registry, alwaysEmitImplicit: true });
-  return withMillisecondTimes(desc, json);
+export function responseJson(desc: DescMessage, message: Message, registry: Registry, options: { protoFieldNames?: boolean } = {}): JsonValue {
+  const protoFieldNames = options.protoFieldNames ?? false;
+  const json = toJson(desc, message, { registry, alwaysEmitImplicit: true, useProtoFieldName: protoFieldNames });
+  return withMillisecondTimes(desc, json, protoFieldNames ? (f) => f.name : (f) => f.jsonName);
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -43,19 +46,20 @@ function fieldsLeadingToTimes(desc: DescMessage, visiting = new Set<string>()): 
   return found;
 }
 
-function withMillisecondTimes(desc: DescMessage, json: JsonValue): JsonValue {
+function withMillisecondTimes(desc: DescMessage, json: JsonValue, keyOf: (field: DescField) => string): JsonValue {
   if (desc.typeName === TIMESTAMP) return typeof json === "string" ? millisecondTime(json) : json;
   const fields = fieldsLeadingToTimes(desc);
   if (fields.length === 0 || json === null || typeof json !== "object" || Array.isArray(json)) return json;
   const object = json as JsonObject;
   for (const field of fields) {
-    const value = object[field.jsonName];
+    const key = keyOf(field);
+    const value = object[key];
     if (value === undefined || value === null) continue;
     const target = messageOf(field)!;
-    if (Array.isArray(value)) object[field.jsonName] = value.map((v) => withMillisecondTimes(target, v));
+    if (Array.isArray(value)) object[key] = value.map((v) => withMillisecondTimes(target, v, keyOf));
     else if (field.fieldKind === "map" && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) (value as JsonObject)[k] = withMillisecondTimes(target, v);
-    } else object[field.jsonName] = withMillisecondTimes(target, value);
+      for (const [k, v] of Object.entries(value)) (value as JsonObject)[k] = withMillisecondTimes(target, v, keyOf);
+    } else object[key] = withMillisecondTimes(target, value, keyOf);
   }
   return object;
 }

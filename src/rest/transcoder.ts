@@ -56,6 +56,7 @@ import { RouteTable } from "./route-table.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { bearerChallenge } from "../http/credentials.js";
 import { injectTraceHeaders } from "../telemetry/tracing.js";
+import { isV1 } from "../api/v1/version.js";
 import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
 
 export type { NodeRequest, NodeResponse } from "../http/node-types.js";
@@ -255,7 +256,8 @@ function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer,
     res.end();
     return;
   }
-  let json = responseJson(output, answer.message, target.registry);
-  if (route.responseField) json = (json as Record<string, JsonValue>)[route.responseField.jsonName] ?? null;
+  const protoFieldNames = isV1(route.method.parent);
+  let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
+  if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
   writeJson(res, 200, JSON.stringify(json), headers);
 }

@@ -5,6 +5,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import * as grpc from "@grpc/grpc-js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { isV1 } from "../../src/api/v1/version.js";
 import { responseJson } from "../../src/rest/response-json.js";
 
 /** What a call returned, the same shape whatever the protocol. */
@@ -148,7 +149,8 @@ export function restWire(port: number): Wire {
 function canonicalRestBody(method: DescMethod, json: JsonObject): JsonObject {
   if (method.output.typeName === "google.protobuf.Empty") return json;
   const message = fromJson(method.output, json, { registry: detailRegistry });
-  assert.deepEqual(json, responseJson(method.output, message, detailRegistry), `REST conventions of ${method.output.typeName}`);
+  const protoFieldNames = isV1(method.parent);
+  assert.deepEqual(json, responseJson(method.output, message, detailRegistry, { protoFieldNames }), `REST conventions of ${method.output.typeName}`);
   return toJson(method.output, message, { registry: detailRegistry }) as JsonObject;
 }
 

@@ -10,7 +10,25 @@ import { file_platform_iam_v2_identity_providers_service, IdentityProvidersServi
 import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { file_platform_iam_v2_roles_service, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
 import { file_platform_iam_v2_terms_service, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
+import { file_platform_iam_v1_account_associations, GroupAccountAssociations } from "../../../gen/platform/iam/v1/account_associations_pb.js";
+import { ExternalGroupRoleMappings, file_platform_iam_v1_external_group_role_mappings } from "../../../gen/platform/iam/v1/external_group_role_mappings_pb.js";
+import { file_platform_iam_v1_group, Groups } from "../../../gen/platform/iam/v1/group_pb.js";
+import { file_platform_iam_v1_group_invites, GroupInvites } from "../../../gen/platform/iam/v1/group_invites_pb.js";
+import { file_platform_iam_v1_identity_providers, IdentityProviders } from "../../../gen/platform/iam/v1/identity_providers_pb.js";
+import { file_platform_iam_v1_terms, Terms } from "../../../gen/platform/iam/v1/terms_pb.js";
+import { file_platform_iam_v1_identity, Identities } from "../../../gen/platform/iam/v1/identity_pb.js";
+import { file_platform_iam_v1_role, Roles } from "../../../gen/platform/iam/v1/role_pb.js";
+import { file_platform_iam_v1_role_binding, RoleBindings } from "../../../gen/platform/iam/v1/role_binding_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { createAccountAssociationsV1Service } from "./v1/account-associations-service.js";
+import { createExternalGroupRoleMappingsV1Service } from "./v1/external-group-role-mappings-service.js";
+import { createGroupInvitesV1Service } from "./v1/group-invites-service.js";
+import { createGroupsV1Service } from "./v1/groups-service.js";
+import { createIdentityProvidersV1Service } from "./v1/identity-providers-service.js";
+import { createTermsV1Service } from "./v1/terms-service.js";
+import { createIdentitiesV1Service } from "./v1/identities-service.js";
+import { createRoleBindingsV1Service } from "./v1/role-bindings-service.js";
+import { createRolesV1Service } from "./v1/roles-service.js";
 import { createAccountAssociationsService } from "./account-association-service.js";
 import { createExternalGroupRoleMappingsService } from "./external-group-role-mapping-service.js";
 import { createGroupInvitesService } from "./group-invite-service.js";
@@ -27,7 +45,7 @@ import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
 
 /**
- * IAM (`platform.iam.v2`): the group tree, identities, roles and role bindings, identity
+ * IAM (`platform.iam.v2`, and `platform.iam.v1` over it): the group tree, identities, roles and role bindings, identity
  * providers, account associations, group invites, external group role mappings, terms.
  * Its core tables (groups, identities, roles, bindings) were created by the store's first
  * migration, before migrations belonged to domains.
@@ -44,6 +62,15 @@ export const iam: Domain = {
     file_platform_iam_v2_group_invites_service,
     file_platform_iam_v2_external_group_role_mappings_service,
     file_platform_iam_v2_terms_service,
+    file_platform_iam_v1_group,
+    file_platform_iam_v1_identity,
+    file_platform_iam_v1_role,
+    file_platform_iam_v1_role_binding,
+    file_platform_iam_v1_identity_providers,
+    file_platform_iam_v1_account_associations,
+    file_platform_iam_v1_group_invites,
+    file_platform_iam_v1_external_group_role_mappings,
+    file_platform_iam_v1_terms,
   ],
   services: [
     bind(GroupsService, createGroupsService),
@@ -55,6 +82,16 @@ export const iam: Domain = {
     bind(GroupInvitesService, createGroupInvitesService),
     bind(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService),
     bind(TermsService, createTermsService),
+    // v1 (`platform.iam.v1`): each over its v2 service (docs/decisions.md, "v1").
+    bind(Groups, (deps) => createGroupsV1Service(createGroupsService(deps))),
+    bind(Identities, (deps) => createIdentitiesV1Service(createIdentitiesService(deps))),
+    bind(Roles, (deps) => createRolesV1Service(createRolesService(deps))),
+    bind(RoleBindings, (deps) => createRoleBindingsV1Service(createRoleBindingsService(deps))),
+    bind(IdentityProviders, (deps) => createIdentityProvidersV1Service(createIdentityProvidersService(deps))),
+    bind(GroupAccountAssociations, (deps) => createAccountAssociationsV1Service(createAccountAssociationsService(deps))),
+    bind(GroupInvites, (deps) => createGroupInvitesV1Service(createGroupInvitesService(deps))),
+    bind(ExternalGroupRoleMappings, (deps) => createExternalGroupRoleMappingsV1Service(createExternalGroupRoleMappingsService(deps))),
+    bind(Terms, (deps) => createTermsV1Service(createTermsService(deps))),
   ],
   migrations: {
     "2026-11-22-0002-group-child-order-indexes": groupChildOrderIndexes,

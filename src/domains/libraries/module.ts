@@ -1,18 +1,24 @@
 import { ArtifactsService, file_platform_libraries_v2_artifacts_service } from "../../../gen/platform/libraries/v2/artifacts_service_pb.js";
+import { Artifacts, file_platform_libraries_v1_artifacts } from "../../../gen/platform/libraries/v1/artifacts_pb.js";
 import { bind, type Domain } from "../domain.js";
 import { createArtifactsService } from "./artifacts-service.js";
+import { createArtifactsV1Service } from "./v1/artifacts-service.js";
 import { artifacts } from "./migrations/2026-11-25-0013-artifacts.js";
 import { artifactTrigrams } from "./migrations/2026-11-26-0020-artifact-trigrams.js";
 
 /**
- * Libraries (`platform.libraries.v2`): each organization's index of language artifacts (npm,
+ * Libraries (`platform.libraries.v2`, and `platform.libraries.v1` over it): each organization's index of language artifacts (npm,
  * PyPI, Maven) and their versions, loaded with `platform-api libraries import` from the
  * ecosystems' own metadata documents. A version's advisories come from the vulnerabilities domain.
  */
 export const libraries: Domain = {
   name: "libraries",
-  files: [file_platform_libraries_v2_artifacts_service],
-  services: [bind(ArtifactsService, createArtifactsService)],
+  files: [file_platform_libraries_v2_artifacts_service, file_platform_libraries_v1_artifacts],
+  services: [
+    bind(ArtifactsService, createArtifactsService),
+    // v1 (`platform.libraries.v1`): over the v2 service (docs/decisions.md, "v1").
+    bind(Artifacts, (deps) => createArtifactsV1Service(createArtifactsService(deps))),
+  ],
   migrations: { "2026-11-25-0013-artifacts": artifacts, "2026-11-26-0020-artifact-trigrams": artifactTrigrams },
   ownedByGroup: ["artifacts"],
   deletedWithRepo: [],

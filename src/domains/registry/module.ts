@@ -1,3 +1,4 @@
+import { file_platform_registry_v1_registry, Registry } from "../../../gen/platform/registry/v1/registry_pb.js";
 import { file_platform_registry_v2_images_service, ImagesService } from "../../../gen/platform/registry/v2/images_service_pb.js";
 import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
@@ -10,15 +11,23 @@ import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
 import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
 import { createReposService } from "./repos-service.js";
 import { createTagsService } from "./tags-service.js";
+import { createRegistryV1Service } from "./v1/registry-service.js";
 
 /**
- * Registry (`platform.registry.v2`): repos, tags with their history, images. The OCI
+ * Registry (`platform.registry.v2`, and `platform.registry.v1` over it): repos, tags with their
+ * history, images, and v1's end-of-life tags and vulnerability reports. The OCI
  * Distribution host (`src/registry/`) serves the same data on its own port.
  */
 export const registry: Domain = {
   name: "registry",
-  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service],
-  services: [bind(ReposService, createReposService), bind(TagsService, createTagsService), bind(ImagesService, createImagesService)],
+  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v1_registry],
+  services: [
+    bind(ReposService, createReposService),
+    bind(TagsService, createTagsService),
+    bind(ImagesService, createImagesService),
+    // v1 (`platform.registry.v1`): over the v2 services and the same repositories (docs/decisions.md, "v1").
+    bind(Registry, createRegistryV1Service),
+  ],
   migrations: {
     "2026-11-22-0004-registry": registryTables,
     "2026-11-23-0005-manifests": manifests,

@@ -1,18 +1,24 @@
 import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { Advisories, file_platform_vulnerabilities_v1_advisory } from "../../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { bind, type Domain } from "../domain.js";
 import { createAdvisoriesService } from "./advisories-service.js";
+import { createAdvisoriesV1Service } from "./v1/advisories-service.js";
 import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
 import { advisoryEtags } from "./migrations/2026-11-26-0090-advisory-etags.js";
 
 /**
- * Vulnerabilities (`platform.vulnerabilities.v2`): advisories, one per (OSV record, affected
+ * Vulnerabilities (`platform.vulnerabilities.v2`, and `platform.vulnerabilities.v1` over it): advisories, one per (OSV record, affected
  * package), loaded with `platform-api advisories import`. Its tables also hold the OSV records that
  * the advisory domain serves as documents and metadata.
  */
 export const vulnerabilities: Domain = {
   name: "vulnerabilities",
-  files: [file_platform_vulnerabilities_v2_advisories_service],
-  services: [bind(AdvisoriesService, createAdvisoriesService)],
+  files: [file_platform_vulnerabilities_v2_advisories_service, file_platform_vulnerabilities_v1_advisory],
+  services: [
+    bind(AdvisoriesService, createAdvisoriesService),
+    // v1 (`platform.vulnerabilities.v1`): over the v2 service (docs/decisions.md, "v1").
+    bind(Advisories, (deps) => createAdvisoriesV1Service(createAdvisoriesService(deps))),
+  ],
   migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags },
   ownedByGroup: [],
   deletedWithRepo: [],

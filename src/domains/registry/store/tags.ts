@@ -26,6 +26,8 @@ export interface TagFilter extends ListScope {
   digest?: string;
   /** Epoch ms: only tags with update_time at or after it. */
   updatedSince?: number;
+  /** Only tags marked deprecated (true) or not (false). */
+  deprecated?: boolean;
 }
 
 /** Throws NOT_FOUND when the tag does not exist. */
@@ -34,11 +36,11 @@ export function getTag(db: Db, uid: string): Promise<TagRow> {
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listTags(db: Db, { name, digest, updatedSince, uidp, visible }: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
+export function listTags(db: Db, { name, digest, updatedSince, deprecated, uidp, visible }: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
   return listPage(
     db,
     TAGS,
-    { equals: { name, digest }, uidp, visible, where: (eb) => (updatedSince === undefined ? [] : [eb("update_time", ">=", updatedSince)]) },
+    { equals: { name, digest, deprecated: deprecated === undefined ? undefined : deprecated ? 1 : 0 }, uidp, visible, where: (eb) => (updatedSince === undefined ? [] : [eb("update_time", ">=", updatedSince)]) },
     page,
   );
 }

@@ -1,0 +1,30 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { Identities, IdentityListSchema } from "../../../../gen/platform/iam/v1/identity_pb.js";
+import { IdentitiesService } from "../../../../gen/platform/iam/v2/identities_service_pb.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { identityFromV1, identityToV1 } from "./identity-mapper.js";
+
+const v2 = IdentitiesService.method;
+const PARENT = { parent: "parent_id" };
+
+/** Identities v1 (`/iam/v1/identities`): each call is the v2 IdentitiesService call it maps onto. */
+export function createIdentitiesV1Service(identities: ServiceImpl<typeof IdentitiesService>): ServiceImpl<typeof Identities> {
+  return {
+    create: async (req, ctx) =>
+      identityToV1(await callV2(v2.createIdentity, identities.createIdentity, { parent: req.parentId, identity: identityFromV1(req.identity) }, ctx, PARENT)),
+
+    update: async (req, ctx) =>
+      identityToV1(await callV2(v2.updateIdentity, identities.updateIdentity, { identity: identityFromV1(req), updateMask: replaceAll() }, ctx, { identity: "", "identity.static_keys": "static", "identity.static_keys.expiration_time": "static.expiration" })),
+
+    list: async (req, ctx) => {
+      const items = await listAll(req, async (uidp, page) => {
+        const answer = await callV2(v2.listIdentities, identities.listIdentities, { uidp, ...page }, ctx);
+        return { items: answer.identities, nextPageToken: answer.nextPageToken };
+      });
+      return create(IdentityListSchema, { items: items.map(identityToV1) });
+    },
+
+    delete: (req, ctx) => deleteV1("identity", req.id, () => callV2(v2.deleteIdentity, identities.deleteIdentity, { uid: req.id }, ctx)),
+  };
+}
