@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
+import { CACHEABLE } from "../../../store/sqlite-driver.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { AdvisoryTable } from "../tables.js";
@@ -79,7 +80,8 @@ export type AdvisoryKey = Pick<AdvisoryRow, "uid" | "etag" | "advisory_id" | "ar
  */
 export async function listAdvisoryKeys(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryKey[]; total: number }> {
   const keys = filteredAdvisories(db, filter).select(["advisories.uid", "advisories.etag", "advisories.advisory_id", "advisories.artifact_name", "advisories.create_time", "advisories.update_time"]);
-  const rows = await applyPage(keys, page, "advisories").execute();
+  // On SQLite, a page of keys is kept until the database changes (the driver's cache of CACHEABLE_READ results).
+  const rows = await applyPage(keys, page, "advisories").modifyEnd(CACHEABLE).execute();
   const total = await countRows(filteredAdvisories(db, filter), page.total);
   return { rows, total };
 }
