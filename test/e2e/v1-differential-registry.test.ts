@@ -1,11 +1,7 @@
-import { after, before, describe } from "node:test";
 import { Registry } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
-import { dropFresh, testDatabases } from "../support/databases.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { defined, describeDifferential, rest, type DifferentialKind } from "../support/v1-differential.js";
-import { allWires, connectWire, type Wire } from "../support/wires.js";
+import { defined, describeDifferentialOnEveryDatabase, rest, type DifferentialKind } from "../support/v1-differential.js";
 
 /**
  * Registry through v1 and v2 on the same store: repos and tags, on every wire and on SQLite and
@@ -79,23 +75,4 @@ const REGISTRY_KINDS: DifferentialKind[] = [
   },
 ];
 
-for (const db of await testDatabases()) {
-  describe(`on ${db.name}`, { skip: db.skip }, () => {
-    let server: TestServer;
-    let wires: Wire[];
-    let setupWire: Wire;
-    let dbUrl: string;
-    before(async () => {
-      dbUrl = await db.fresh();
-      server = await startTestServer({ dbUrl });
-      wires = allWires(server.apiPort);
-      setupWire = connectWire(server.apiPort);
-    });
-    after(async () => {
-      for (const wire of [...wires, setupWire]) wire.close();
-      await server.close();
-      await dropFresh(dbUrl);
-    });
-    describeDifferential({ title: "Registry v1/v2", kinds: REGISTRY_KINDS, server: () => server, wires: () => wires, setupWire: () => setupWire });
-  });
-}
+await describeDifferentialOnEveryDatabase("Registry v1/v2", REGISTRY_KINDS);

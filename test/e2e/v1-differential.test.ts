@@ -1,4 +1,3 @@
-import { after, before, describe } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import assert from "node:assert/strict";
 import { GroupAccountAssociations } from "../../gen/platform/iam/v1/account_associations_pb.js";
@@ -18,10 +17,7 @@ import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
-import { dropFresh, testDatabases } from "../support/databases.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { defined, describeDifferential, rest, type DifferentialKind } from "../support/v1-differential.js";
-import { allWires, connectWire, type Wire } from "../support/wires.js";
+import { defined, describeDifferentialOnEveryDatabase, rest, type DifferentialKind } from "../support/v1-differential.js";
 
 /**
  * IAM through v1 and v2 on the same store: every IAM kind both versions have, on every wire
@@ -338,23 +334,4 @@ const IAM_KINDS: DifferentialKind[] = [
   },
 ];
 
-for (const db of await testDatabases()) {
-  describe(`on ${db.name}`, { skip: db.skip }, () => {
-    let server: TestServer;
-    let wires: Wire[];
-    let setupWire: Wire;
-    let dbUrl: string;
-    before(async () => {
-      dbUrl = await db.fresh();
-      server = await startTestServer({ dbUrl });
-      wires = allWires(server.apiPort);
-      setupWire = connectWire(server.apiPort);
-    });
-    after(async () => {
-      for (const wire of [...wires, setupWire]) wire.close();
-      await server.close();
-      await dropFresh(dbUrl);
-    });
-    describeDifferential({ title: "IAM v1/v2", kinds: IAM_KINDS, server: () => server, wires: () => wires, setupWire: () => setupWire });
-  });
-}
+await describeDifferentialOnEveryDatabase("IAM v1/v2", IAM_KINDS);

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import type { DescService, JsonObject } from "@bufbuild/protobuf";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import type { TestServer } from "./test-server.js";
-import { methodOf, type Outcome, type RestRequest, type Wire } from "./wires.js";
+import { dropFresh, testDatabases } from "./databases.js";
+import { startTestServer, type TestServer } from "./test-server.js";
+import { allWires, connectWire, methodOf, type Outcome, type RestRequest, type Wire } from "./wires.js";
 
 /**
  * The v1/v2 differential harness (issue 15): for every resource kind both versions have, on every
@@ -159,6 +160,33 @@ export function describeDifferential(options: {
           assert.deepEqual(await listed(uid), [], "v1 List after the v2 delete is empty (HTTP 200)");
         });
       }
+    });
+  }
+}
+
+/**
+ * `describeDifferential` of `kinds` on each test database (SQLite, and PostgreSQL where it
+ * answers): a fresh store and server per database, every wire plus a Connect wire for setup.
+ */
+export async function describeDifferentialOnEveryDatabase(title: string, kinds: DifferentialKind[]): Promise<void> {
+  for (const db of await testDatabases()) {
+    describe(`on ${db.name}`, { skip: db.skip }, () => {
+      let server: TestServer;
+      let wires: Wire[];
+      let setupWire: Wire;
+      let dbUrl: string;
+      before(async () => {
+        dbUrl = await db.fresh();
+        server = await startTestServer({ dbUrl });
+        wires = allWires(server.apiPort);
+        setupWire = connectWire(server.apiPort);
+      });
+      after(async () => {
+        for (const wire of [...wires, setupWire]) wire.close();
+        await server.close();
+        await dropFresh(dbUrl);
+      });
+      describeDifferential({ title, kinds, server: () => server, wires: () => wires, setupWire: () => setupWire });
     });
   }
 }
