@@ -111,17 +111,7 @@ export function imageOfLayers(architecture: string, layers: Blob[], options: { d
     ),
     "application/vnd.oci.image.config.v1+json",
   );
-  const manifest = blobOf(
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MEDIA_TYPE.ociManifest,
-        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
-      }),
-    ),
-    MEDIA_TYPE.ociManifest,
-  );
+  const manifest = manifestOf(config, layers);
   return { manifest, config, layers, architecture, imageSize: config.size + layers.reduce((s, l) => s + l.size, 0) };
 }
 
@@ -182,17 +172,7 @@ export async function writeLargeLayout(dir: string, options: { layerBytes: numbe
     Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: layers.map((l) => l.digest) } })),
     "application/vnd.oci.image.config.v1+json",
   );
-  const manifest = blobOf(
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MEDIA_TYPE.ociManifest,
-        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-        layers: layers.map((l) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: l.digest, size: l.size })),
-      }),
-    ),
-    MEDIA_TYPE.ociManifest,
-  );
+  const manifest = manifestOf(config, layers.map((l) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", ...l })));
   for (const b of [config, manifest]) writeFileSync(join(blobs, b.digest.slice("sha256:".length)), b.bytes);
   writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
   const annotations = options.ref ? { "org.opencontainers.image.ref.name": options.ref } : undefined;
@@ -201,4 +181,13 @@ export async function writeLargeLayout(dir: string, options: { layerBytes: numbe
     JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [{ mediaType: manifest.mediaType, digest: manifest.digest, size: manifest.size, annotations }] }),
   );
   return { dir, top: manifest, blobBytes: config.size + layers.reduce((sum, l) => sum + l.size, 0) };
+}
+
+/** The OCI image manifest blob of `config` over `layers`, each described by its media type, digest and size. */
+function manifestOf(config: Blob, layers: Array<{ mediaType: string; digest: string; size: number }>): Blob {
+  const descriptor = (b: { mediaType: string; digest: string; size: number }) => ({ mediaType: b.mediaType, digest: b.digest, size: b.size });
+  return blobOf(
+    Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociManifest, config: descriptor(config), layers: layers.map(descriptor) })),
+    MEDIA_TYPE.ociManifest,
+  );
 }
