@@ -1,6 +1,7 @@
 import { fromBinary, toBinary, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse } from "./http/node-types.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
@@ -77,7 +78,7 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
       return;
     }
     if (res.destroyed) return;
-    const bytes = toBinary(method.output, answer.message);
+    const bytes = encodedOnce(answer.message, "binary", () => toBinary(method.output, answer.message));
     const frame = Buffer.allocUnsafe(5 + bytes.byteLength);
     frame[0] = 0;
     frame.writeUInt32BE(bytes.byteLength, 1);

@@ -41,6 +41,7 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { ContextValues } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-connect";
+import { encodedOnce } from "../api/kept-encoding.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
@@ -257,7 +258,10 @@ function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer,
     return;
   }
   const protoFieldNames = isV1(route.method.parent);
-  let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
-  if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
-  writeJson(res, 200, JSON.stringify(json), headers);
+  const body = encodedOnce(answer.message, `rest json ${protoFieldNames} ${route.responseField?.name ?? ""}`, () => {
+    let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
+    if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
+    return Buffer.from(JSON.stringify(json), "utf8");
+  });
+  writeJson(res, 200, body, headers);
 }

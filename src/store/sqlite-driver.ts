@@ -89,7 +89,8 @@ export const CACHEABLE = sql.raw(CACHEABLE_READ);
 interface KeptResult {
   version: string;
   result: QueryResult<unknown>;
-  derived: Map<string, unknown>;
+  /** Derived values by name, with the time each was computed (ms). */
+  derived: Map<string, { value: unknown; at: number }>;
 }
 
 /** The kept result an answer's rows were copied from (a non-enumerable property of the rows array). */
@@ -99,16 +100,25 @@ const KEPT = Symbol("kept result");
  * `compute()`, a value that depends on nothing but the rows a CACHEABLE_READ returned (an encoded
  * body, say), kept with the driver's kept result those rows were copied from: while the database
  * has not changed, later reads of the same query answer the same rows and the same value, without
- * computing it again. `name` tells apart the values derived from one result. For rows that were
- * not answered from a kept result (PostgreSQL, a read not marked), computes every time.
+ * computing it again. `name` tells apart the values derived from one result. With `maxAgeMs`, a
+ * value older than that is computed again (for values that also carry the time, such as a page
+ * token's issue time). For rows that were not answered from a kept result (PostgreSQL, a read not
+ * marked), computes every time.
  */
-export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T): T {
+export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T, maxAgeMs = Infinity): T {
   const kept = (rows as { [KEPT]?: KeptResult })[KEPT];
   if (kept === undefined) return compute();
-  if (kept.derived.has(name)) return kept.derived.get(name) as T;
+  const now = maxAgeMs === Infinity ? 0 : Date.now();
+  const hit = kept.derived.get(name);
+  if (hit !== undefined && now - hit.at <= maxAgeMs) return hit.value as T;
   const value = compute();
-  kept.derived.set(name, value);
+  kept.derived.set(name, { value, at: now });
   return value;
+}
+
+/** Whether `rows` were answered from a kept result (so values derived from them are kept too). */
+export function isKept(rows: readonly unknown[]): boolean {
+  return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }
 
 /**
