@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { MAX_PAGE_SIZE, type Orderable, type Page, type PageAudience, type Pager } from "./pagination.js";
 import type { UidpFilter } from "./uidp.js";
+import { isKept, keepValue, keptValue } from "../store/sqlite-driver.js";
+import { keepEncodings } from "./kept-encoding.js";
 import { Violations } from "./validation.js";
 
 /** Request fields that may change between pages of one listing. */
@@ -33,13 +35,8 @@ export interface ListRequestFields {
   uidp?: { descendantsOf: string; childrenOf: string; ancestorsOf: string; inRoot: boolean; ids: string[] };
 }
 
-/**
- * Reads one page: validates the uidp filter and paging fields, calls `read`
- * (which must apply `page` and `filter`, returning up to `limit + 1` rows and the
- * total: `page.total` when set, which the first page's token carries on), and returns
- * the items with the list envelope fields.
- */
-export async function readPage<Desc extends DescMessage, Row extends { uid: string }, Item>(options: {
+/** What reading a page needs, whether its answer is built each time (`readPage`) or kept (`readKeptPage`). */
+interface PageOptions<Desc extends DescMessage, Row extends { uid: string }> {
   pager: Pager;
   schema: Desc;
   request: MessageShape<Desc> & ListRequestFields;
@@ -47,10 +44,57 @@ export async function readPage<Desc extends DescMessage, Row extends { uid: stri
   /** Extra request validation, run with the uidp checks so all failures are reported together. */
   validate?: (violations: Violations) => void;
   read: (page: Page, uidp: UidpFilter) => Promise<{ rows: Row[]; total: number }>;
-  map: (row: Row) => Item;
   /** Who the total is counted for; with it, later pages reuse the first page's total (`PageAudience`). */
   audience?: PageAudience;
-}): Promise<{ items: Item[]; nextPageToken: string; totalCount: bigint; skipped: number }> {
+}
+
+/** One page of items with the list envelope fields (spec 4.1). */
+export interface PageEnvelope<Item> {
+  items: Item[];
+  nextPageToken: string;
+  totalCount: bigint;
+  skipped: number;
+}
+
+/**
+ * Reads one page: validates the uidp filter and paging fields, calls `read`
+ * (which must apply `page` and `filter`, returning up to `limit + 1` rows and the
+ * total: `page.total` when set, which the first page's token carries on), and returns
+ * the items with the list envelope fields.
+ */
+export async function readPage<Desc extends DescMessage, Row extends { uid: string }, Item>(
+  options: PageOptions<Desc, Row> & { map: (row: Row) => Item },
+): Promise<PageEnvelope<Item>> {
+  const { page, fingerprint, rows, total } = await readRows(options);
+  return envelope(options, page, fingerprint, rows, total, rows.slice(0, page.limit).map(options.map));
+}
+
+/** How long a kept List answer is answered again at most: its page token carries its issue time. */
+export const KEPT_ANSWER_MAX_AGE_MS = 60_000;
+
+/**
+ * `readPage` for a List whose answer depends on nothing but the request and the rows `read`
+ * returns: while the store keeps those rows (`keptDerivation`: SQLite, nothing written since),
+ * the same request is answered with the same message, built once by `items` and `respond` and
+ * marked by `keepEncodings` so each wire encodes it once. Never longer than
+ * KEPT_ANSWER_MAX_AGE_MS. Not for a List whose answer depends on the caller.
+ */
+export async function readKeptPage<Desc extends DescMessage, Row extends { uid: string }, Item, Answer extends object>(
+  options: PageOptions<Desc, Row> & {
+    /** The page's items for its rows (the first `limit` of what `read` returned). */
+    items: (rows: Row[]) => Promise<Item[]>;
+    respond: (page: PageEnvelope<Item>) => Answer;
+  },
+): Promise<Answer> {
+  const { page, fingerprint, rows, total } = await readRows(options);
+  const name = `list answer ${options.schema.typeName} ${fingerprint} ${total}`;
+  const kept = keptValue<Answer>(rows, name, KEPT_ANSWER_MAX_AGE_MS);
+  if (kept !== undefined) return kept;
+  const answer = options.respond(envelope(options, page, fingerprint, rows, total, await options.items(rows.slice(0, page.limit))));
+  return isKept(rows) ? keepValue(rows, name, keepEncodings(answer)) : answer;
+}
+
+async function readRows<Desc extends DescMessage, Row extends { uid: string }>(options: PageOptions<Desc, Row>) {
   const { pager, schema, request } = options;
   const violations = new Violations();
   const uidp = uidpFilterOf(request.uidp, violations);
@@ -59,13 +103,12 @@ export async function readPage<Desc extends DescMessage, Row extends { uid: stri
   const fingerprint = listFingerprint(schema, request);
   const page = pager.parse(request, options.orderable, fingerprint, options.audience);
   const { rows, total } = await options.read(page, uidp);
-  const nextPageToken = pager.nextToken(page, rows, (row, column) => (row as Record<string, string | number>)[column], fingerprint, total, options.audience);
-  return {
-    items: rows.slice(0, page.limit).map(options.map),
-    nextPageToken,
-    totalCount: BigInt(total),
-    skipped: request.skip,
-  };
+  return { page, fingerprint, rows, total };
+}
+
+function envelope<Row, Item>(options: PageOptions<DescMessage, { uid: string }>, page: Page, fingerprint: string, rows: Row[], total: number, items: Item[]): PageEnvelope<Item> {
+  const nextPageToken = options.pager.nextToken(page, rows, (row, column) => (row as Record<string, string | number>)[column], fingerprint, total, options.audience);
+  return { items, nextPageToken, totalCount: BigInt(total), skipped: options.request.skip };
 }
 
 function uidpFilterOf(uidp: ListRequestFields["uidp"], violations: Violations): UidpFilter {

@@ -100,23 +100,35 @@ const KEPT = Symbol("kept result");
  * `compute()`, a value that depends on nothing but the rows a CACHEABLE_READ returned (an encoded
  * body, say), kept with the driver's kept result those rows were copied from: while the database
  * has not changed, later reads of the same query answer the same rows and the same value, without
- * computing it again. `name` tells apart the values derived from one result. With `maxAgeMs`, a
- * value older than that is computed again (for values that also carry the time, such as a page
- * token's issue time). For rows that were not answered from a kept result (PostgreSQL, a read not
- * marked), computes every time.
+ * computing it again. `name` tells apart the values derived from one result. For rows that were
+ * not answered from a kept result (PostgreSQL, a read not marked), computes every time.
  */
-export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T, maxAgeMs = Infinity): T {
-  const kept = (rows as { [KEPT]?: KeptResult })[KEPT];
-  if (kept === undefined) return compute();
-  const now = maxAgeMs === Infinity ? 0 : Date.now();
-  const hit = kept.derived.get(name);
-  if (hit !== undefined && now - hit.at <= maxAgeMs) return hit.value as T;
-  const value = compute();
-  kept.derived.set(name, { value, at: now });
+export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T): T {
+  const hit = keptValue<T>(rows, name);
+  return hit !== undefined ? hit : keepValue(rows, name, compute());
+}
+
+/**
+ * The value kept as `name` with the kept result `rows` were copied from (`keepValue`), if any and
+ * if kept at most `maxAgeMs` ago (for values that also depend on the time, such as a page token
+ * that carries its issue time).
+ */
+export function keptValue<T>(rows: readonly unknown[], name: string, maxAgeMs = Infinity): T | undefined {
+  const hit = (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.get(name);
+  if (hit === undefined || (maxAgeMs !== Infinity && Date.now() - hit.at > maxAgeMs)) return undefined;
+  return hit.value as T;
+}
+
+/**
+ * Keeps `value`, derived from nothing but `rows` (and the time), as `name` with the kept result
+ * `rows` were copied from; for rows not answered from a kept result, keeps nothing. Returns `value`.
+ */
+export function keepValue<T>(rows: readonly unknown[], name: string, value: T): T {
+  (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.set(name, { value, at: Date.now() });
   return value;
 }
 
-/** Whether `rows` were answered from a kept result (so values derived from them are kept too). */
+/** Whether `rows` were answered from a kept result (so values derived from them can be kept too). */
 export function isKept(rows: readonly unknown[]): boolean {
   return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }

@@ -4,7 +4,7 @@ import { AdvisoriesService, ListAdvisoriesRequestSchema, ListAdvisoriesResponseS
 import { evaluateAffected } from "../../advisories/affected.js";
 import type { OsvAffected } from "../../advisories/osv/record.js";
 import { invalidField } from "../../api/errors.js";
-import { readPage } from "../../api/list.js";
+import { readKeptPage } from "../../api/list.js";
 import { Violations } from "../../api/validation.js";
 import type { Db } from "../../store/tables.js";
 import type { ServiceDeps } from "../deps.js";
@@ -37,7 +37,8 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
     },
 
     async listAdvisories(req) {
-      const page = await readPage({
+      // The answer depends on the request and the store only (any verified caller sees every advisory): kept.
+      return readKeptPage({
         pager,
         schema: ListAdvisoriesRequestSchema,
         request: req,
@@ -51,14 +52,15 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
         read: async (p, uidp) => {
           const filter: AdvisoryFilter = { uidp, recordNames: [req.advisoryIds], artifactNames: [req.artifactNames], ecosystem: req.ecosystem || undefined };
           if (req.version) filter.uids = await affectingVersion(db, filter, req.ecosystem, req.version);
-          const { rows, total } = await listAdvisoryKeys(db, filter, p);
-          const messages = await cache.messages(db, rows.slice(0, p.limit));
-          return { rows: rows.map((row) => ({ ...row, message: messages.get(row.uid) })), total };
+          return listAdvisoryKeys(db, filter, p);
         },
-        map: (row) => row.message,
+        items: async (keys) => {
+          const messages = await cache.messages(db, keys);
+          // An advisory withdrawn or removed between reading the page's keys and its rows is left out.
+          return keys.flatMap((key) => messages.get(key.uid) ?? []);
+        },
+        respond: (page) => create(ListAdvisoriesResponseSchema, { ...page, advisories: page.items }),
       });
-      // An advisory withdrawn or removed between reading the page's keys and its rows is left out.
-      return create(ListAdvisoriesResponseSchema, { ...page, advisories: page.items.filter((item) => item !== undefined) });
     },
   };
 }
