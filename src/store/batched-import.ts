@@ -2,6 +2,9 @@
 // reported and counted, accepted ones written batch by batch, each batch in one transaction by
 // the importer's `write`. Memory holds one batch.
 
+import type { Kysely } from "kysely";
+import { withBulkWrites } from "./bulk-writes.js";
+
 /** What an import did; `read` = `added` + `updated` + `unchanged` + `rejected`. */
 export interface ImportCounts {
   read: number;
@@ -51,10 +54,13 @@ export function formatCounts(c: ImportCounts): string {
 }
 
 /**
- * Runs an import: `write` stores one batch (in one transaction, so a crash leaves whole batches)
- * and says what it did; `sizeOf` weighs an item for `batchBytes`.
+ * Runs an import into `db`: `write` stores one batch (in one transaction, so a crash leaves whole
+ * batches) and says what it did; `sizeOf` weighs an item for `batchBytes`. The whole import runs
+ * `withBulkWrites`.
  */
 export async function runBatchedImport<Item, Refusal extends Error>(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>,
   entries: AsyncIterable<ImportEntry<Item, Refusal>>,
   handlers: { write: (batch: Item[]) => Promise<BatchOutcome>; sizeOf: (item: Item) => number },
   options: BatchedImportOptions<Refusal> = {},
@@ -77,19 +83,21 @@ export async function runBatchedImport<Item, Refusal extends Error>(
     options.onProgress?.(counts);
   };
 
-  for await (const entry of entries) {
-    counts.read++;
-    if (entry.error) {
-      counts.rejected++;
-      options.onRejected?.(entry.error);
-      if (options.strict) throw new StrictImportError(entry.error, { ...counts });
-    } else if (entry.item !== undefined) {
-      batch.push(entry.item);
-      bytes += handlers.sizeOf(entry.item);
-      if (batch.length >= batchItems || bytes >= batchBytes) await flush();
+  return withBulkWrites(db, async () => {
+    for await (const entry of entries) {
+      counts.read++;
+      if (entry.error) {
+        counts.rejected++;
+        options.onRejected?.(entry.error);
+        if (options.strict) throw new StrictImportError(entry.error, { ...counts });
+      } else if (entry.item !== undefined) {
+        batch.push(entry.item);
+        bytes += handlers.sizeOf(entry.item);
+        if (batch.length >= batchItems || bytes >= batchBytes) await flush();
+      }
+      options.onProgress?.(counts);
     }
-    options.onProgress?.(counts);
-  }
-  await flush();
-  return counts;
+    await flush();
+    return counts;
+  });
 }

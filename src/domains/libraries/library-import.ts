@@ -23,7 +23,7 @@ export async function importLibraries(
   async function* rows(): AsyncIterable<ImportEntry<ArtifactRows, LibraryDocumentError>> {
     for await (const entry of entries) yield entry.item ? { item: artifactRows(org, entry.item) } : { error: entry.error };
   }
-  return runBatchedImport(rows(), { write: (batch) => writeBatch(db, batch, now()), sizeOf: (r) => 200 + r.versions.length * 120 }, options);
+  return runBatchedImport(db, rows(), { write: (batch) => writeBatch(db, batch, now()), sizeOf: (r) => 200 + r.versions.length * 120 }, options);
 }
 
 function writeBatch(db: Kysely<Database>, batch: ArtifactRows[], time: number): Promise<BatchOutcome> {

@@ -37,7 +37,7 @@ export async function importOsvFeed(db: Kysely<Database>, entries: AsyncIterable
       else yield {};
     }
   }
-  return runBatchedImport(pending(), { write: (batch) => writeBatch(db, batch), sizeOf: (p) => p.record.record.document.length }, { batchItems: options.batchRecords, ...options });
+  return runBatchedImport(db, pending(), { write: (batch) => writeBatch(db, batch), sizeOf: (p) => p.record.record.document.length }, { batchItems: options.batchRecords, ...options });
 }
 
 /** One batch in one transaction: added, replaced when `modified` is later, else unchanged. */
