@@ -7,8 +7,9 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, HealthListResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { GetGroupRequestSchema, ListGroupsRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { encodedOnce, keepEncodings } from "../../src/api/kept-encoding.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { withConnectUnaryPath } from "../../src/connect-unary-path.js";
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../../src/framework-errors.js";
@@ -164,14 +165,25 @@ describe("Connect unary on the real server: the fast path answers as the adapter
 
 const MAX_BODY = 4096;
 const CHECK = "/grpc.health.v1.Health/Check";
+const LIST = "/grpc.health.v1.Health/List";
 /** A message long enough that an error answer carrying it is over the compression threshold. */
 const LONG = "a message long enough to be compressed ".repeat(40);
 
 /** Why the last "slow" check's signal was aborted. */
 let slowAborted: unknown;
 
-/** The test service: Check answers by its `service` field, setting a header and a trailer first. */
+/** The one answer List gives, kept (marked by `keepEncodings`), well over 1 KiB encoded. */
+const kept = keepEncodings(
+  create(HealthListResponseSchema, {
+    statuses: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`platform.test.v1.Service${i}`, { status: HealthCheckResponse_ServingStatus.SERVING }])),
+  }),
+);
+
+/** The test service: Check answers by its `service` field, setting a header and a trailer first; List answers `kept`. */
 const health = {
+  list() {
+    return kept;
+  },
   async check(req: { service: string }, ctx: { responseHeader: Headers; responseTrailer: Headers; signal: AbortSignal }) {
     ctx.responseHeader.set("x-handler", "header from the handler");
     ctx.responseTrailer.append("x-handler", "trailer from the handler");
@@ -277,7 +289,10 @@ describe("Connect unary path around a test service: which requests it takes, tra
     { name: "a handler failing with a non-ConnectError", body: check("crash"), fast: true },
     { name: "a deadline reached while the handler waits", headers: { "connect-timeout-ms": "1" }, body: check("slow"), fast: true },
     { name: "a binary body that does not parse", headers: { "content-type": "application/proto" }, body: new Uint8Array([0x0a, 0x80]), fast: true },
-    { name: "an unimplemented unary method", path: "/grpc.health.v1.Health/List", body: json({}), fast: true },
+    { name: "a kept answer, JSON", path: LIST, body: json({}), fast: true },
+    { name: "a kept answer, binary", path: LIST, headers: { "content-type": "application/proto" }, body: new Uint8Array(0), fast: true },
+    { name: "a kept answer, JSON, gzip accepted", path: LIST, headers: { "accept-encoding": "gzip" }, body: json({}), fast: true },
+    { name: "a kept answer, binary, br accepted", path: LIST, headers: { "content-type": "application/proto", "accept-encoding": "br" }, body: new Uint8Array(0), fast: true },
     // The adapter's: everything else.
     { name: "a GET", method: "GET", path: `${CHECK}?connect=v1&encoding=json&message=${encodeURIComponent('{"service":""}')}`, fast: false },
     { name: "a query string on a POST", path: `${CHECK}?x=1`, body: check(""), fast: false },
@@ -315,6 +330,24 @@ describe("Connect unary path around a test service: which requests it takes, tra
     const { fast, adapter } = await bothWays((req) => h2Exchange(session, req), { path: CHECK, headers: { "content-type": "application/json" }, body });
     assert.equal(calls, before);
     assertSameAnswer(fast, adapter);
+  });
+
+  test("a kept answer is encoded and compressed once: its kept encodings are the bytes sent", async () => {
+    const port = (h1.address() as AddressInfo).port;
+    const notAgain = (): never => {
+      throw new Error("the fast path did not keep this encoding");
+    };
+    for (const [type, format] of [
+      ["application/json", "connect json"],
+      ["application/proto", "binary"],
+    ]) {
+      const body = type === "application/json" ? json({}) : new Uint8Array(0);
+      const plain = await h1Exchange(port, { path: LIST, headers: sized(body, { "content-type": type }), body });
+      const gzipped = await h1Exchange(port, { path: LIST, headers: sized(body, { "content-type": type, "accept-encoding": "gzip" }), body });
+      assert.equal(gzipped.headers["content-encoding"], "gzip");
+      assert.ok(Buffer.from(encodedOnce(kept, format, notAgain)).equals(plain.body));
+      assert.ok(Buffer.from(await encodedOnce(kept, `${format} gzip`, notAgain)).equals(gzipped.body));
+    }
   });
 
   test("trailers and headers are on the answer, an error's too", async () => {
