@@ -107,6 +107,8 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
   res.once("close", () => {
     if (!res.writableEnded) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
   });
+  // The deadline counts from the request's arrival, as the adapter's does (it starts before the body is read).
+  const arrived = exchange.timeoutMs === undefined ? 0 : Date.now();
   const trailer = new Headers();
   let status = 200;
   let header: Headers;
@@ -120,7 +122,7 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
         header: callHeaders(req.headers),
         controller,
         contextValues: options.contextValues(req),
-        timeoutMs: exchange.timeoutMs,
+        timeoutMs: exchange.timeoutMs === undefined ? undefined : exchange.timeoutMs - (Date.now() - arrived),
         url: exchange.url,
         trailer,
       });
