@@ -47,8 +47,9 @@ export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: 
 async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
   const controller = new AbortController();
   // The client went away before the answer was written (a finished answer's close aborts nothing).
+  // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
   res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
+    if (!res.writableEnded) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
   });
   let answer: UnaryAnswer;
   try {
