@@ -3,6 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse } from "./http/node-types.js";
+import { callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 /** The content type of every answer, as connect-es writes it for binary gRPC. */
@@ -33,10 +34,7 @@ export interface GrpcUnaryPathOptions {
  * streaming methods, unknown paths, JSON codec, a compressed request (`grpc-encoding`).
  */
 export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
-  const methods = new Map<string, DescMethod>();
-  for (const service of options.services) {
-    for (const method of service.methods) if (method.methodKind === "unary") methods.set(`/${service.typeName}/${method.name}`, method);
-  }
+  const methods = unaryMethodsByPath(options.services);
   return (req, res) => {
     const type = req.headers["content-type"];
     const encoding = req.headers["grpc-encoding"];
@@ -49,8 +47,9 @@ export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: 
 async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
   const controller = new AbortController();
   // The client went away before the answer was written (a finished answer's close aborts nothing).
+  // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
   res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
+    if (!res.writableEnded) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
   });
   let answer: UnaryAnswer;
   try {
@@ -120,19 +119,9 @@ function decodeUnary(method: DescMethod, body: Buffer, max: number): Message {
   }
 }
 
-function headerValue(value: string | string[] | undefined): string | null {
-  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** The call's request headers: the caller's, without HTTP/2 pseudo-headers and the exchange's own. */
+/** The call's request headers: the caller's, without HTTP/2 pseudo-headers, the content type as connect-es names it. */
 function requestHeaders(incoming: NodeRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const name in incoming) {
-    const value = incoming[name];
-    if (value === undefined || name.charCodeAt(0) === 58 /* ":" */) continue;
-    if (Array.isArray(value)) for (const v of value) header.append(name, v);
-    else header.append(name, value);
-  }
+  const header = callHeaders(incoming);
   header.set("content-type", CONTENT_TYPE);
   return header;
 }

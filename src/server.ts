@@ -1,6 +1,6 @@
 import type http from "node:http";
-import { createRegistry } from "@bufbuild/protobuf";
-import { createContextValues, type ConnectRouter } from "@connectrpc/connect";
+import { createRegistry, type DescMethod } from "@bufbuild/protobuf";
+import { createContextValues, type ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { errorDomainOf } from "./api/errors.js";
@@ -23,6 +23,7 @@ import { createRegistryHost } from "./registry/registry-host.js";
 import { createProbes, type Probes } from "./http/probes.js";
 import { sendStatus } from "./http/status-json.js";
 import { createApiDocsRoutes } from "./rest/api-docs.js";
+import { withConnectUnaryPath } from "./connect-unary-path.js";
 import { withGrpcUnaryPath } from "./grpc-unary-path.js";
 import { createUnaryCaller, recordingRouter, type RecordedService } from "./rest/in-memory-call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "./rest/transcoder.js";
@@ -62,10 +63,11 @@ function protocolOf(req: NodeRequest): WireProtocol {
 
 /**
  * Builds the API and registry hosts on an open store: the request flow is
- * wire -> adapter (or REST transcoder; request decoding, its failures made
- * API errors by `withFrameworkErrorsAsApiErrors`) -> interceptors (stream shutdown -> telemetry ->
- * errors -> deadline -> authentication -> authorization) -> service handler ->
- * repository.
+ * wire -> gRPC unary path (binary gRPC unary over HTTP/2), Connect unary path (Connect unary POST,
+ * uncompressed, size known), else the adapter (or REST transcoder; request decoding, its failures
+ * made API errors by `withFrameworkErrorsAsApiErrors`, which the two paths apply as `callError`
+ * and answer as the adapter would) -> interceptors (stream shutdown -> telemetry -> errors ->
+ * deadline -> authentication -> authorization) -> service handler -> repository.
  */
 export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
   const metrics = createMetrics({ processMetrics: true });
@@ -131,16 +133,27 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
-  // gRPC unary calls skip connect-es's adapter: the same implementations and interceptors, called on the stream.
+  // gRPC and Connect unary calls skip connect-es's adapter: the same implementations and interceptors, called on the request.
+  const services = implementations.map((r) => r.service);
+  const callError = (error: ConnectError, method: DescMethod) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain);
   const rpc = withGrpcUnaryPath(
     {
-      services: implementations.map((r) => r.service),
+      services,
       call: createUnaryCaller(implementations, host.interceptors, "grpc"),
-      callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
+      callError,
       contextValues: rpcContextValues,
       readMaxBytes: config.limits.maxBodyBytes,
     },
-    adapter,
+    withConnectUnaryPath(
+      {
+        services,
+        call: createUnaryCaller(implementations, host.interceptors, "connect"),
+        callError,
+        contextValues: rpcContextValues,
+        readMaxBytes: config.limits.maxBodyBytes,
+      },
+      adapter,
+    ),
   );
   const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });

@@ -61,6 +61,11 @@ export interface UnaryCall {
   timeoutMs?: number;
   /** For `ctx.url`. */
   url: string;
+  /**
+   * The handler's response trailers (`ctx.responseTrailer`) are set on this object when given, so
+   * the caller has them after a failed call too (a failure's error carries only the headers).
+   */
+  trailer?: Headers;
 }
 
 /** What a call answered: its message, its response headers and trailers. */
@@ -131,7 +136,7 @@ function handlerContext(spec: MethodImplSpec, protocolName: string, call: UnaryC
     requestMethod: "POST",
     requestHeader: call.header,
     responseHeader: new Headers(),
-    responseTrailer: new Headers(),
+    responseTrailer: call.trailer ?? new Headers(),
     protocolName,
     values: call.contextValues,
     url: call.url,
