@@ -35,7 +35,7 @@ export interface ConnectUnaryPathOptions {
   callError: (error: ConnectError, method: DescMethod) => ConnectError;
   /** The context values of an RPC, as the adapter makes them. */
   contextValues: (req: NodeRequest) => ContextValues;
-  /** The adapter's `readMaxBytes`: a larger `content-length` goes to the adapter. */
+  /** The adapter's `readMaxBytes`: a larger `content-length` goes to the adapter; a larger body without one is RESOURCE_EXHAUSTED. */
   readMaxBytes: number;
 }
 
@@ -44,7 +44,8 @@ interface Exchange {
   method: DescMethod;
   binary: boolean;
   timeoutMs: number | undefined;
-  length: number;
+  /** The body's `content-length`, when the request gives one (connect-es clients on Node do not). */
+  length: number | undefined;
   url: string;
 }
 
@@ -61,7 +62,8 @@ interface Exchange {
  * Taken only by a POST to exactly `/<service>/<Method>` of a served unary method (no query), with
  * a unary Connect content type (`application/json[; charset=utf-8]`, `application/proto`), no
  * `content-encoding` header at all (not even identity), a valid or absent `connect-timeout-ms`, an
- * absent or `1` `connect-protocol-version`, and a `content-length` within `readMaxBytes`.
+ * absent or `1` `connect-protocol-version`, and a `content-length` within `readMaxBytes` or none (a
+ * body without one, as connect-es clients on Node send it, is read up to `readMaxBytes`, as the adapter reads it).
  * Everything else goes to `fallback` (the connect-es adapter) untouched.
  */
 export function withConnectUnaryPath<Res>(options: ConnectUnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
@@ -84,8 +86,9 @@ function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxByt
   const timeout = parseTimeout(headerValue(headers["connect-timeout-ms"]), MAX_TIMEOUT_MS);
   if (timeout.error) return undefined;
   // connect-es reads `content-length` with parseInt.
-  const length = parseInt(headerValue(headers["content-length"]) ?? "", 10);
-  if (!Number.isSafeInteger(length) || length < 0 || length > readMaxBytes) return undefined;
+  const given = headerValue(headers["content-length"]);
+  const length = given === null ? undefined : parseInt(given, 10);
+  if (length !== undefined && (!Number.isSafeInteger(length) || length < 0 || length > readMaxBytes)) return undefined;
   // ctx.url as the adapter makes it.
   const authority = "authority" in req ? req.authority : headers.host;
   if (authority === undefined) return undefined;
@@ -116,7 +119,7 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
   try {
     let answer: UnaryAnswer | undefined;
     try {
-      const input = decode(method, binary, await readBody(req, exchange.length));
+      const input = decode(method, binary, await readBody(req, exchange.length, options.readMaxBytes));
       answer = await options.call(method, {
         input,
         header: callHeaders(req.headers),
@@ -208,16 +211,20 @@ function decode(method: DescMethod, binary: boolean, body: Uint8Array): Message 
   }
 }
 
-/** The body, exactly the `length` bytes its `content-length` promised (connect-es's errors otherwise). */
-async function readBody(req: NodeRequest, length: number): Promise<Uint8Array> {
+/**
+ * The body, with connect-es's errors: exactly the `length` bytes its `content-length` promised, or,
+ * without one, at most `max` bytes.
+ */
+async function readBody(req: NodeRequest, length: number | undefined, max: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
-    if (size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
+    if (length !== undefined && size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
+    if (length === undefined && size + chunk.byteLength > max) throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
     chunks.push(chunk);
     size += chunk.byteLength;
   }
-  if (size < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size}`, Code.InvalidArgument);
+  if (length !== undefined && size < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size}`, Code.InvalidArgument);
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 

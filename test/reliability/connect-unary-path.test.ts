@@ -37,7 +37,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  * `withConnectUnaryPath` in front with a caller from `createUnaryCaller`) around a small test
  * service, with counting wrappers on the `call` and `callError` it is given. Each fast-path case
  * must reach one of them and each fallback case (GET, a compressed body, a query, a streaming content type, a
- * `content-length` over the limit or none, an unknown protocol version) never, so the test fails
+ * `content-length` over the limit, an unknown protocol version) never, so the test fails
  * if the predicate never (or always) matches. That service also sets response headers and
  * trailers from its handler and an interceptor, on success and on error, which no production
  * handler does. The first part runs the real server (its interceptors set `x-request-id`).
@@ -346,13 +346,27 @@ describe("Connect unary path around a test service: which requests it takes, tra
     }
   }
 
-  test("HTTP/2 without content-length: the adapter's", async () => {
-    const before = calls;
-    const body = check("");
-    const { fast, adapter } = await bothWays((req) => h2Exchange(session, req), { path: CHECK, headers: { "content-type": "application/json" }, body });
-    assert.equal(calls, before);
-    assertSameAnswer(fast, adapter);
-  });
+  // connect-es clients on Node send no content-length (HTTP/1.1 chunked, HTTP/2 without it): their calls take the path too.
+  const unsized: Array<[string, Exchange]> = [
+    ["HTTP/1.1 chunked", (req) => h1Exchange((h1.address() as AddressInfo).port, { ...req, headers: { "transfer-encoding": "chunked", ...req.headers } })],
+    ["HTTP/2", (req) => h2Exchange(session, req)],
+  ];
+  for (const [transport, exchange] of unsized) {
+    test(`${transport} without content-length: the path's answer, the adapter's`, async () => {
+      const before = calls;
+      const { fast, adapter } = await bothWays(exchange, { path: CHECK, headers: { "content-type": "application/json" }, body: check("") });
+      assert.ok(calls > before, "the fast path answered the first request");
+      assertSameAnswer(fast, adapter);
+      assert.equal(fast.status, 200);
+    });
+
+    test(`${transport} without content-length, a body over the limit: RESOURCE_EXHAUSTED, as the adapter answers`, async () => {
+      const { fast, adapter } = await bothWays(exchange, { path: CHECK, headers: { "content-type": "application/json" }, body: json({ service: "x".repeat(MAX_BODY) }) });
+      assertSameAnswer(fast, adapter);
+      assert.equal(fast.status, 429);
+      assert.equal((JSON.parse(fast.body.toString("utf8")) as { code: string }).code, "resource_exhausted");
+    });
+  }
 
   test("a kept answer is encoded and compressed once: its kept encodings are the bytes sent", async () => {
     const port = (h1.address() as AddressInfo).port;
