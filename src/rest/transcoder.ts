@@ -122,8 +122,9 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       const { route, bindings } = found;
       const controller = new AbortController();
       // The client went away before the answer was written (a finished answer's close aborts nothing).
+      // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
       res.once("close", () => {
-        if (!res.writableFinished) controller.abort(new ConnectError("the client closed the connection", Code.Canceled));
+        if (!res.writableEnded) controller.abort(new ConnectError("the client closed the connection", Code.Canceled));
       });
       let input: Message;
       try {

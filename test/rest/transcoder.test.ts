@@ -37,8 +37,19 @@ let lastList: ListGroupsRequest | undefined;
 let lastUpdate: UpdateGroupRequest | undefined;
 let lastCreate: { parent: string; group?: Group } | undefined;
 
+/** A group whose read waits until the call's signal aborts, and why it was aborted. */
+const SLOW = `${ORG}/${"5".repeat(16)}`;
+let slowStarted = false;
+let slowAborted: unknown;
+
 const groupsImpl: ServiceImpl<typeof GroupsService> = {
-  getGroup(req) {
+  async getGroup(req, ctx) {
+    if (req.uid === SLOW) {
+      slowStarted = true;
+      if (!ctx.signal.aborted) await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      slowAborted = ctx.signal.reason;
+      throw ctx.signal.reason;
+    }
     const g = groups.get(req.uid);
     if (g) return g;
     throw new ConnectError(`Group ${req.uid} not found`, Code.NotFound, undefined, [
@@ -433,4 +444,44 @@ describe("REST transcoder over HTTP/2 (compat API)", () => {
     const deleted = await h2call("DELETE", `/iam/v2/groups/${FOLDER}`);
     assert.deepEqual(deleted, { status: 200, text: "" });
   });
+
+  it("a client resetting its stream aborts the call with CANCELED", async () => {
+    slowStarted = false;
+    slowAborted = undefined;
+    const stream = client.request({ ":method": "GET", ":path": `/iam/v2/groups/${SLOW}`, ...auth });
+    stream.on("error", () => {});
+    stream.end();
+    await until(() => slowStarted, "the call started");
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    await until(() => slowAborted !== undefined, "the handler's signal was aborted");
+    assert.equal((slowAborted as ConnectError).code, Code.Canceled);
+  });
 });
+
+describe("REST transcoder: a client leaving over HTTP/1.1", () => {
+  before(async () => {
+    seed();
+    server = http.createServer(buildNodeHandler());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("a client closing its connection aborts the call with CANCELED", async () => {
+    slowStarted = false;
+    slowAborted = undefined;
+    const req = http.request({ host: "127.0.0.1", port: (server.address() as AddressInfo).port, path: `/iam/v2/groups/${SLOW}`, headers: auth, agent: false });
+    req.on("error", () => {});
+    req.end();
+    await until(() => slowStarted, "the call started");
+    req.destroy();
+    await until(() => slowAborted !== undefined, "the handler's signal was aborted");
+    assert.equal((slowAborted as ConnectError).code, Code.Canceled);
+  });
+});
+
+/** Waits (at most 2 s) for `done`. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 2_000; !done(); await new Promise((resolve) => setTimeout(resolve, 5))) {
+    if (Date.now() > end) assert.fail(`not within 2 s: ${what}`);
+  }
+}
