@@ -127,7 +127,8 @@ interface Started<Ready extends ReadyMessage> {
 function startServer<Ready extends ReadyMessage>(file: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Started<Ready>> {
   const profile = file === "platform.ts" && process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const child = fork(new URL(`./servers/${file}`, import.meta.url), args, {
-    execArgv: ["--import", "tsx", ...profile],
+    // The servers run src/ and gen/ as compiled into dist/, as `serve` does (compiled-sources.mjs).
+    execArgv: ["--import", "tsx", "--import", new URL("./compiled-sources.mjs", import.meta.url).href, ...profile],
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
