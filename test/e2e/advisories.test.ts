@@ -12,7 +12,7 @@ import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js"
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { feedOf, osvRecord, RUSTSEC_DIR } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Wire, violatedFields as fieldsOf, queryString as query } from "../support/wires.js";
 
 /** AdvisoriesService and SecurityAdvisoryService over every wire, on the shipped RustSec feed plus a few records of other ecosystems. */
 
@@ -44,14 +44,7 @@ after(async () => {
   await server.close();
 });
 
-const fieldsOf = (out: { details: JsonObject[] }) =>
-  ((detailOf(out as never, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
 
-const query = (params: Record<string, string | number | string[]>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  return search.toString();
-};
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   describe(`AdvisoriesService over ${wireName}`, () => {

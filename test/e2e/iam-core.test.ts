@@ -8,7 +8,7 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Wire, violatedFields as fields } from "../support/wires.js";
 
 let server: TestServer;
 let wires: Wire[];
@@ -23,8 +23,6 @@ after(async () => {
   await server.close();
 });
 
-const fields = (out: { details: JsonObject[] }) =>
-  ((detailOf(out as never, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
 
 /** Each protocol runs the same cases and must reach the same results and codes. */
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {

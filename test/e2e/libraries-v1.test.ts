@@ -12,7 +12,7 @@ import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
 import { readLibraryFeed } from "../../src/libraries/feed.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, type Outcome, type Wire } from "../support/wires.js";
+import { allWires, methodOf, type Outcome, type Wire, violatedFields as fields, queryString as query } from "../support/wires.js";
 
 const FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
 /** test/fixtures/libraries/npm and pypi (as test/e2e/libraries.test.ts counts them). */
@@ -38,12 +38,6 @@ after(async () => {
 });
 
 const items = (out: Outcome) => (out.body?.items as JsonObject[] | undefined) ?? [];
-const fields = (out: Outcome) => ((detailOf(out, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
-const query = (params: Record<string, string | number | string[]>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  return search.toString();
-};
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   describe(`Artifacts v1 over ${wireName}`, () => {

@@ -10,7 +10,7 @@ import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { readLibraryFeed } from "../../src/libraries/feed.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, methodOf, reasonOf, type Wire, violatedFields as fieldsOf, queryString as query } from "../support/wires.js";
 
 /** ArtifactsService over every wire, on the shipped npm, PyPI and Maven fixtures and an advisory in each ecosystem. */
 
@@ -54,12 +54,6 @@ after(async () => {
   await server.close();
 });
 
-const query = (params: Record<string, string | number | string[]>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  return search.toString();
-};
-const fieldsOf = (out: { details: JsonObject[] }) => ((detailOf(out as never, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   describe(`ArtifactsService over ${wireName}`, () => {

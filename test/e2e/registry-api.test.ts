@@ -6,7 +6,7 @@ import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Wire, violatedFields as violations } from "../support/wires.js";
 
 let server: TestServer;
 let wires: Wire[];
@@ -22,8 +22,6 @@ after(async () => {
   await server.close();
 });
 
-const violations = (out: { details: JsonObject[] }) =>
-  ((detailOf(out as never, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   describe(`Registry API over ${wireName}`, () => {

@@ -18,7 +18,7 @@ import { writeReport } from "../../src/domains/registry/store/image-reports.js";
 import { importImages } from "../../src/registry/import.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Outcome, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Outcome, type Wire, violatedFields as violations } from "../support/wires.js";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-registry-v1-"));
 let server: TestServer;
@@ -37,7 +37,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const violations = (out: Outcome) => ((detailOf(out, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
 const items = (out: Outcome) => (out.body?.items as JsonObject[] | undefined) ?? [];
 const names = (out: Outcome) => items(out).map((i) => i.name as string).sort();
 

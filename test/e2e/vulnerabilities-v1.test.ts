@@ -9,7 +9,7 @@ import type { OsvAffected } from "../../src/advisories/osv/record.js";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, type Outcome, type Wire } from "../support/wires.js";
+import { allWires, methodOf, type Outcome, type Wire, violatedFields as fields, queryString as query } from "../support/wires.js";
 
 let server: TestServer;
 let wires: Wire[];
@@ -34,12 +34,6 @@ after(async () => {
 });
 
 const items = (out: Outcome) => (out.body?.items as JsonObject[] | undefined) ?? [];
-const fields = (out: Outcome) => ((detailOf(out, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
-const query = (params: Record<string, string | number | string[]>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  return search.toString();
-};
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
   describe(`Advisories v1 over ${wireName}`, () => {

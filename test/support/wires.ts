@@ -166,3 +166,16 @@ export function reasonOf(outcome: Outcome): string | undefined {
 export function detailOf(outcome: Outcome, type: string): JsonObject | undefined {
   return outcome.details.find((d) => String(d["@type"]).endsWith(`google.rpc.${type}`));
 }
+
+/** The fields an outcome's google.rpc.BadRequest names, in its order ([] without one). */
+export function violatedFields(outcome: Pick<Outcome, "details">): unknown[] {
+  return ((detailOf(outcome as Outcome, "BadRequest")?.fieldViolations as JsonObject[] | undefined) ?? []).map((v) => v.field);
+}
+
+/** `params` as a URL query; an array value repeats its key (`?a=1&a=2`). */
+export function queryString(params: Record<string, string | number | string[]>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  return search.toString();
+}
+
