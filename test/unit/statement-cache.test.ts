@@ -6,7 +6,7 @@ import { CompiledQuery, Kysely } from "kysely";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CACHEABLE, CACHEABLE_READ, keptDerivation, LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
+import { CACHEABLE, CACHEABLE_READ, isKept, keepValue, keptDerivation, keptValue, LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
 
 function counted(capacity?: number) {
   const database = new Database(":memory:");
@@ -113,4 +113,25 @@ test("a value derived from a kept result is computed once per database version, 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a value kept with a kept result is found while it is young enough; rows not kept keep nothing", async () => {
+  const database = new Database(":memory:");
+  const statements = new StatementCache(database);
+  statements.execute(CompiledQuery.raw("create table t (id integer)"));
+  const read = () => statements.execute(CompiledQuery.raw(`select id from t ${CACHEABLE_READ}`)).rows;
+  const rows = read();
+  assert.equal(isKept(rows), true);
+  assert.equal(keptValue(rows, "answer"), undefined);
+  assert.equal(keepValue(rows, "answer", "built"), "built");
+  assert.equal(keptValue(read(), "answer"), "built", "the same kept result, read again");
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(keptValue(read(), "answer", 10_000), "built", "within the age asked for");
+  assert.equal(keptValue(read(), "answer", 10), undefined, "older than the age asked for");
+
+  const plain = statements.execute(CompiledQuery.raw("select id from t")).rows;
+  assert.equal(isKept(plain), false);
+  assert.equal(keepValue(plain, "answer", "built"), "built");
+  assert.equal(keptValue(plain, "answer"), undefined, "a read not marked CACHEABLE keeps nothing");
+  database.close();
 });
