@@ -6,7 +6,7 @@ import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "./http/node-types.js";
-import { callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 const gzipAsync = promisify(gzip);
@@ -104,12 +104,7 @@ function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxByt
 
 async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: NodeRequest, res: NodeResponse): Promise<void> {
   const { method, binary } = exchange;
-  const controller = new AbortController();
-  // The client went away before the answer was written (a finished answer's close aborts nothing).
-  // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
-  res.once("close", () => {
-    if (!res.writableEnded) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
-  });
+  const controller = abortedWhenClientLeaves(res, "the client closed the stream");
   // The deadline counts from the request's arrival, as the adapter's does (it starts before the body is read).
   const arrived = exchange.timeoutMs === undefined ? 0 : Date.now();
   const trailer = new Headers();

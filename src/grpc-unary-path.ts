@@ -3,7 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse } from "./http/node-types.js";
-import { callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 /** The content type of every answer, as connect-es writes it for binary gRPC. */
@@ -45,12 +45,7 @@ export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: 
 }
 
 async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
-  const controller = new AbortController();
-  // The client went away before the answer was written (a finished answer's close aborts nothing).
-  // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
-  res.once("close", () => {
-    if (!res.writableEnded) controller.abort(new ConnectError("the client closed the stream", Code.Canceled));
-  });
+  const controller = abortedWhenClientLeaves(res, "the client closed the stream");
   let answer: UnaryAnswer;
   try {
     try {

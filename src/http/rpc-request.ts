@@ -1,5 +1,6 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import type { NodeRequest } from "./node-types.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { NodeRequest, NodeResponse } from "./node-types.js";
 
 /** The unary methods of `services` by request path (`/<service>/<Method>`, as the adapter routes them). */
 export function unaryMethodsByPath(services: DescService[]): Map<string, DescMethod> {
@@ -25,4 +26,17 @@ export function callHeaders(incoming: NodeRequest["headers"]): Headers {
     else header.append(name, value);
   }
   return header;
+}
+
+/**
+ * A call's own controller, aborted with CANCELED (`message`) when the client goes away before the
+ * answer was written; a finished answer's close aborts nothing. Not `writableFinished`: Node's
+ * HTTP/2 compat response reports it true once a reset closed the stream.
+ */
+export function abortedWhenClientLeaves(res: NodeResponse, message: string): AbortController {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableEnded) controller.abort(new ConnectError(message, Code.Canceled));
+  });
+  return controller;
 }

@@ -42,6 +42,7 @@ import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { ContextValues } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "../api/kept-encoding.js";
+import { abortedWhenClientLeaves } from "../http/rpc-request.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
@@ -120,12 +121,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         return true;
       }
       const { route, bindings } = found;
-      const controller = new AbortController();
-      // The client went away before the answer was written (a finished answer's close aborts nothing).
-      // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
-      res.once("close", () => {
-        if (!res.writableEnded) controller.abort(new ConnectError("the client closed the connection", Code.Canceled));
-      });
+      const controller = abortedWhenClientLeaves(res, "the client closed the connection");
       let input: Message;
       try {
         input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
