@@ -7,21 +7,17 @@ import type { AccountAssociation, AccountAssociationSchema } from "../../../../g
  * fields in both versions and are copied whole.
  */
 export function accountAssociationToV1(association: AccountAssociation): AccountAssociations {
-  return create(AccountAssociationsSchema, {
-    group: association.uid,
-    name: association.name,
-    description: association.description,
-    amazon: association.amazon && { ...association.amazon, $typeName: undefined },
-    google: association.google && { ...association.google, $typeName: undefined },
-    azure: association.azure && { ...association.azure, $typeName: undefined },
-    github: association.github && githubInit(association.github.appInstallations),
-  });
+  return create(AccountAssociationsSchema, { group: association.uid, ...sharedFields(association) });
 }
 
 /** v1 account associations as the v2 association a Create or Update writes. */
 export function accountAssociationFromV1(association: AccountAssociations): MessageInitShape<typeof AccountAssociationSchema> {
+  return { uid: association.group, ...sharedFields(association) };
+}
+
+/** The fields both versions share (name, description, the accounts), as an init of either version's message. */
+function sharedFields(association: AccountAssociation | AccountAssociations) {
   return {
-    uid: association.group,
     name: association.name,
     description: association.description,
     amazon: association.amazon && { ...association.amazon, $typeName: undefined },
