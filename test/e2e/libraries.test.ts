@@ -26,6 +26,8 @@ const FIXTURE_FOLDERS = ["npm", "pypi", "maven"].map((f) => join(LIBRARY_FIXTURE
 let server: TestServer;
 let wires: Wire[];
 let stranger: string;
+/** A folder of the organization: it holds no artifacts. */
+let folder: string;
 
 before(async () => {
   server = await startTestServer();
@@ -47,6 +49,12 @@ before(async () => {
   const other = await bootstrapOrganization(server.store, "other-org", Date.now());
   await importLibraries(server.store.db, other.organization.uid, readLibraryFeed([join(LIBRARY_FIXTURES, "npm", "ms.json")]));
   stranger = (await server.server.tokens.issue({ subject: other.identity.uid, audience: "http://api.test" })).token;
+  const made = await fetch(`http://127.0.0.1:${server.apiPort}/iam/v2/groups/${server.org.uid}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "no libraries here" }),
+  });
+  folder = ((await made.json()) as { uid: string }).uid;
 });
 
 after(async () => {
@@ -99,6 +107,40 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(wildcard.body!.totalCount, "0", "% and _ are matched literally");
       const both = await list({ ecosystems: ["ECOSYSTEM_PYTHON", "ECOSYSTEM_JAVA"], query: "is-n" }, { ecosystems: ["PYTHON", "JAVA"], query: "is-n" });
       assert.equal(both.body!.totalCount, "0", "only the ecosystems asked for");
+    });
+
+    test("ListArtifacts and ListArtifactVersions apply the hierarchy filters (spec 4.1): a folder holds no artifacts", async () => {
+      const ecosystems = ["ECOSYSTEM_JAVASCRIPT"];
+      const filtered = (uidp: Record<string, string>) =>
+        list({ ecosystems, uidp }, { ecosystems, ...Object.fromEntries(Object.entries(uidp).map(([k, v]) => [`uidp.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, v])) });
+      const inOrg = await filtered({ descendantsOf: server.org.uid });
+      assert.equal(inOrg.code, 0, inOrg.message);
+      assert.equal(inOrg.body!.totalCount, String(NPM_COUNT));
+      const children = await filtered({ childrenOf: server.org.uid });
+      assert.equal(children.body!.totalCount, String(NPM_COUNT));
+      for (const uidp of [{ descendantsOf: folder }, { childrenOf: folder }] as Array<Record<string, string>>) {
+        const none = await filtered(uidp);
+        assert.equal(none.code, 0, none.message);
+        assert.equal(none.body!.totalCount, "0", JSON.stringify(uidp));
+        assert.deepEqual(none.body!.artifacts ?? [], []);
+      }
+      const minimist = artifactUid(server.org.uid, "npm", "minimist");
+      const one = await list({ ecosystems, uidp: { ids: [minimist] } }, { ecosystems, "uidp.ids": [minimist] });
+      assert.deepEqual((one.body!.artifacts as JsonObject[]).map((a) => a.name), ["minimist"]);
+
+      const of = (uidp: Record<string, string>) => {
+        const rest = Object.fromEntries(Object.entries(uidp).map(([k, v]) => [`uidp.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, v]));
+        return wire().call(
+          methodOf(ArtifactsService, "ListArtifactVersions"),
+          { artifactId: minimist, uidp },
+          { method: "GET", path: `/libraries/v2/artifacts/${minimist}/versions?${query(rest)}` },
+          server.ownerToken,
+        );
+      };
+      assert.equal((await of({ childrenOf: minimist })).body!.totalCount, "31");
+      assert.equal((await of({ descendantsOf: server.org.uid })).body!.totalCount, "31");
+      assert.equal((await of({ descendantsOf: folder })).body!.totalCount, "0");
+      assert.equal((await of({ childrenOf: server.org.uid })).body!.totalCount, "0", "versions are not children of the organization");
     });
 
     test("ListArtifactVersions orders by the ecosystem's ordering, newest first, with the advisories of each version", async () => {

@@ -52,10 +52,10 @@ for (const database of await testDatabases()) {
       assert.deepEqual([...(await countArtifacts(store.db, { ecosystems: ["PyPI", "Maven"], visible: [org] }))].sort(), [["Maven", 8], ["PyPI", 22]]);
       const byName = [{ column: "name", desc: false }, { column: "uid", desc: false }] as Page["order"];
       const [guava] = (await listArtifacts(store.db, { ecosystems: ["Maven"], query: "guava", visible: [org] }, page(byName))).rows;
-      const oldest = await listArtifactVersions(store.db, guava.uid, page([{ column: "rank", desc: false }, { column: "uid", desc: false }], 3));
+      const oldest = await listArtifactVersions(store.db, guava.uid, {}, page([{ column: "rank", desc: false }, { column: "uid", desc: false }], 3));
       assert.deepEqual(oldest.rows.slice(0, 3).map((v) => v.version), ["16.0.1", "25.1-jre", "30.1-jre"]);
       const [websockets] = (await listArtifacts(store.db, { ecosystems: ["PyPI"], query: "websockets", visible: [org] }, page(byName))).rows;
-      const newest = await listArtifactVersions(store.db, websockets.uid, page([{ column: "rank", desc: true }, { column: "uid", desc: false }]));
+      const newest = await listArtifactVersions(store.db, websockets.uid, {}, page([{ column: "rank", desc: true }, { column: "uid", desc: false }]));
       assert.deepEqual(newest.rows.map((v) => v.version), ["17.1", "16.1.1", "15.0.1"]);
     });
 
@@ -66,7 +66,7 @@ for (const database of await testDatabases()) {
       assert.equal((await listArtifacts(store.db, { ecosystems: ["npm"], visible: [] }, page([{ column: "uid", desc: false }]))).total, 0);
       assert.deepEqual([...(await countArtifacts(store.db, { ecosystems: ["npm", "PyPI"], visible: undefined }))].sort(), [["PyPI", 22], ["npm", 34]]);
       const ms = found.rows.length > 0 ? (await listArtifacts(store.db, { ecosystems: ["npm"], query: "ms", visible: [org] }, page([{ column: "name", desc: false }, { column: "uid", desc: false }]))).rows.find((r) => r.name === "ms")! : undefined;
-      const versions = await listArtifactVersions(store.db, ms!.uid, page([{ column: "rank", desc: true }, { column: "uid", desc: false }], 3));
+      const versions = await listArtifactVersions(store.db, ms!.uid, {}, page([{ column: "rank", desc: true }, { column: "uid", desc: false }], 3));
       assert.deepEqual(versions.rows.map((v) => v.version), ["4.0.0-nightly.202508271359", "4.0.0-nightly.202508271358", "4.0.0-nightly.202508270145", "3.0.0-canary.202508261828"], "SemVer order: prereleases of 4.0.0 above 3.0.0 prereleases");
       assert.equal(versions.total, 32);
     });

@@ -65,10 +65,10 @@ export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<
           ecosystems = checkEcosystems(v, req.ecosystems);
           v.text("query", req.query, { max: MAX_QUERY });
         },
-        read: async (p) => {
+        read: async (p, uidp) => {
           // No build of this server is remediated: asking for remediated artifacts finds none.
           if (req.remediated) return { rows: [], total: 0 };
-          return listArtifacts(db, { ecosystems, query: req.query || undefined, visible: ctx.values.get(visibilityKey) }, p);
+          return listArtifacts(db, { ecosystems, query: req.query || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p);
         },
         map: artifactFromRow,
       });
@@ -84,8 +84,8 @@ export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<
         schema: ListArtifactVersionsRequestSchema,
         request: { ...req, orderBy: req.orderBy || "version desc" },
         orderable: artifactVersionOrderable,
-        read: async (p) => {
-          const result = await listArtifactVersions(db, artifact.uid, p);
+        read: async (p, uidp) => {
+          const result = await listArtifactVersions(db, artifact.uid, uidp, p);
           advisories = await advisoriesByVersion(db, artifact, result.rows.slice(0, p.limit));
           return result;
         },

@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type Selectable, type SqlBool } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { notFound } from "../../../store/errors.js";
-import { applyPage, countRows, listConditions, type UidColumns, type Visibility } from "../../../store/list-query.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { ArtifactRows } from "../artifact-rows.js";
 import type { ArtifactTable, ArtifactVersionTable } from "../tables.js";
@@ -32,12 +32,16 @@ export const artifactVersionOrderable = {
 
 /** Artifacts hang one segment below their organization. */
 const ARTIFACT_COLUMNS: UidColumns = { uid: "artifacts.uid", ownerSegments: 1 };
+/** Versions hang one segment below their artifact. */
+const VERSION_COLUMNS: UidColumns = { uid: "artifact_versions.uid", ownerSegments: 2 };
 
 export interface ArtifactFilter {
   /** OSV ecosystem names; at least one. */
   ecosystems: string[];
   /** Text the name contains, ignoring case. */
   query?: string;
+  /** The request's hierarchy filter (none: every artifact visible). */
+  uidp?: UidpFilter;
   /** The organizations the caller may list in (undefined: all). */
   visible: Visibility;
 }
@@ -79,7 +83,7 @@ function conditions(eb: ExpressionBuilder<Database, "artifacts">, filter: Artifa
   return eb.and([
     eb("artifacts.ecosystem", "in", filter.ecosystems),
     ...(text ? [sql<SqlBool>`${eb.ref("artifacts.name_lower")} like ${`%${escapeLike(text)}%`} escape '\\'`] : []),
-    ...listConditions(eb, ARTIFACT_COLUMNS, {}, filter.visible),
+    ...listConditions(eb, ARTIFACT_COLUMNS, filter.uidp ?? {}, filter.visible),
   ]);
 }
 
@@ -124,9 +128,13 @@ export async function getArtifact(db: Db, uid: string): Promise<ArtifactRow> {
   return row;
 }
 
-/** One page of an artifact's versions and their count. */
-export async function listArtifactVersions(db: Db, artifactUid: string, page: Page): Promise<{ rows: ArtifactVersionRow[]; total: number }> {
-  const query = () => db.selectFrom("artifact_versions").where("artifact_versions.artifact_uid", "=", artifactUid);
+/** One page of an artifact's versions within the hierarchy filter `uidp`, and their count. */
+export async function listArtifactVersions(db: Db, artifactUid: string, uidp: UidpFilter, page: Page): Promise<{ rows: ArtifactVersionRow[]; total: number }> {
+  const query = () =>
+    db
+      .selectFrom("artifact_versions")
+      .where("artifact_versions.artifact_uid", "=", artifactUid)
+      .where((eb) => eb.and(listConditions(eb, VERSION_COLUMNS, uidp, undefined)));
   const rows = await applyPage(query().selectAll(), page, "artifact_versions").execute();
   return { rows, total: await countRows(query(), page.total) };
 }
