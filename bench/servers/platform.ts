@@ -146,6 +146,7 @@ async function seedRegistry() {
       name: `tag-${String(i).padStart(5, "0")}`,
       digest: digestOf(i),
       deprecated: 0,
+      forms: 0,
       create_time: now,
       update_time: now,
     }));

@@ -119,6 +119,25 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal((created.body?.repos as JsonObject[]).length, 1);
     });
 
+    test("ListTags leaves out referrer, date and epoch tags unless include_* asks for them (hosted); `name` finds any", async () => {
+      const repoUid = (await createRepo(folder, { name: `${wireName}/forms` })).body!.uid as string;
+      const referrer = `sha256-${"ab".repeat(32)}.sig`;
+      for (const name of ["latest", "1.2", "1.2-r1", "1.2-20240131", referrer]) assert.equal((await createTag(repoUid, { name, digest: digest(3) })).code, 0);
+      const names = async (flags: Record<string, boolean | string>) => {
+        const query = new URLSearchParams({ "uidp.children_of": repoUid, order_by: "name", ...Object.fromEntries(Object.entries(flags).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), String(v)])) });
+        const out = await tags("ListTags", { uidp: { childrenOf: repoUid }, orderBy: "name", ...flags }, { method: "GET", path: `/registry/v2/tags?${query}` });
+        assert.equal(out.code, 0, out.message);
+        assert.equal(out.body?.totalCount, String(((out.body?.tags as JsonObject[] | undefined) ?? []).length), "the total counts what is listed");
+        return ((out.body?.tags as JsonObject[] | undefined) ?? []).map((t) => t.name);
+      };
+      assert.deepEqual(await names({}), ["1.2", "latest"]);
+      assert.deepEqual(await names({ includeReferrers: true }), ["1.2", "latest", referrer]);
+      assert.deepEqual(await names({ includeDates: true }), ["1.2", "1.2-20240131", "latest"]);
+      assert.deepEqual(await names({ includeEpochs: true }), ["1.2", "1.2-r1", "latest"]);
+      assert.deepEqual(await names({ includeReferrers: true, includeDates: true, includeEpochs: true }), ["1.2", "1.2-20240131", "1.2-r1", "latest", referrer]);
+      assert.deepEqual(await names({ name: "1.2-r1" }), ["1.2-r1"], "a tag asked for by name is found whatever its form");
+    });
+
     test("tags: create, move, list with uidp.children_of, bad digest, 129-char name; delete with empty bodies", async () => {
       const made = await createRepo(folder, { name: `${wireName}/tags` });
       const repoUid = made.body!.uid as string;

@@ -52,7 +52,7 @@ async function insertHistory(repoUid: string, tag: string, minutes: number[], fi
   const last = rows[rows.length - 1];
   await server.store.db
     .insertInto("tags")
-    .values({ uid: newChildUid(repoUid), repo_uid: repoUid, name: tag, digest: last.digest, deprecated: 0, create_time: T0, update_time: last.update_time })
+    .values({ uid: newChildUid(repoUid), repo_uid: repoUid, name: tag, digest: last.digest, deprecated: 0, forms: 0, create_time: T0, update_time: last.update_time })
     .execute();
 }
 

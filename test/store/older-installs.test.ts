@@ -8,6 +8,7 @@ import { openDatabase, type OpenedDatabase } from "../../src/store/dialect.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { advisoryEtag } from "../../src/domains/vulnerabilities/advisory-rows.js";
 import { migrate } from "../../src/store/store.js";
+import { tagForms } from "../../src/domains/registry/tag-forms.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /** Installations made by older releases: the schema and data as of a migration, then the current ones. */
@@ -103,6 +104,24 @@ for (const database of await testDatabases()) {
         assert.equal(etag, advisoryEtag(served));
       }
       assert.notEqual(rows[0].etag, rows[1].etag);
+    });
+
+    test("stored tags gain the forms of their names, as new tags get them", async () => {
+      const db = (await installedAt("2026-11-26-0090-advisory-etags")).db;
+      const org = newRootUid();
+      const repo = `${org}/0123456789abcdef`;
+      await db.insertInto("groups").values({ uid: org, parent_uid: "", name: "tag-forms", description: "", create_time: 1, update_time: 1 }).execute();
+      const old = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      await old.insertInto("repos").values({ uid: repo, group_uid: org, org_uid: org, name: "app", description: "", readme: "", create_time: 1, update_time: 1 }).execute();
+      const names = ["latest", `sha256-${"ab".repeat(32)}.sig`, "1.2-20240131", "1.2-r3", "1.2-20240131-r3"];
+      await old
+        .insertInto("tags")
+        .values(names.map((name, i) => ({ uid: `${repo}/${String(i).padStart(16, "0")}`, repo_uid: repo, name, digest: `sha256:${"0".repeat(64)}`, deprecated: 0, create_time: 1, update_time: 1 })))
+        .execute();
+      await migrate(db);
+      const rows = await db.selectFrom("tags").select(["name", "forms"]).where("repo_uid", "=", repo).execute();
+      assert.deepEqual(Object.fromEntries(rows.map((r) => [r.name, Number(r.forms)])), Object.fromEntries(names.map((n) => [n, tagForms(n)])));
+      assert.deepEqual(names.map(tagForms), [0, 1, 2, 4, 6]);
     });
   });
 }

@@ -22,6 +22,8 @@ export interface TagTable {
   /** `sha256:<64 hex>`. */
   digest: string;
   deprecated: number;
+  /** The name's forms (tag-forms.ts): a bit set of referrer 1, build date 2, package epoch 4. */
+  forms: number;
   create_time: number;
   update_time: number;
 }

@@ -8,6 +8,7 @@ import { Violations } from "../../api/validation.js";
 import { deleteTag, getTag, listTags, tagOrderable, upsertTag } from "./store/tags.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
+import { hiddenForms } from "./tag-forms.js";
 import { tagFromRow } from "./tag-mapper.js";
 import { checkTagFields, DIGEST, TAG_NAME } from "./tag-validation.js";
 
@@ -28,7 +29,9 @@ export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<
         },
         read: (page, scope) => {
           const updatedSince = req.updatedSince ? timestampMs(req.updatedSince) : undefined;
-          return listTags(db, { name: req.name || undefined, digest: req.digest || undefined, updatedSince, ...scope }, page);
+          // A tag asked for by name is found whatever its form.
+          const hidden = req.name ? 0 : hiddenForms({ referrers: req.includeReferrers, dates: req.includeDates, epochs: req.includeEpochs });
+          return listTags(db, { name: req.name || undefined, digest: req.digest || undefined, updatedSince, hiddenForms: hidden, ...scope }, page);
         },
         map: tagFromRow,
       }),

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable, type SqlBool } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
 import type { ListScope } from "../../../store/list-query.js";
@@ -9,6 +9,7 @@ import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
+import { tagForms } from "../tag-forms.js";
 
 export type TagRow = Selectable<TagTable>;
 
@@ -28,6 +29,8 @@ export interface TagFilter extends ListScope {
   updatedSince?: number;
   /** Only tags marked deprecated (true) or not (false). */
   deprecated?: boolean;
+  /** Leaves out tags having any of these name forms (tag-forms.ts `hiddenForms`); 0 or undefined: none. */
+  hiddenForms?: number;
 }
 
 /** Throws NOT_FOUND when the tag does not exist. */
@@ -36,11 +39,19 @@ export function getTag(db: Db, uid: string): Promise<TagRow> {
 }
 
 /** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listTags(db: Db, { name, digest, updatedSince, deprecated, uidp, visible }: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
+export function listTags(db: Db, { name, digest, updatedSince, deprecated, hiddenForms, uidp, visible }: TagFilter, page: Page): Promise<{ rows: TagRow[]; total: number }> {
   return listPage(
     db,
     TAGS,
-    { equals: { name, digest, deprecated: deprecated === undefined ? undefined : deprecated ? 1 : 0 }, uidp, visible, where: (eb) => (updatedSince === undefined ? [] : [eb("update_time", ">=", updatedSince)]) },
+    {
+      equals: { name, digest, deprecated: deprecated === undefined ? undefined : deprecated ? 1 : 0 },
+      uidp,
+      visible,
+      where: (eb) => [
+        ...(updatedSince === undefined ? [] : [eb("update_time", ">=", updatedSince)]),
+        ...(hiddenForms ? [sql<SqlBool>`(${eb.ref("forms")} & ${sql.lit(hiddenForms)}) = 0`] : []),
+      ],
+    },
     page,
   );
 }
@@ -64,7 +75,7 @@ export async function upsertTag(
   // History times never go backwards, so "oldest first" is also "in the order it happened".
   const last = await lastTagHistory(db, repoUid, tag.name);
   const time = Math.max(now, last ? Number(last.update_time) : 0);
-  const fresh: TagRow = { uid: newChildUid(repoUid), repo_uid: repoUid, name: tag.name, digest: tag.digest, deprecated, create_time: time, update_time: time };
+  const fresh: TagRow = { uid: newChildUid(repoUid), repo_uid: repoUid, name: tag.name, digest: tag.digest, deprecated, forms: tagForms(tag.name), create_time: time, update_time: time };
   const inserted = await db
     .insertInto("tags")
     .values(fresh)

@@ -38,7 +38,8 @@ import { checkTagFields, TAG_NAME } from "../tag-validation.js";
 import { tagFromRow } from "../tag-mapper.js";
 import { createTagsService } from "../tags-service.js";
 import { repoFromV1, repoRowToV1, repoToV1 } from "./repo-mapper.js";
-import { keepsTag } from "./tag-filter.js";
+import { hiddenForms } from "../tag-forms.js";
+import { includedForms, keepsTag } from "./tag-filter.js";
 import { eolTagFromRow, latestTag, tagFromV1, tagToV1 } from "./tag-mapper.js";
 import { vulnCountReportOf, vulnReportToV1 } from "./vuln-report-mapper.js";
 
@@ -131,7 +132,13 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
 
     async listTags(req, ctx) {
       const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(tagRpc.listTags, tags.listTags, { uidp, name: req.name, digest: req.digest, updatedSince: req.updatedSince, ...page }, ctx);
+        const include = includedForms(req);
+        const answer = await callV2(
+          tagRpc.listTags,
+          tags.listTags,
+          { uidp, name: req.name, digest: req.digest, updatedSince: req.updatedSince, includeReferrers: include.referrers, includeDates: include.dates, includeEpochs: include.epochs, ...page },
+          ctx,
+        );
         return { items: answer.tags, nextPageToken: answer.nextPageToken };
       });
       return create(TagListSchema, { items: items.filter((tag) => keepsTag(tag.name, req)).map(tagToV1) });
@@ -141,16 +148,16 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
       const tagged = await emptyIfMissing(undefined, async () => {
         await callV2(repoRpc.getRepo, repos.getRepo, { uid: req.repoId }, ctx, { uid: "repo_id" });
         return listAll({ id: "", uidp: { childrenOf: req.repoId } }, async (uidp, page) => {
-          const answer = await callV2(tagRpc.listTags, tags.listTags, { uidp, ...page }, ctx);
+          const include = includedForms(req);
+          const answer = await callV2(tagRpc.listTags, tags.listTags, { uidp, includeReferrers: include.referrers, includeDates: include.dates, includeEpochs: include.epochs, ...page }, ctx);
           return { items: answer.tags, nextPageToken: answer.nextPageToken };
         });
       });
       if (tagged === undefined) return create(RepoTagsSummarySchema);
-      const kept = tagged.filter((tag) => keepsTag(tag.name, req));
-      const latest = latestTag(kept);
+      const latest = latestTag(tagged);
       return create(RepoTagsSummarySchema, {
         id: req.repoId,
-        tagCount: BigInt(kept.length),
+        tagCount: BigInt(tagged.length),
         lastUpdated: latest?.updateTime,
         latestTag: latest === undefined ? undefined : tagToV1(latest),
       });
@@ -163,10 +170,9 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
         request: { ...req, orderBy: "", skip: 0 },
         orderable: tagOrderable,
         validate: (v) => v.text("name", req.name, { max: 128, pattern: TAG_NAME }),
-        read: (p, scope) => listTags(db, { name: req.name || undefined, deprecated: true, ...scope }, p),
+        read: (p, scope) => listTags(db, { name: req.name || undefined, deprecated: true, hiddenForms: hiddenForms(includedForms(req)), ...scope }, p),
         map: eolTagFromRow,
       });
-      page.items = page.items.filter((tag) => keepsTag(tag.name, req));
       return page;
     },
 

@@ -1,25 +1,22 @@
+import { hiddenForms, tagForms, type IncludedForms } from "../tag-forms.js";
+
 /**
- * The v1 tag filters the v2 List has no field for (docs/decisions.md, "v1 registry"): which tag
- * names count as a referrer, a build date or a package epoch.
+ * v1's tag exclusions (docs/decisions.md, "v1 registry"): v1 lists every tag unless asked to leave
+ * some forms out, v2 leaves them out unless asked to include them (tag-forms.ts). A v1 exclusion
+ * applies to a tag asked for by name too.
  */
-
-/** cosign's tag scheme: `sha256-<64 hex>`, optionally with a suffix such as `.sig`, `.att`, `.sbom`. */
-const REFERRER = /^sha256-[0-9a-f]{64}(\.[A-Za-z0-9_-]+)?$/;
-/** A build date: 8, 12 or 14 digits starting with 19 or 20, not part of a longer run of digits. */
-const DATE = /(^|[^0-9])(19|20)[0-9]{6}([0-9]{4}([0-9]{2})?)?($|[^0-9])/;
-/** A package epoch at the end: `-r<n>`. */
-const EPOCH = /-r[0-9]+$/;
-
 export interface TagExclusions {
   excludeReferrers?: boolean;
   excludeDates?: boolean;
   excludeEpochs?: boolean;
 }
 
+/** The v2 inclusions that list what the v1 exclusions keep. */
+export function includedForms(exclude: TagExclusions): IncludedForms {
+  return { referrers: !exclude.excludeReferrers, dates: !exclude.excludeDates, epochs: !exclude.excludeEpochs };
+}
+
 /** Whether the tag `name` passes the exclusions asked for. */
 export function keepsTag(name: string, exclude: TagExclusions): boolean {
-  if (exclude.excludeReferrers && REFERRER.test(name)) return false;
-  if (exclude.excludeDates && DATE.test(name)) return false;
-  if (exclude.excludeEpochs && EPOCH.test(name)) return false;
-  return true;
+  return (tagForms(name) & hiddenForms(includedForms(exclude))) === 0;
 }
