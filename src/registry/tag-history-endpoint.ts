@@ -11,18 +11,28 @@ import type { RegistryContext } from "./context.js";
 
 /** Most history records one request returns (spec 8). */
 export const HISTORY_LIMIT = 1000;
-export const HISTORY_SEPARATOR = "/_service/history/";
+/**
+ * The path segments that introduce a tag's history: the spec's `_service`, and `_chainguard`, where
+ * the hosted registry serves it. Neither can be part of a repository name (whose components start
+ * with a letter or digit).
+ */
+export const HISTORY_SEPARATORS = ["/_service/history/", "/_chainguard/history/"] as const;
 
-/** `/v2/<organization>/<image...>/_service/history/<tag>` split on the last separator, or undefined for another path. */
+/** `/v2/<organization>/<image...>/_service/history/<tag>` (or `_chainguard`) split on the last separator, or undefined for another path. */
 export function matchHistoryPath(path: string): { name: string; tag: string } | undefined {
   if (!path.startsWith("/v2/")) return undefined;
-  const at = path.lastIndexOf(HISTORY_SEPARATOR);
+  let at = -1;
+  let separator = "";
+  for (const candidate of HISTORY_SEPARATORS) {
+    const found = path.lastIndexOf(candidate);
+    if (found > at) [at, separator] = [found, candidate];
+  }
   if (at < "/v2/".length) return undefined;
-  return { name: path.slice("/v2/".length, at), tag: path.slice(at + HISTORY_SEPARATOR.length) };
+  return { name: path.slice("/v2/".length, at), tag: path.slice(at + separator.length) };
 }
 
 /**
- * `GET /v2/<organization>/<image>/_service/history/<tag>[?start=&end=]`: the digests the
+ * `GET /v2/<organization>/<image>/_service/history/<tag>[?start=&end=]` (or `_chainguard/history`): the digests the
  * tag has pointed to, oldest first, at most 1000, within inclusive bounds.
  */
 export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, path: { name: string; tag: string }, query: URLSearchParams): Promise<void> {

@@ -286,6 +286,18 @@ describe("registry host", () => {
     assert.deepEqual(await digests("?end=2025-12-31T19:01:00-05:00"), [1, 2].map(digestOf));
   });
 
+  test("the hosted registry's path, `_chainguard/history`, answers as `_service/history`", async () => {
+    const token = await registryToken("acme/secret", `Bearer ${await platformToken(pullerUid)}`);
+    const spec = await history("acme/secret", "v1", token, "?start=2026-01-01T00:01:00Z");
+    const hosted = await get(`/v2/acme/secret/_chainguard/history/v1?start=2026-01-01T00:01:00Z`, `Bearer ${token}`);
+    assert.equal(hosted.status, 200, JSON.stringify(hosted.body));
+    assert.deepEqual(hosted.body, spec.body);
+    assert.deepEqual(hosted.body.history!.map((h) => h.digest), [2, 3, 4, 5].map(digestOf));
+    assertError(await get("/v2/acme/secret/_chainguard/history/v1"), 401, "UNAUTHORIZED");
+    const other = await registryToken("acme/big", `Bearer ${await platformToken(pullerUid)}`);
+    assertError(await get("/v2/acme/secret/_chainguard/history/v1", `Bearer ${other}`), 403, "DENIED");
+  });
+
   test("at most 1000 records, oldest first; narrowing with start reaches the newest", async () => {
     const token = await registryToken("acme/big", `Bearer ${await platformToken(pullerUid)}`);
     const first = await history("acme/big", "main", token);
