@@ -93,6 +93,15 @@ function visibilityCondition(eb: ExpressionBuilder<any, any>, column: string, vi
 }
 
 /**
+ * `ref` contains `text` (`%`, `_` and `\\` literal). SQLite's LIKE ignores ASCII case and
+ * PostgreSQL's does not: to match alike on both, compare lower-cased sides.
+ */
+export function containsText(ref: Expression<string>, text: string): Expression<SqlBool> {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<SqlBool>`${ref} like ${pattern} escape '\\'`;
+}
+
+/**
  * Orders by `page.order`, resumes after `page.after` (keyset), then skips and
  * limits to `limit + 1` rows so the caller can tell whether another page exists.
  * Order columns are qualified with `table`.

@@ -83,6 +83,70 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual(ids(mixed).sort(), ["PYSEC-2099-1 PyPI/openssl", "RUSTSEC-2016-0001 crates.io/openssl"]);
     });
 
+    test("hosted filters: `aliases` finds records by alias only, `artifact_types` by ecosystem", async () => {
+      const byAlias = await list({ aliases: ["CVE-2016-10931", "GHSA-34p9-f4q3-c4r7"] }, "aliases=CVE-2016-10931&aliases=GHSA-34p9-f4q3-c4r7");
+      assert.equal(byAlias.code, 0, byAlias.message);
+      assert.deepEqual(ids(byAlias), ["RUSTSEC-2016-0001 crates.io/openssl"]);
+      const ownId = await list({ aliases: ["RUSTSEC-2016-0001"] });
+      assert.equal(ownId.code, 0, ownId.message);
+      assert.deepEqual(ids(ownId), [], "a record's own id is not one of its aliases");
+      const types = await list({ artifactNames: ["openssl"], artifactTypes: ["PyPI", "Debian"], orderBy: "advisory_id" }, "artifactNames=openssl&artifact_types=PyPI&artifactTypes=Debian&orderBy=advisory_id");
+      assert.deepEqual(ids(types), ["DEBIAN-2099-1 Debian:12/openssl", "PYSEC-2099-1 PyPI/openssl"]);
+      const badType = await list({ artifactTypes: ["cargo"] });
+      assert.deepEqual(fieldsOf(badType), ["artifact_types[0]"]);
+    });
+
+    test("hosted filters: `query` is text in the id, an alias, the package name or the summary, ignoring case", async () => {
+      const expected = (text: string) =>
+        rustsec
+          .filter((r) => !r.withdrawn)
+          .flatMap((r) =>
+            [...new Set((r.affected ?? []).map((a) => a.package!.name))]
+              .filter((name) => [r.id, ...(r.aliases ?? []), name, r.summary ?? ""].some((field) => field.toLowerCase().includes(text.toLowerCase())))
+              .map((name) => `${r.id} crates.io/${name}`),
+          )
+          .sort();
+      for (const text of ["SmallVec", "2016-1093", "use-after-free", "Use After Free"]) {
+        const out = await list({ query: text, pageSize: 200, orderBy: "advisory_id" });
+        assert.equal(out.code, 0, out.message);
+        const want = expected(text);
+        assert.ok(want.length > 0, text);
+        assert.deepEqual(ids(out).sort(), want, text);
+        assert.equal(out.body?.totalCount, String(want.length));
+      }
+      const python = await list({ query: "cve-2099-0001" });
+      assert.deepEqual(ids(python), ["PYSEC-2099-1 PyPI/openssl"], "an alias of another ecosystem's record");
+      const literal = await list({ query: "100%_" }, "query=100%25_");
+      assert.equal(literal.code, 0, literal.message);
+      assert.deepEqual(ids(literal), [], "% and _ are literal");
+      const long = await list({ query: "x".repeat(201) });
+      assert.deepEqual(fieldsOf(long), ["query"]);
+    });
+
+    test("hosted filters on data OSV records lack are INVALID_ARGUMENT naming each, never the unfiltered list", async () => {
+      const cases: Array<[JsonObject, string, string]> = [
+        [{ componentNames: ["openssl"] }, "component_names=openssl", "component_names"],
+        [{ componentTypes: ["go-module"] }, "componentTypes=go-module", "component_types"],
+        [{ componentLocations: ["/usr/lib"] }, "component_locations=%2Fusr%2Flib", "component_locations"],
+        [{ artifactArchitectures: ["x86_64"] }, "artifact_architectures=x86_64", "artifact_architectures"],
+        [{ legacyAdvisoryIds: ["CGA-1"] }, "legacy_advisory_ids=CGA-1", "legacy_advisory_ids"],
+        [{ origin: "nvd" }, "origin=nvd", "origin"],
+        [{ eventReviewStates: ["REVIEW_STATE_APPROVED"] }, "event_review_states=REVIEW_STATE_APPROVED", "event_review_states"],
+        [{ eventAuthors: ["a"] }, "event_authors=a", "event_authors"],
+        [{ excludeEventAuthors: ["a"] }, "exclude_event_authors=a", "exclude_event_authors"],
+        [{ eventReviewers: ["a"] }, "event_reviewers=a", "event_reviewers"],
+        [{ eventTypes: ["EVENT_TYPE_FILTER_FIXED"] }, "event_types=EVENT_TYPE_FILTER_FIXED", "event_types"],
+        [{ latestEventType: "EVENT_TYPE_FILTER_FIXED" }, "latest_event_type=EVENT_TYPE_FILTER_FIXED", "latest_event_type"],
+      ];
+      for (const [request, rest, field] of cases) {
+        const out = await list(request, rest);
+        assert.equal(out.code, 3, `${field}: ${out.message}`);
+        assert.equal(reasonOf(out), "INVALID_ARGUMENT");
+        assert.deepEqual(fieldsOf(out), [field]);
+        if (wireName === "rest") assert.equal(out.httpStatus, 400);
+      }
+    });
+
     test("GetAdvisory: the Advisory with aliases, scored severities and events; a withdrawn or missing one is NOT_FOUND", async () => {
       const uid = advisoryUid("RUSTSEC-2016-0001", "crates.io", "openssl");
       const out = await get(uid);

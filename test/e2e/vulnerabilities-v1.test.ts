@@ -61,6 +61,22 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual(items(byAlias).map((a) => a.advisoryId), ["PYSEC-2099-2"]);
       const byId = await list({ id: first.id as string }, { id: first.id as string });
       assert.deepEqual(items(byId).map((a) => a.id), [first.id]);
+      const ownId = await list({ aliases: ["PYSEC-2099-2"] }, { aliases: ["PYSEC-2099-2"] });
+      assert.deepEqual(items(ownId), [], "aliases finds records by alias only, as hosted");
+      const byType = await list({ artifactType: ["Debian"] }, { artifact_type: ["Debian"] });
+      assert.deepEqual(items(byType).map((a) => a.advisoryId), ["DEBIAN-2099-1"]);
+    });
+
+    test("hosted v1 filters on data OSV records lack are INVALID_ARGUMENT naming the v1 field", async () => {
+      for (const [request, params, field] of [
+        [{ componentName: ["x"] }, { component_name: ["x"] }, "component_name"],
+        [{ eventAuthor: ["x"] }, { event_author: ["x"] }, "event_author"],
+        [{ origin: "x" }, { origin: "x" }, "origin"],
+      ] as Array<[JsonObject, Record<string, string | string[]>, string]>) {
+        const out = await list(request, params);
+        assert.equal(out.code, 3, field);
+        assert.deepEqual(fields(out), [field]);
+      }
     });
 
     test("List pages with page_size and page_token, in the asked order", async () => {

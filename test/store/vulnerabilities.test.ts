@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import type { FeedEntry } from "../../src/advisories/osv/feed.js";
 import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js";
 import { importOsvFeed, StrictImportError } from "../../src/domains/vulnerabilities/osv-import.js";
+import { filteredAdvisories, type AdvisoryFilter } from "../../src/domains/vulnerabilities/store/advisories.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { feedOf, osvRecord, refused } from "../support/osv-records.js";
@@ -55,6 +56,29 @@ for (const database of await testDatabases()) {
       const again = await importOsvFeed(store.db, feedOf(record));
       assert.deepEqual(again, { read: 1, added: 0, updated: 0, unchanged: 1, rejected: 0 });
       assert.deepEqual(await advisories("TEST-2024-0001"), rows);
+    });
+
+    test("filters: aliases only, ecosystems with their suffixes, query ignoring case with % and _ literal", async () => {
+      await importOsvFeed(
+        store.db,
+        feedOf(
+          osvRecord("FILTER-2024-0001", { aliases: ["CVE-2024-7777"], summary: "Heap OVERFLOW in Parser", affected: [{ package: { ecosystem: "Debian:12", name: "libfoo" }, versions: ["1"] }] }),
+          osvRecord("FILTER-2024-0002", { summary: "100% of_requests", affected: [{ package: { ecosystem: "PyPI", name: "Foo_Bar" }, versions: ["1"] }] }),
+        ),
+      );
+      const found = async (filter: AdvisoryFilter) =>
+        (await filteredAdvisories(store.db, { uidp: { ids: [] }, ...filter }).select("advisory_id").where("advisory_id", "like", "FILTER-%").orderBy("advisory_id").execute()).map((r) => r.advisory_id);
+      assert.deepEqual(await found({ aliases: ["CVE-2024-7777"] }), ["FILTER-2024-0001"]);
+      assert.deepEqual(await found({ aliases: ["FILTER-2024-0001"] }), []);
+      assert.deepEqual(await found({ ecosystems: ["Debian", "npm"] }), ["FILTER-2024-0001"]);
+      assert.deepEqual(await found({ ecosystems: ["PyPI"] }), ["FILTER-2024-0002"]);
+      assert.deepEqual(await found({ query: "overflow in" }), ["FILTER-2024-0001"], "summary, ignoring case");
+      assert.deepEqual(await found({ query: "cve-2024-7777" }), ["FILTER-2024-0001"], "an alias");
+      assert.deepEqual(await found({ query: "foo_b" }), ["FILTER-2024-0002"], "the package name");
+      assert.deepEqual(await found({ query: "fooxb" }), [], "_ is literal");
+      assert.deepEqual(await found({ query: "100%" }), ["FILTER-2024-0002"]);
+      assert.deepEqual(await found({ query: "1%0" }), [], "% is literal");
+      assert.deepEqual(await found({ query: "filter-2024" }), ["FILTER-2024-0001", "FILTER-2024-0002"], "the id");
     });
 
     test("a later modified replaces the record and all its rows; an earlier or equal one is unchanged", async () => {

@@ -10,7 +10,15 @@ import type { Db } from "../../store/tables.js";
 import type { ServiceDeps } from "../deps.js";
 import { createAdvisoryCache } from "./advisory-cache.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
-import { checkArtifactNames, checkEcosystem, checkRecordNames, checkVersionFilter } from "./advisory-validation.js";
+import {
+  checkArtifactNames,
+  checkEcosystem,
+  checkEcosystems,
+  checkRecordNames,
+  checkUnheldFilters,
+  checkVersionFilter,
+  MAX_ADVISORY_QUERY,
+} from "./advisory-validation.js";
 import { advisoryCandidates, advisoryOrderable, getAdvisory, listAdvisoryKeys, type AdvisoryFilter } from "./store/advisories.js";
 
 /** Advisories a `version` filter evaluates at most (they are narrowed by `artifact_names` first). */
@@ -45,12 +53,24 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
         orderable: advisoryOrderable,
         validate: (v) => {
           checkRecordNames(v, "advisory_ids", req.advisoryIds);
+          checkRecordNames(v, "aliases", req.aliases);
           checkArtifactNames(v, "artifact_names", req.artifactNames);
+          checkEcosystems(v, "artifact_types", req.artifactTypes);
           checkEcosystem(v, "ecosystem", req.ecosystem);
+          v.text("query", req.query, { max: MAX_ADVISORY_QUERY });
           checkVersionFilter(v, req);
+          checkUnheldFilters(v, req);
         },
         read: async (p, uidp) => {
-          const filter: AdvisoryFilter = { uidp, recordNames: [req.advisoryIds], artifactNames: [req.artifactNames], ecosystem: req.ecosystem || undefined };
+          const filter: AdvisoryFilter = {
+            uidp,
+            recordNames: [req.advisoryIds],
+            artifactNames: [req.artifactNames],
+            ecosystem: req.ecosystem || undefined,
+            ecosystems: req.artifactTypes,
+            aliases: req.aliases,
+            query: req.query || undefined,
+          };
           if (req.version) filter.uids = await affectingVersion(db, filter, req.ecosystem, req.version);
           return listAdvisoryKeys(db, filter, p);
         },

@@ -44,3 +44,52 @@ export function checkVersionFilter(violations: Violations, request: { version: s
     violations.add("version", `${JSON.stringify(version)} is not a valid ${ecosystem} version`);
   }
 }
+
+/** Longest `query`. */
+export const MAX_ADVISORY_QUERY = 200;
+
+/** OSV ecosystems (`artifact_types`): each as `checkEcosystem`. */
+export function checkEcosystems(violations: Violations, field: string, values: readonly string[]): void {
+  if (values.length > MAX_PAGE_SIZE) violations.add(field, `must hold at most ${MAX_PAGE_SIZE} values`);
+  values.forEach((value, i) => (value === "" ? violations.add(`${field}[${i}]`, "must not be empty") : checkEcosystem(violations, `${field}[${i}]`, value)));
+}
+
+/**
+ * The hosted filters that select what imported OSV records do not have: any of them set is a
+ * violation naming it (never the unfiltered list).
+ */
+export function checkUnheldFilters(
+  violations: Violations,
+  request: {
+    legacyAdvisoryIds: string[];
+    artifactArchitectures: string[];
+    componentNames: string[];
+    componentTypes: string[];
+    componentLocations: string[];
+    origin?: string;
+    eventReviewStates: unknown[];
+    eventAuthors: string[];
+    excludeEventAuthors: string[];
+    eventReviewers: string[];
+    eventTypes: unknown[];
+    latestEventType?: unknown;
+  },
+): void {
+  const unheld: Array<[string, boolean, string]> = [
+    ["legacy_advisory_ids", request.legacyAdvisoryIds.length > 0, "no legacy advisory ids are kept"],
+    ["artifact_architectures", request.artifactArchitectures.length > 0, "OSV records name no architectures"],
+    ["component_names", request.componentNames.length > 0, "OSV records name no components; filter on artifact_names"],
+    ["component_types", request.componentTypes.length > 0, "OSV records name no components"],
+    ["component_locations", request.componentLocations.length > 0, "OSV records name no components"],
+    ["origin", request.origin !== undefined, "no origin is kept"],
+    ["event_review_states", request.eventReviewStates.length > 0, "no triage events are kept"],
+    ["event_authors", request.eventAuthors.length > 0, "no triage events are kept"],
+    ["exclude_event_authors", request.excludeEventAuthors.length > 0, "no triage events are kept"],
+    ["event_reviewers", request.eventReviewers.length > 0, "no triage events are kept"],
+    ["event_types", request.eventTypes.length > 0, "no triage events are kept"],
+    ["latest_event_type", request.latestEventType !== undefined, "no triage events are kept"],
+  ];
+  for (const [field, set, why] of unheld) {
+    if (set) violations.add(field, `is not supported here: advisories are imported OSV records, and ${why}`);
+  }
+}

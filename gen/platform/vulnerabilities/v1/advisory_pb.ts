@@ -10,13 +10,15 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
 import { file_platform_common_v1_uidp } from "../../common/v1/uidp_pb.js";
+import type { EventTypeFilter, ReviewState } from "../v2/advisories_service_pb.js";
+import { file_platform_vulnerabilities_v2_advisories_service } from "../v2/advisories_service_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file platform/vulnerabilities/v1/advisory.proto.
  */
 export const file_platform_vulnerabilities_v1_advisory: GenFile = /*@__PURE__*/
-  fileDesc("CipwbGF0Zm9ybS92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcnkucHJvdG8SG3BsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52MSLKAQoIQWR2aXNvcnkSCgoCaWQYASABKAkSFQoNYXJ0aWZhY3RfdHlwZRgCIAEoCRIVCg1hcnRpZmFjdF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB2FsaWFzZXMYDSADKAkSEwoLYWR2aXNvcnlfaWQYDyABKAki5wEKDkFkdmlzb3J5RmlsdGVyEhUKDWFydGlmYWN0X25hbWUYAyADKAkSDwoHYWxpYXNlcxgHIAMoCRISCgpwYWdlX3Rva2VuGAkgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRI2CghvcmRlcl9ieRgOIAEoDjIkLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52MS5PcmRlckJ5EiwKBHVpZHAYECABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlchIKCgJpZBgRIAEoCRIUCgxhZHZpc29yeV9pZHMYFyADKAkiiQEKDkFkdmlzb3JpZXNMaXN0EjQKBWl0ZW1zGAIgAygLMiUucGxhdGZvcm0udnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCRIYCgt0b3RhbF9jb3VudBgEIAEoA0gAiAEBQg4KDF90b3RhbF9jb3VudCraAQoHT3JkZXJCeRIYChRPUkRFUl9CWV9VTlNQRUNJRklFRBAAEgoKBklEX0FTQxABEgsKB0lEX0RFU0MQAhISCg5DUkVBVEVEX0FUX0FTQxADEhMKD0NSRUFURURfQVRfREVTQxAEEg8KC0FMSUFTRVNfQVNDEAUSEAoMQUxJQVNFU19ERVNDEAYSEgoOVVBEQVRFRF9BVF9BU0MQBxITCg9VUERBVEVEX0FUX0RFU0MQCBISCg5ERUxFVEVEX0FUX0FTQxAJEhMKD0RFTEVURURfQVRfREVTQxAKMqABCgpBZHZpc29yaWVzEpEBCgRMaXN0EisucGxhdGZvcm0udnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5RmlsdGVyGisucGxhdGZvcm0udnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3JpZXNMaXN0Ii+QAgHK8xgCEgCC0+STAiASHi92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcmllc2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_platform_common_v1_authorization, file_platform_common_v1_uidp]);
+  fileDesc("CipwbGF0Zm9ybS92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcnkucHJvdG8SG3BsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52MSLKAQoIQWR2aXNvcnkSCgoCaWQYASABKAkSFQoNYXJ0aWZhY3RfdHlwZRgCIAEoCRIVCg1hcnRpZmFjdF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB2FsaWFzZXMYDSADKAkSEwoLYWR2aXNvcnlfaWQYDyABKAki2wUKDkFkdmlzb3J5RmlsdGVyEhUKDWFydGlmYWN0X25hbWUYAyADKAkSDwoHYWxpYXNlcxgHIAMoCRISCgpwYWdlX3Rva2VuGAkgASgJEhEKCXBhZ2Vfc2l6ZRgKIAEoBRI2CghvcmRlcl9ieRgOIAEoDjIkLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52MS5PcmRlckJ5EiwKBHVpZHAYECABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlchIKCgJpZBgRIAEoCRIUCgxhZHZpc29yeV9pZHMYFyADKAkSFQoNYXJ0aWZhY3RfdHlwZRgCIAMoCRIWCg5jb21wb25lbnRfbmFtZRgFIAMoCRIWCg5jb21wb25lbnRfdHlwZRgGIAMoCRIdChVhcnRpZmFjdF9hcmNoaXRlY3R1cmUYCCADKAkSQAoOZXZlbnRfc3RhdHVzZXMYCyADKA4yKC5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuUmV2aWV3U3RhdGUSFAoMZXZlbnRfYXV0aG9yGAwgAygJEkEKC2V2ZW50X3R5cGVzGA0gAygOMiwucGxhdGZvcm0udnVsbmVyYWJpbGl0aWVzLnYyLkV2ZW50VHlwZUZpbHRlchIcChRleGNsdWRlX2V2ZW50X2F1dGhvchgPIAMoCRIWCg5ldmVudF9yZXZpZXdlchgSIAMoCRJMChFsYXRlc3RfZXZlbnRfdHlwZRgTIAEoDjIsLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5FdmVudFR5cGVGaWx0ZXJIAIgBARIaChJjb21wb25lbnRfbG9jYXRpb24YFCADKAkSEwoGb3JpZ2luGBYgASgJSAGIAQESGwoTbGVnYWN5X2Fkdmlzb3J5X2lkcxgYIAMoCUIUChJfbGF0ZXN0X2V2ZW50X3R5cGVCCQoHX29yaWdpbiKJAQoOQWR2aXNvcmllc0xpc3QSNAoFaXRlbXMYAiADKAsyJS5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJEhgKC3RvdGFsX2NvdW50GAQgASgDSACIAQFCDgoMX3RvdGFsX2NvdW50KtoBCgdPcmRlckJ5EhgKFE9SREVSX0JZX1VOU1BFQ0lGSUVEEAASCgoGSURfQVNDEAESCwoHSURfREVTQxACEhIKDkNSRUFURURfQVRfQVNDEAMSEwoPQ1JFQVRFRF9BVF9ERVNDEAQSDwoLQUxJQVNFU19BU0MQBRIQCgxBTElBU0VTX0RFU0MQBhISCg5VUERBVEVEX0FUX0FTQxAHEhMKD1VQREFURURfQVRfREVTQxAIEhIKDkRFTEVURURfQVRfQVNDEAkSEwoPREVMRVRFRF9BVF9ERVNDEAoyoAEKCkFkdmlzb3JpZXMSkQEKBExpc3QSKy5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcnlGaWx0ZXIaKy5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcmllc0xpc3QiL5ACAcrzGAISAILT5JMCIBIeL3Z1bG5lcmFiaWxpdGllcy92MS9hZHZpc29yaWVzYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_platform_common_v1_authorization, file_platform_common_v1_uidp, file_platform_vulnerabilities_v2_advisories_service]);
 
 /**
  * Advisory is one OSV record's advice for one affected package.
@@ -94,7 +96,7 @@ export type AdvisoryFilter = Message<"platform.vulnerabilities.v1.AdvisoryFilter
   artifactName: string[];
 
   /**
-   * Record ids or aliases, as `advisory_ids`.
+   * Records by alias only, as v2 `aliases`.
    *
    * @generated from field: repeated string aliases = 7;
    */
@@ -137,6 +139,76 @@ export type AdvisoryFilter = Message<"platform.vulnerabilities.v1.AdvisoryFilter
    * @generated from field: repeated string advisory_ids = 23;
    */
   advisoryIds: string[];
+
+  /**
+   * OSV ecosystems (`crates.io`, `Debian`), as v2 `artifact_types`.
+   *
+   * @generated from field: repeated string artifact_type = 2;
+   */
+  artifactType: string[];
+
+  /**
+   * The hosted filters below select data that imported OSV records do not
+   * have: any of them set is INVALID_ARGUMENT naming it (as v2).
+   *
+   * @generated from field: repeated string component_name = 5;
+   */
+  componentName: string[];
+
+  /**
+   * @generated from field: repeated string component_type = 6;
+   */
+  componentType: string[];
+
+  /**
+   * @generated from field: repeated string artifact_architecture = 8;
+   */
+  artifactArchitecture: string[];
+
+  /**
+   * @generated from field: repeated platform.vulnerabilities.v2.ReviewState event_statuses = 11;
+   */
+  eventStatuses: ReviewState[];
+
+  /**
+   * @generated from field: repeated string event_author = 12;
+   */
+  eventAuthor: string[];
+
+  /**
+   * @generated from field: repeated platform.vulnerabilities.v2.EventTypeFilter event_types = 13;
+   */
+  eventTypes: EventTypeFilter[];
+
+  /**
+   * @generated from field: repeated string exclude_event_author = 15;
+   */
+  excludeEventAuthor: string[];
+
+  /**
+   * @generated from field: repeated string event_reviewer = 18;
+   */
+  eventReviewer: string[];
+
+  /**
+   * @generated from field: optional platform.vulnerabilities.v2.EventTypeFilter latest_event_type = 19;
+   */
+  latestEventType?: EventTypeFilter | undefined;
+
+  /**
+   * @generated from field: repeated string component_location = 20;
+   */
+  componentLocation: string[];
+
+  /**
+   * @generated from field: optional string origin = 22;
+   */
+  origin?: string | undefined;
+
+  /**
+   * @generated from field: repeated string legacy_advisory_ids = 24;
+   */
+  legacyAdvisoryIds: string[];
 };
 
 /**

@@ -2,8 +2,8 @@
 // @generated from file platform/vulnerabilities/v2/advisories_service.proto (package platform.vulnerabilities.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/vulnerabilities/v2/advisories_service.proto.
  */
 export const file_platform_vulnerabilities_v2_advisories_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRwbGF0Zm9ybS92dWxuZXJhYmlsaXRpZXMvdjIvYWR2aXNvcmllc19zZXJ2aWNlLnByb3RvEhtwbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIiJgoSR2V0QWR2aXNvcnlSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIt4BChVMaXN0QWR2aXNvcmllc1JlcXVlc3QSLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEhQKDGFkdmlzb3J5X2lkcxgCIAMoCRIWCg5hcnRpZmFjdF9uYW1lcxgEIAMoCRIRCglwYWdlX3NpemUYHiABKAUSEgoKcGFnZV90b2tlbhgfIAEoCRIQCghvcmRlcl9ieRggIAEoCRIMCgRza2lwGCIgASgFEhEKCWVjb3N5c3RlbRgoIAEoCRIPCgd2ZXJzaW9uGCkgASgJIqcBChZMaXN0QWR2aXNvcmllc1Jlc3BvbnNlEjkKCmFkdmlzb3JpZXMYASADKAsyJS5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuQWR2aXNvcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQy4gIKEUFkdmlzb3JpZXNTZXJ2aWNlEp8BCgtHZXRBZHZpc29yeRIvLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5HZXRBZHZpc29yeVJlcXVlc3QaJS5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuQWR2aXNvcnkiOJACAcrzGAISAILT5JMCKRInL3Z1bG5lcmFiaWxpdGllcy92Mi9hZHZpc29yaWVzL3t1aWQ9Kip9EqoBCg5MaXN0QWR2aXNvcmllcxIyLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5MaXN0QWR2aXNvcmllc1JlcXVlc3QaMy5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuTGlzdEFkdmlzb3JpZXNSZXNwb25zZSIvkAIByvMYAhIAgtPkkwIgEh4vdnVsbmVyYWJpbGl0aWVzL3YyL2Fkdmlzb3JpZXNiBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_common_v1_uidp, file_platform_vulnerabilities_v2_advisory]);
+  fileDesc("CjRwbGF0Zm9ybS92dWxuZXJhYmlsaXRpZXMvdjIvYWR2aXNvcmllc19zZXJ2aWNlLnByb3RvEhtwbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIiJgoSR2V0QWR2aXNvcnlSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIv8FChVMaXN0QWR2aXNvcmllc1JlcXVlc3QSLAoEdWlkcBgBIAEoCzIeLnBsYXRmb3JtLmNvbW1vbi52MS5VaWRwRmlsdGVyEhQKDGFkdmlzb3J5X2lkcxgCIAMoCRIWCg5hcnRpZmFjdF9uYW1lcxgEIAMoCRIWCg5hcnRpZmFjdF90eXBlcxgFIAMoCRIPCgdhbGlhc2VzGAogAygJEg0KBXF1ZXJ5GCMgASgJEhEKCXBhZ2Vfc2l6ZRgeIAEoBRISCgpwYWdlX3Rva2VuGB8gASgJEhAKCG9yZGVyX2J5GCAgASgJEgwKBHNraXAYIiABKAUSEQoJZWNvc3lzdGVtGCggASgJEg8KB3ZlcnNpb24YKSABKAkSGwoTbGVnYWN5X2Fkdmlzb3J5X2lkcxgDIAMoCRIeChZhcnRpZmFjdF9hcmNoaXRlY3R1cmVzGAYgAygJEhcKD2NvbXBvbmVudF9uYW1lcxgHIAMoCRIXCg9jb21wb25lbnRfdHlwZXMYCCADKAkSGwoTY29tcG9uZW50X2xvY2F0aW9ucxgJIAMoCRITCgZvcmlnaW4YCyABKAlIAIgBARJFChNldmVudF9yZXZpZXdfc3RhdGVzGBUgAygOMigucGxhdGZvcm0udnVsbmVyYWJpbGl0aWVzLnYyLlJldmlld1N0YXRlEhUKDWV2ZW50X2F1dGhvcnMYFiADKAkSHQoVZXhjbHVkZV9ldmVudF9hdXRob3JzGBcgAygJEhcKD2V2ZW50X3Jldmlld2VycxgYIAMoCRJBCgtldmVudF90eXBlcxgZIAMoDjIsLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5FdmVudFR5cGVGaWx0ZXISTAoRbGF0ZXN0X2V2ZW50X3R5cGUYGiABKA4yLC5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuRXZlbnRUeXBlRmlsdGVySAGIAQFCCQoHX29yaWdpbkIUChJfbGF0ZXN0X2V2ZW50X3R5cGUipwEKFkxpc3RBZHZpc29yaWVzUmVzcG9uc2USOQoKYWR2aXNvcmllcxgBIAMoCzIlLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5BZHZpc29yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSGAoLdG90YWxfY291bnQYAyABKANIAIgBARIPCgdza2lwcGVkGAQgASgFQg4KDF90b3RhbF9jb3VudCqdAQoLUmV2aWV3U3RhdGUSHAoYUkVWSUVXX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUUkVWSUVXX1NUQVRFX1BFTkRJTkcQARIZChVSRVZJRVdfU1RBVEVfQVBQUk9WRUQQAhIgChxSRVZJRVdfU1RBVEVfUkVRVUVTVF9DSEFOR0VTEAMSGQoVUkVWSUVXX1NUQVRFX1JFSkVDVEVEEAQq9wIKD0V2ZW50VHlwZUZpbHRlchIhCh1FVkVOVF9UWVBFX0ZJTFRFUl9VTlNQRUNJRklFRBAAEh8KG0VWRU5UX1RZUEVfRklMVEVSX0RFVEVDVElPThABEjEKLUVWRU5UX1RZUEVfRklMVEVSX1RSVUVfUE9TSVRJVkVfREVURVJNSU5BVElPThACEhsKF0VWRU5UX1RZUEVfRklMVEVSX0ZJWEVEEAMSMgouRVZFTlRfVFlQRV9GSUxURVJfRkFMU0VfUE9TSVRJVkVfREVURVJNSU5BVElPThAEEioKJkVWRU5UX1RZUEVfRklMVEVSX0FOQUxZU0lTX05PVF9QTEFOTkVEEAUSJQohRVZFTlRfVFlQRV9GSUxURVJfRklYX05PVF9QTEFOTkVEEAYSKgomRVZFTlRfVFlQRV9GSUxURVJfUEVORElOR19VUFNUUkVBTV9GSVgQBxIdChlFVkVOVF9UWVBFX0ZJTFRFUl9QQVRDSEVEEAgy4gIKEUFkdmlzb3JpZXNTZXJ2aWNlEp8BCgtHZXRBZHZpc29yeRIvLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5HZXRBZHZpc29yeVJlcXVlc3QaJS5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuQWR2aXNvcnkiOJACAcrzGAISAILT5JMCKRInL3Z1bG5lcmFiaWxpdGllcy92Mi9hZHZpc29yaWVzL3t1aWQ9Kip9EqoBCg5MaXN0QWR2aXNvcmllcxIyLnBsYXRmb3JtLnZ1bG5lcmFiaWxpdGllcy52Mi5MaXN0QWR2aXNvcmllc1JlcXVlc3QaMy5wbGF0Zm9ybS52dWxuZXJhYmlsaXRpZXMudjIuTGlzdEFkdmlzb3JpZXNSZXNwb25zZSIvkAIByvMYAhIAgtPkkwIgEh4vdnVsbmVyYWJpbGl0aWVzL3YyL2Fkdmlzb3JpZXNiBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_common_v1_uidp, file_platform_vulnerabilities_v2_advisory]);
 
 /**
  * GetAdvisoryRequest names one advisory.
@@ -67,6 +67,30 @@ export type ListAdvisoriesRequest = Message<"platform.vulnerabilities.v2.ListAdv
   artifactNames: string[];
 
   /**
+   * OSV ecosystems (the advisory's `artifact_type`), each as `ecosystem`
+   * matches. At most 200.
+   *
+   * @generated from field: repeated string artifact_types = 5;
+   */
+  artifactTypes: string[];
+
+  /**
+   * Records by alias only (`CVE-2024-1234` finds the records that alias it,
+   * not a record of that id). At most 200.
+   *
+   * @generated from field: repeated string aliases = 10;
+   */
+  aliases: string[];
+
+  /**
+   * Text that the record's id, one of its aliases, the package name or the
+   * summary contains, ignoring case. At most 200 characters.
+   *
+   * @generated from field: string query = 35;
+   */
+  query: string;
+
+  /**
    * 0 means 50; more than 200 is cut to 200; negative is refused.
    *
    * @generated from field: int32 page_size = 30;
@@ -107,6 +131,71 @@ export type ListAdvisoriesRequest = Message<"platform.vulnerabilities.v2.ListAdv
    * @generated from field: string version = 41;
    */
   version: string;
+
+  /**
+   * The hosted filters below select data that imported OSV records do not
+   * have (components, architectures, triage events, legacy ids, an origin).
+   * They are declared so that a client sending them learns that: any of them
+   * set is INVALID_ARGUMENT naming it, never the unfiltered list.
+   *
+   * @generated from field: repeated string legacy_advisory_ids = 3;
+   */
+  legacyAdvisoryIds: string[];
+
+  /**
+   * @generated from field: repeated string artifact_architectures = 6;
+   */
+  artifactArchitectures: string[];
+
+  /**
+   * @generated from field: repeated string component_names = 7;
+   */
+  componentNames: string[];
+
+  /**
+   * @generated from field: repeated string component_types = 8;
+   */
+  componentTypes: string[];
+
+  /**
+   * @generated from field: repeated string component_locations = 9;
+   */
+  componentLocations: string[];
+
+  /**
+   * @generated from field: optional string origin = 11;
+   */
+  origin?: string | undefined;
+
+  /**
+   * @generated from field: repeated platform.vulnerabilities.v2.ReviewState event_review_states = 21;
+   */
+  eventReviewStates: ReviewState[];
+
+  /**
+   * @generated from field: repeated string event_authors = 22;
+   */
+  eventAuthors: string[];
+
+  /**
+   * @generated from field: repeated string exclude_event_authors = 23;
+   */
+  excludeEventAuthors: string[];
+
+  /**
+   * @generated from field: repeated string event_reviewers = 24;
+   */
+  eventReviewers: string[];
+
+  /**
+   * @generated from field: repeated platform.vulnerabilities.v2.EventTypeFilter event_types = 25;
+   */
+  eventTypes: EventTypeFilter[];
+
+  /**
+   * @generated from field: optional platform.vulnerabilities.v2.EventTypeFilter latest_event_type = 26;
+   */
+  latestEventType?: EventTypeFilter | undefined;
 };
 
 /**
@@ -149,6 +238,102 @@ export type ListAdvisoriesResponse = Message<"platform.vulnerabilities.v2.ListAd
  */
 export const ListAdvisoriesResponseSchema: GenMessage<ListAdvisoriesResponse> = /*@__PURE__*/
   messageDesc(file_platform_vulnerabilities_v2_advisories_service, 2);
+
+/**
+ * ReviewState is the hosted review state of a triage event (filter only).
+ *
+ * @generated from enum platform.vulnerabilities.v2.ReviewState
+ */
+export enum ReviewState {
+  /**
+   * @generated from enum value: REVIEW_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: REVIEW_STATE_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: REVIEW_STATE_APPROVED = 2;
+   */
+  APPROVED = 2,
+
+  /**
+   * @generated from enum value: REVIEW_STATE_REQUEST_CHANGES = 3;
+   */
+  REQUEST_CHANGES = 3,
+
+  /**
+   * @generated from enum value: REVIEW_STATE_REJECTED = 4;
+   */
+  REJECTED = 4,
+}
+
+/**
+ * Describes the enum platform.vulnerabilities.v2.ReviewState.
+ */
+export const ReviewStateSchema: GenEnum<ReviewState> = /*@__PURE__*/
+  enumDesc(file_platform_vulnerabilities_v2_advisories_service, 0);
+
+/**
+ * EventTypeFilter is the hosted kind of a triage event (filter only).
+ *
+ * @generated from enum platform.vulnerabilities.v2.EventTypeFilter
+ */
+export enum EventTypeFilter {
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_DETECTION = 1;
+   */
+  DETECTION = 1,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_TRUE_POSITIVE_DETERMINATION = 2;
+   */
+  TRUE_POSITIVE_DETERMINATION = 2,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_FIXED = 3;
+   */
+  FIXED = 3,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_FALSE_POSITIVE_DETERMINATION = 4;
+   */
+  FALSE_POSITIVE_DETERMINATION = 4,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_ANALYSIS_NOT_PLANNED = 5;
+   */
+  ANALYSIS_NOT_PLANNED = 5,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_FIX_NOT_PLANNED = 6;
+   */
+  FIX_NOT_PLANNED = 6,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_PENDING_UPSTREAM_FIX = 7;
+   */
+  PENDING_UPSTREAM_FIX = 7,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_FILTER_PATCHED = 8;
+   */
+  PATCHED = 8,
+}
+
+/**
+ * Describes the enum platform.vulnerabilities.v2.EventTypeFilter.
+ */
+export const EventTypeFilterSchema: GenEnum<EventTypeFilter> = /*@__PURE__*/
+  enumDesc(file_platform_vulnerabilities_v2_advisories_service, 1);
 
 /**
  * AdvisoriesService serves the advisories imported from OSV feeds

@@ -1,7 +1,7 @@
-import { sql, type ExpressionBuilder, type Selectable, type SqlBool } from "kysely";
+import type { ExpressionBuilder, Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { notFound } from "../../../store/errors.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
+import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { ArtifactRows } from "../artifact-rows.js";
 import type { ArtifactTable, ArtifactVersionTable } from "../tables.js";
@@ -46,8 +46,6 @@ export interface ArtifactFilter {
   visible: Visibility;
 }
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /** Index rows counted per trigram when choosing where a search starts: past this, a trigram is merely common. */
 const RARITY_CAP = 256;
 /** Trigrams of a long query weighed (evenly spread over it); the whole text is checked on the rows anyway. */
@@ -82,7 +80,7 @@ function conditions(eb: ExpressionBuilder<Database, "artifacts">, filter: Artifa
   const text = filter.query?.toLowerCase();
   return eb.and([
     eb("artifacts.ecosystem", "in", filter.ecosystems),
-    ...(text ? [sql<SqlBool>`${eb.ref("artifacts.name_lower")} like ${`%${escapeLike(text)}%`} escape '\\'`] : []),
+    ...(text ? [containsText(eb.ref("artifacts.name_lower"), text)] : []),
     ...listConditions(eb, ARTIFACT_COLUMNS, filter.uidp ?? {}, filter.visible),
   ]);
 }

@@ -1,8 +1,8 @@
-import type { ExpressionBuilder, Selectable } from "kysely";
+import { sql, type Expression, type ExpressionBuilder, type Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
+import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { AdvisoryTable } from "../tables.js";
 
@@ -30,6 +30,12 @@ export interface AdvisoryFilter {
   artifactNames?: string[][];
   /** An OSV ecosystem: exact, and without a `:suffix` every suffix of it too. */
   ecosystem?: string;
+  /** OSV ecosystems, each as `ecosystem`: one of them (empty: no condition). */
+  ecosystems?: string[];
+  /** Records found by one of these aliases (not by their own id). */
+  aliases?: string[];
+  /** Text the record's id, an alias, the package name or the summary contains, ignoring case. */
+  query?: string;
   /** Only these uids (the advisories a version matched). */
   uids?: string[];
   /** Withdrawn records' advisories too (documents show them; advisories do not). */
@@ -39,6 +45,26 @@ export interface AdvisoryFilter {
 /** The ids of the records found by any of `names` (their ids or aliases): a subquery for `in`. */
 export function recordsNamed(db: Db, names: string[]) {
   return db.selectFrom("osv_names").select("osv_names.record_uid").where("osv_names.name", "in", names);
+}
+
+/** The ids of the records that alias one of `aliases` (a record's own id is not an alias): a subquery for `in`. */
+function recordsAliased(db: Db, aliases: string[]) {
+  return db
+    .selectFrom("osv_names")
+    .select("osv_names.record_uid")
+    .where("osv_names.name", "in", aliases)
+    .whereRef("osv_names.name", "<>", "osv_names.record_uid");
+}
+
+/** `query`: in the record's id or aliases (its names), the package name or the summary, ignoring case. */
+function queryCondition(db: Db, eb: ExpressionBuilder<Database, "advisories">, query: string) {
+  const text = query.toLowerCase();
+  const contains = (ref: Expression<string>) => containsText(sql<string>`lower(${ref})`, text);
+  return eb.or([
+    contains(eb.ref("advisories.artifact_name")),
+    contains(eb.ref("advisories.summary")),
+    eb("advisories.advisory_id", "in", db.selectFrom("osv_names").select("osv_names.record_uid").where((n) => contains(n.ref("osv_names.name")))),
+  ]);
 }
 
 /** The ecosystem itself, or, without a `:suffix`, also any `<ecosystem>:<suffix>` (";" follows ":" in byte order). */
@@ -58,6 +84,9 @@ export function filteredAdvisories(db: Db, filter: AdvisoryFilter) {
       ...nonEmpty(filter.recordNames).map((names) => eb("advisories.advisory_id", "in", recordsNamed(db, names))),
       ...nonEmpty(filter.artifactNames).map((names) => eb("advisories.artifact_name", "in", names)),
       ...(filter.ecosystem ? [ecosystemCondition(eb, filter.ecosystem)] : []),
+      ...(filter.ecosystems?.length ? [eb.or(filter.ecosystems.map((e) => ecosystemCondition(eb, e)))] : []),
+      ...(filter.aliases?.length ? [eb("advisories.advisory_id", "in", recordsAliased(db, filter.aliases))] : []),
+      ...(filter.query ? [queryCondition(db, eb, filter.query)] : []),
       ...(filter.uids ? [filter.uids.length > 0 ? eb("advisories.uid", "in", filter.uids) : eb.lit(false)] : []),
       ...listConditions(eb, ADVISORY_COLUMNS, filter.uidp ?? {}, undefined),
     ]),

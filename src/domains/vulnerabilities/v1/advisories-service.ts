@@ -10,6 +10,20 @@ import { advisoryToV1 } from "./advisory-mapper.js";
 
 const v2 = AdvisoriesService.method;
 
+/** v2 request fields as the v1 filter names them. */
+const V1_FIELDS = {
+  artifact_names: "artifact_name",
+  artifact_types: "artifact_type",
+  component_names: "component_name",
+  component_types: "component_type",
+  component_locations: "component_location",
+  artifact_architectures: "artifact_architecture",
+  event_review_states: "event_statuses",
+  event_authors: "event_author",
+  exclude_event_authors: "exclude_event_author",
+  event_reviewers: "event_reviewer",
+};
+
 /** v1 orders as v2 `order_by`; undefined for the hosted orders on data this server has not. */
 const ORDER: Record<OrderBy, string | undefined> = {
   [OrderBy.ORDER_BY_UNSPECIFIED]: "",
@@ -44,9 +58,30 @@ export function createAdvisoriesV1Service(advisories: ServiceImpl<typeof Advisor
       const answer = await callV2(
         v2.listAdvisories,
         advisories.listAdvisories,
-        { uidp, advisoryIds: [...req.advisoryIds, ...req.aliases], artifactNames: req.artifactName, pageSize: req.pageSize, pageToken: req.pageToken, orderBy },
+        {
+          uidp,
+          advisoryIds: req.advisoryIds,
+          aliases: req.aliases,
+          artifactNames: req.artifactName,
+          artifactTypes: req.artifactType,
+          pageSize: req.pageSize,
+          pageToken: req.pageToken,
+          orderBy,
+          componentNames: req.componentName,
+          componentTypes: req.componentType,
+          componentLocations: req.componentLocation,
+          artifactArchitectures: req.artifactArchitecture,
+          legacyAdvisoryIds: req.legacyAdvisoryIds,
+          origin: req.origin,
+          eventReviewStates: req.eventStatuses,
+          eventAuthors: req.eventAuthor,
+          excludeEventAuthors: req.excludeEventAuthor,
+          eventReviewers: req.eventReviewer,
+          eventTypes: req.eventTypes,
+          latestEventType: req.latestEventType,
+        },
         ctx,
-        { artifact_names: "artifact_name" },
+        V1_FIELDS,
       );
       return create(AdvisoriesListSchema, { items: answer.advisories.map(advisoryToV1), nextPageToken: answer.nextPageToken, totalCount: answer.totalCount });
     },
