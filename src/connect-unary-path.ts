@@ -6,7 +6,7 @@ import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "./http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 const gzipAsync = promisify(gzip);
@@ -23,8 +23,6 @@ const COMPRESSIONS: Record<string, (bytes: Uint8Array) => Promise<Uint8Array>> =
 };
 /** Request JSON is decoded as connect-es decodes it (a BOM dropped, bad UTF-8 replaced). */
 const UTF8 = new TextDecoder();
-/** connect-es's own limit on `connect-timeout-ms` (`maxTimeoutMs`, not set by server.ts). */
-const MAX_TIMEOUT_MS = Number.MAX_SAFE_INTEGER;
 
 export interface ConnectUnaryPathOptions {
   /** The services served; their unary methods take this path. */

@@ -3,7 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse } from "./http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 /** The content type of every answer, as connect-es writes it for binary gRPC. */
@@ -49,7 +49,8 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
   let answer: UnaryAnswer;
   try {
     try {
-      const timeout = parseTimeout(headerValue(req.headers["grpc-timeout"]), 0);
+      const arrived = Date.now();
+      const timeout = parseTimeout(headerValue(req.headers["grpc-timeout"]), MAX_TIMEOUT_MS);
       const body = await readBody(req, options.readMaxBytes);
       if (timeout.error) throw timeout.error;
       const input = decodeUnary(method, body, options.readMaxBytes);
@@ -58,7 +59,8 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
         header: requestHeaders(req.headers),
         controller,
         contextValues: options.contextValues(req),
-        timeoutMs: timeout.timeoutMs,
+        // The deadline counts from the request's arrival, as the adapter's.
+        timeoutMs: timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - arrived),
         url: `http://in-process${req.url}`,
       });
     } catch (e) {

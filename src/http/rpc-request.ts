@@ -3,6 +3,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
 
 /** The unary methods of `services` by request path (`/<service>/<Method>`, as the adapter routes them). */
+/** The longest deadline a caller may send (connect-es's own default `maxTimeoutMs`: no bound). */
+export const MAX_TIMEOUT_MS = Number.MAX_SAFE_INTEGER;
+
 export function unaryMethodsByPath(services: DescService[]): Map<string, DescMethod> {
   const methods = new Map<string, DescMethod>();
   for (const service of services) {

@@ -42,7 +42,7 @@ import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { ContextValues } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "../api/kept-encoding.js";
-import { abortedWhenClientLeaves } from "../http/rpc-request.js";
+import { abortedWhenClientLeaves, MAX_TIMEOUT_MS } from "../http/rpc-request.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
@@ -122,6 +122,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       }
       const { route, bindings } = found;
       const controller = abortedWhenClientLeaves(res, "the client closed the connection");
+      const arrived = Date.now();
       let input: Message;
       try {
         input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
@@ -137,7 +138,7 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       const contextValues = opts.contextValues?.(req) ?? createContextValues();
       contextValues.set(protocolKey, "rest");
       const header = forwardRequestHeaders(req.headers);
-      const timeout = parseTimeout(header.get("connect-timeout-ms"), 0);
+      const timeout = parseTimeout(header.get("connect-timeout-ms"), MAX_TIMEOUT_MS);
       let answer: UnaryAnswer;
       try {
         if (timeout.error) throw transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", timeout.error.rawMessage);
@@ -146,7 +147,8 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
           header,
           controller,
           contextValues,
-          timeoutMs: timeout.timeoutMs,
+          // The deadline counts from the request's arrival, as on the RPC paths.
+          timeoutMs: timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - arrived),
           url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,
         });
       } catch (e) {

@@ -36,6 +36,13 @@ export interface Wire {
 
 export const detailRegistry = createRegistry(file_google_rpc_error_details);
 
+/**
+ * Every RPC a wire makes carries this deadline, as standard clients, Envoy routes and grpc-go
+ * contexts do (`grpc-timeout`, `connect-timeout-ms`): a server that refused deadlines would fail
+ * every test.
+ */
+export const CALL_DEADLINE_MS = 60_000;
+
 export function methodOf(service: DescService, name: string): DescMethod {
   const method = service.methods.find((m) => m.name === name);
   if (!method) throw new Error(`no method ${name} on ${service.typeName}`);
@@ -65,6 +72,7 @@ export function grpcWire(port: number): Wire {
           (bytes: Buffer) => toJson(method.output, fromBinary(method.output, bytes)) as JsonObject,
           request,
           metadata,
+          { deadline: Date.now() + CALL_DEADLINE_MS },
           (error, body) => {
             if (!error) return resolve({ code: 0, body, details: [] });
             const raw = error.metadata?.get("grpc-status-details-bin")[0];
@@ -87,6 +95,7 @@ function connectLike(name: "connect" | "grpc-web", transport: Transport): Wire {
       try {
         const response = await client[method.localName](fromJson(method.input, request), {
           headers: token ? { authorization: `Bearer ${token}` } : {},
+          timeoutMs: CALL_DEADLINE_MS,
         });
         return { code: 0, body: toJson(method.output, response as never) as JsonObject, details: [] };
       } catch (error) {

@@ -56,10 +56,10 @@ test("a finished call answers, with the context connect-es would give, and its s
   assert.equal(ConnectError.from(controller.signal.reason).code, Code.Canceled);
 });
 
-test("the client's deadline aborts the handler's signal with DEADLINE_EXCEEDED", async () => {
+test("the client's deadline aborts the handler's signal, and the call is DEADLINE_EXCEEDED", async () => {
   const { run, seen } = caller(5000);
   const started = Date.now();
-  await run(new AbortController(), 40);
+  await assert.rejects(run(new AbortController(), 40), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
   assert.ok(Date.now() - started < 2000);
   assert.ok(seen.remaining !== undefined && seen.remaining > 0 && seen.remaining <= 40, `timeoutMs() ${seen.remaining}`);
   assert.equal(ConnectError.from(seen.abortedWith).code, Code.DeadlineExceeded);
@@ -76,6 +76,12 @@ test("the caller aborting (the client went away) reaches the handler through the
   const controller = new AbortController();
   const reason = new ConnectError("the client closed the stream", Code.Canceled);
   setTimeout(() => controller.abort(reason), 20);
-  await run(controller);
+  await assert.rejects(run(controller), (e) => ConnectError.from(e).code === Code.Canceled);
   assert.equal(seen.abortedWith, reason);
+});
+
+test("a call whose deadline is spent when it arrives is not run: DEADLINE_EXCEEDED", async () => {
+  const { run, seen } = caller(0);
+  await assert.rejects(run(new AbortController(), 0), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
+  assert.equal(seen.context, undefined, "the handler never ran");
 });
