@@ -264,7 +264,11 @@ async function serve(args: string[]): Promise<void> {
     throw new UsageError((error as Error).message);
   });
   const content = await contentStoreOf(o, true);
-  const store = await openStore(o.db as string, { lockTimeoutMs: limits.lockTimeoutMs, poolSize });
+  const store = await openStore(o.db as string, {
+    lockTimeoutMs: limits.lockTimeoutMs,
+    poolSize,
+    onConnectionLost: (error) => logger.warn("the database closed a pooled connection; another is opened when needed", { error: error.message }),
+  });
   const server = await createServer(
     store,
     {

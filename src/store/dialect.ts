@@ -55,6 +55,12 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY, ms. Default 5000. */
   lockTimeoutMs?: number;
+  /**
+   * PostgreSQL: told when the server closes an idle pooled connection (a restart, a failover,
+   * `idle_session_timeout`, `pg_terminate_backend`, a pooler going away). The pool has already
+   * dropped it and opens another when one is needed; the process carries on.
+   */
+  onConnectionLost?: (error: Error) => void;
 }
 
 /**
@@ -78,6 +84,10 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
       },
     });
+    // A connection the server closes emits `error` on its client (held by a call between two queries)
+    // or, when idle, on the pool: unhandled, either would end the process. The pool drops the client.
+    pool.on("connect", (client) => client.on("error", (error) => options.onConnectionLost?.(error)));
+    pool.on("error", () => {});
     const safe = new URL(url);
     safe.password = "";
     return {
@@ -128,7 +138,7 @@ export function isUnavailable(error: unknown): boolean {
   if (typeof code === "string" && (NETWORK_CODES.has(code) || PG_RETRYABLE.test(code) || isSqliteBusy(error))) return true;
   return (
     error instanceof Error &&
-    /pool .*(ended|closed)|database connection is not open|connection terminated|timeout exceeded when trying to connect/i.test(error.message)
+    /pool .*(ended|closed)|database connection is not open|connection terminated|not queryable|timeout exceeded when trying to connect/i.test(error.message)
   );
 }
 
