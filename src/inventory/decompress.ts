@@ -1,7 +1,7 @@
 // A layer's bytes as a tar stream: gzip (Node's zlib), zstd (fzstd, pure JavaScript: Node 20's zlib
 // has none) or plain tar, told apart by their magic numbers rather than by the media type (image
 // tools label layers loosely).
-import { Readable, Transform, type TransformCallback } from "node:stream";
+import { Duplex, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { Decompress } from "fzstd";
 
@@ -10,29 +10,39 @@ const ZSTD = [0x28, 0xb5, 0x2f, 0xfd];
 
 const startsWith = (bytes: Buffer, magic: number[]) => magic.every((b, i) => bytes[i] === b);
 
-/** A Transform inflating a zstd stream frame by frame; memory is fzstd's window, not the layer. */
-export class ZstdDecompress extends Transform {
-  private readonly decoder = new Decompress((chunk) => {
-    this.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+/**
+ * Compressed bytes handed to the zstd decoder at a time. fzstd decodes every complete block of
+ * what it is given at once, and a 4-byte RLE block stands for 128 KiB: one slice decodes to at most
+ * (SLICE / 4) * 128 KiB (16 MiB), whatever the input's ratio. fzstd keeps an incomplete block and
+ * joins it once it is whole, so small slices cost no extra copying.
+ */
+const ZSTD_SLICE = 512;
+
+/**
+ * A zstd stream inflated with backpressure: each slice's output is yielded, and the next slice is
+ * decoded only when the reader asks for more, so memory is fzstd's window plus one slice's output,
+ * never the layer's (a bomb of 8 GiB of zeros in 269 KB is read as slowly as its reader reads).
+ */
+export function zstdDecompress(): Duplex {
+  return Duplex.from(async function* (source: AsyncIterable<Buffer>) {
+    let decoded: Uint8Array[] = [];
+    const decoder = new Decompress((chunk) => {
+      if (chunk.length > 0) decoded.push(chunk);
+    });
+    const ready = function* () {
+      const pieces = decoded;
+      decoded = [];
+      for (const piece of pieces) yield Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+    };
+    for await (const chunk of source) {
+      for (let at = 0; at < chunk.length; at += ZSTD_SLICE) {
+        decoder.push(chunk.subarray(at, at + ZSTD_SLICE));
+        yield* ready();
+      }
+    }
+    decoder.push(new Uint8Array(0), true);
+    yield* ready();
   });
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    try {
-      this.decoder.push(chunk);
-      callback();
-    } catch (error) {
-      callback(error as Error);
-    }
-  }
-
-  override _flush(callback: TransformCallback): void {
-    try {
-      this.decoder.push(new Uint8Array(0), true);
-      callback();
-    } catch (error) {
-      callback(error as Error);
-    }
-  }
 }
 
 /** Which compression the first bytes announce. */
@@ -69,7 +79,7 @@ export async function decompressed(source: Readable): Promise<{ stream: Readable
   );
   const compression = compressionOf(head);
   if (compression === "none") return { stream: rest, compression };
-  const inflate = compression === "gzip" ? createGunzip() : new ZstdDecompress();
+  const inflate = compression === "gzip" ? createGunzip() : zstdDecompress();
   rest.on("error", (error) => inflate.destroy(error));
   return { stream: rest.pipe(inflate), compression };
 }

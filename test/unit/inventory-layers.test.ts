@@ -82,6 +82,32 @@ describe("layers", () => {
     await assert.rejects(readImageFiles([{ digest: "sha256:gone", open: () => Readable.from((async function* () { yield Buffer.from([0x1f, 0x8b]); throw new Error("ENOENT: no such blob"); })()) }]), /layer sha256:gone/);
   });
 
+  test("a zstd bomb (4 GiB in 128 KiB of RLE blocks) is refused at the layer limit in bounded memory", async () => {
+    // A zstd frame: magic, a header with a 128 KiB window and no content size, a raw block holding
+    // the tar header of one 4 GiB file, then RLE blocks of its content: each a 3-byte header (type 1,
+    // 128 KiB) and one byte ("A": zero pages would not count in RSS) standing for 128 KiB.
+    const blocks = 32_768;
+    const tarHeader = await new Promise<Buffer>((resolve) => {
+      const packer = pack();
+      packer.once("data", (chunk: Buffer) => resolve(chunk.subarray(0, 512)));
+      packer.entry({ name: "data/blob.bin", size: blocks * 131_072 }, () => {});
+    });
+    const start = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38]), Buffer.alloc(3), tarHeader]);
+    start.writeUIntLE(512 << 3, 6, 3);
+    const bomb = Buffer.alloc(start.length + blocks * 4);
+    start.copy(bomb);
+    for (let i = 0; i < blocks; i++) {
+      const at = start.length + i * 4;
+      bomb.writeUIntLE((131_072 << 3) | (1 << 1) | (i === blocks - 1 ? 1 : 0), at, 3);
+      bomb[at + 3] = 0x41;
+    }
+    // The process's peak RSS (kB), which a synchronous burst between two samples cannot hide from.
+    const before = process.resourceUsage().maxRSS;
+    await assert.rejects(readImageFiles([layerInput("sha256:zstd-bomb", bomb)], { maxLayerBytes: 256 * 1024 ** 2 }), /decompresses to more than 268435456 bytes/);
+    const grown = process.resourceUsage().maxRSS - before;
+    assert.ok(grown < 150 * 1024, `the peak RSS grew by ${Math.round(grown / 1024)} MiB`);
+  });
+
   test("a 1 GB layer, generated as a stream: read in bounded time and memory, its database found at the end", async () => {
     const packer = pack();
     const size = 1024 ** 3;

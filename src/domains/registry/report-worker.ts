@@ -137,6 +137,13 @@ export async function runReportJob(
   job: ReportJobRow,
 ): Promise<void> {
   const { db, content, logger, now } = options;
+  if (job.attempts > options.maxAttempts) {
+    // Every earlier run ended without a word: the process died during it (a decompression bomb, a crash).
+    const reason = `the image could not be read: ${options.maxAttempts} attempts ended without finishing (the process stopped while reading it)`;
+    logger.error("vulnerability report failed for good", { digest: job.digest, attempts: job.attempts - 1, reason });
+    await record(db, job, { status: "failed", reason, findings: [], packageCount: 0 }, options.typePrefix, now()).catch(() => {});
+    return;
+  }
   try {
     if (job.kind === "match") {
       const report = (await reportsOf(db, [job.digest])).get(job.digest);
@@ -159,7 +166,7 @@ export async function runReportJob(
     logger.info("vulnerability report written", { digest: job.digest, packages: inventory.packages.length, vulnerabilities: findings.length });
   } catch (error) {
     if (options.signal?.aborted) return await releaseReportJob(db, job).catch(() => {}); // the next worker does it
-    const attempts = job.attempts + 1;
+    const attempts = job.attempts;
     if (attempts >= options.maxAttempts) {
       logger.error("vulnerability report failed for good", { digest: job.digest, attempts, error: String(error) });
       await record(db, job, { status: "failed", reason: `the image could not be read: ${(error as Error).message}`, findings: [], packageCount: 0 }, options.typePrefix, now()).catch(() => {});

@@ -34,8 +34,9 @@ export async function enqueueReportJob(db: Db, job: { digest: string; repoUid: s
 
 /**
  * Takes up to `limit` due jobs for `leaseMs`: each with a conditional update on its generation and
- * free lease, so two workers (two processes on one database) never hold one job at once. Returns
- * the jobs this worker got, oldest due first.
+ * free lease, so two workers (two processes on one database) never hold one job at once. Taking a
+ * job counts an attempt (`attempts` is the number of runs started, this one included), so a run
+ * that kills its process still counts. Returns the jobs this worker got, oldest due first.
  */
 export async function claimReportJobs(db: Db, now: number, leaseMs: number, limit: number): Promise<ReportJobRow[]> {
   const due = await db
@@ -52,12 +53,12 @@ export async function claimReportJobs(db: Db, now: number, leaseMs: number, limi
     if (claimed.length >= limit) break;
     const result = await db
       .updateTable("report_jobs")
-      .set({ lease_until: now + leaseMs })
+      .set({ lease_until: now + leaseMs, attempts: Number(row.attempts) + 1 })
       .where("digest", "=", row.digest)
       .where("generation", "=", row.generation)
       .where("lease_until", "<=", now)
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) claimed.push({ ...row, generation: Number(row.generation), attempts: Number(row.attempts), lease_until: now + leaseMs });
+    if (Number(result.numUpdatedRows) === 1) claimed.push({ ...row, generation: Number(row.generation), attempts: Number(row.attempts) + 1, lease_until: now + leaseMs });
   }
   return claimed;
 }
@@ -68,16 +69,21 @@ export async function finishReportJob(db: Db, job: Pick<ReportJobRow, "digest" |
   if (Number(result.numDeletedRows) === 0) await db.updateTable("report_jobs").set({ lease_until: 0 }).where("digest", "=", job.digest).execute();
 }
 
-/** A worker stopping gives the job back at once (its work was not written). */
-export async function releaseReportJob(db: Db, job: Pick<ReportJobRow, "digest" | "generation">): Promise<void> {
-  await db.updateTable("report_jobs").set({ lease_until: 0 }).where("digest", "=", job.digest).where("generation", "=", job.generation).execute();
+/** A worker stopping gives the job back at once, and its attempt (its work was not written). */
+export async function releaseReportJob(db: Db, job: Pick<ReportJobRow, "digest" | "generation" | "attempts">): Promise<void> {
+  await db
+    .updateTable("report_jobs")
+    .set({ lease_until: 0, attempts: Math.max(0, job.attempts - 1) })
+    .where("digest", "=", job.digest)
+    .where("generation", "=", job.generation)
+    .execute();
 }
 
-/** The job failed for a reason a later run may not meet: run it again at `nextAttempt`. */
+/** The job failed for a reason a later run may not meet: run it again at `nextAttempt` (the attempt stays counted). */
 export async function retryReportJob(db: Db, job: Pick<ReportJobRow, "digest" | "generation" | "attempts">, nextAttempt: number): Promise<void> {
   await db
     .updateTable("report_jobs")
-    .set({ attempts: job.attempts + 1, next_attempt_time: nextAttempt, lease_until: 0 })
+    .set({ attempts: job.attempts, next_attempt_time: nextAttempt, lease_until: 0 })
     .where("digest", "=", job.digest)
     .where("generation", "=", job.generation)
     .execute();
