@@ -36,15 +36,10 @@ export interface StsRouteOptions {
   now?: () => number;
 }
 
-/** RFC 3339 UTC without a fraction when the time falls on a whole second (as protobuf JSON writes it). */
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(".000Z", "Z");
-}
-
-
 /**
  * `POST /sts/exchange`: the workload identity exchange (docs/authorization.md). A plain HTTP
- * route on the API host, like discovery; resolves false for any other path.
+ * route on the API host, like discovery; resolves false for any other path. Answers
+ * `{token, expiry}`, `expiry` ISO 8601 UTC with milliseconds as every API time (spec 2).
  */
 export function createStsRoute(options: StsRouteOptions) {
   const { config, tokens, db, logger, upstream } = options;
@@ -148,6 +143,6 @@ export function createStsRoute(options: StsRouteOptions) {
     await touchLastSeen(db, identity.uid, now());
     const { token, expiry } = await tokens.issue({ subject: identity.uid, audience: audience! });
     logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience });
-    writeJson(res, 200, JSON.stringify({ token, expiry: rfc3339(expiry) }), noStore);
+    writeJson(res, 200, JSON.stringify({ token, expiry: expiry.toISOString() }), noStore);
   }
 }

@@ -1,12 +1,11 @@
-import { toJson, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
-import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import { getOption } from "@bufbuild/protobuf";
+import { getOption, isMessage, type DescMessage, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { EmptySchema, MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
-import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isUidp, rootOf } from "../api/uidp.js";
 import { v2CallKey } from "../api/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
+import { eventBody } from "../domains/events/event-body.js";
 import { apiEventType, emitEvent } from "../domains/events/store/outbox.js";
 import { withTransactionHook } from "../store/transaction.js";
 
@@ -14,20 +13,23 @@ import { withTransactionHook } from "../store/transaction.js";
  * Records the event of every RPC that changes something (every method not declared
  * `idempotency_level = NO_SIDE_EFFECTS`), in the transaction of the change: the handler's
  * first committed `inTransaction` writes it to the outbox (`emitEvent`), so a change that
- * rolls back has no event and one that commits has it. Handlers write nothing for it.
+ * rolls back has no event and one that commits has it. Handlers write nothing for it, but a
+ * handler whose RPC answers a message (Create, Update, custom methods) returns that answer
+ * from its transaction's work, so the event can carry it (event-coverage.test.ts checks each).
  *
  * - type: `<prefix>.api.<event_type>.v1`, `event_type` the method's option
  *   (`platform.common.v1.event_type`, the hosted service's spelling: `iam.group.created`);
  *   a method without it gets `<domain>.<resource>.<verb>` from Create/Update/Delete<Resource>,
  *   else `<domain>.<method in snake_case>`;
- * - subject: the `uid` of what the transaction returned (a created row), else the request's
- *   `uid` or its resource's `uid`;
+ * - body and body type (`ce-bodytype`): the RPC's answer when it answers a message other than
+ *   Empty (the created or updated resource, with its uid and times), else (a Delete) its
+ *   request; as `eventBody` writes it: protojson without secret and INPUT_ONLY fields;
+ * - subject: the answer's `uid` (v1: `id`), else its first `*_uid` field, else the uid of what
+ *   the transaction returned, else the request's `uid` or its resource's `uid`;
  * - group: the group the call was authorized on, else the subject's organization;
- * - actor: the caller's identity; body: the request as protojson without INPUT_ONLY fields
- *   (secrets such as an identity provider's client secret never leave in an event); body
- *   type (`ce-bodytype`): the request message's full name;
- * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and the
- *   v2 request's subject, body and body type, so subscribers see one event whichever version wrote.
+ * - actor: the caller's identity;
+ * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and
+ *   the v2 call's answer or request, so subscribers see one event whichever version wrote.
  */
 export function eventInterceptor(options: { typePrefix: string; now: () => number }): Interceptor {
   // Derived once per method, not per call.
@@ -37,20 +39,15 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
     if (req.stream || req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
     return withTransactionHook(async (trx, result) => {
       const { method, message } = req.contextValues.get(v2CallKey) ?? { method: req.method as DescMethod, message: req.message as Message };
-      const subject = uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? "";
+      const answer = method.output.typeName !== EmptySchema.typeName && isMessage(result, method.output) ? result : undefined;
+      const subject = (answer && answerUid(method.output, answer)) ?? uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? "";
       const scope = req.contextValues.get(scopeKey);
       const group = scope ?? (isUidp(subject) ? rootOf(subject) : "");
       const principal = req.contextValues.get(principalKey);
+      const [desc, body] = answer ? [method.output, answer] : [method.input, message];
       await emitEvent(
         trx,
-        {
-          type: typeOf(method),
-          subject,
-          group,
-          actor: { subject: principal?.identityUid ?? "" },
-          body: withoutInputOnly(method.input, toJson(method.input, message, { alwaysEmitImplicit: false }) as Record<string, unknown>),
-          bodyType: method.input.typeName,
-        },
+        { type: typeOf(method), subject, group, actor: { subject: principal?.identityUid ?? "" }, body: eventBody(desc, body), bodyType: desc.typeName },
         options.now(),
       );
     }, () => next(req));
@@ -79,6 +76,20 @@ function uidOf(value: unknown): string | undefined {
   return typeof uid === "string" && uid !== "" ? uid : undefined;
 }
 
+/**
+ * The answer's `uid` (a v1 answer's `id`), else its first non-empty `*_uid` field
+ * (RedeemGroupInvite's `role_binding_uid`).
+ */
+function answerUid(desc: DescMessage, answer: Message): string | undefined {
+  const rank = (name: string) => (name === "uid" ? 0 : name === "id" ? 1 : name.endsWith("_uid") ? 2 : 3);
+  const fields = desc.fields.filter((f) => rank(f.name) < 3).sort((a, b) => rank(a.name) - rank(b.name));
+  for (const field of fields) {
+    const value = (answer as unknown as Record<string, unknown>)[field.localName];
+    if (typeof value === "string" && value !== "") return value;
+  }
+  return undefined;
+}
+
 function requestUid(message: Record<string, unknown>): string | undefined {
   const own = uidOf(message);
   if (own) return own;
@@ -87,19 +98,4 @@ function requestUid(message: Record<string, unknown>): string | undefined {
     if (nested) return nested;
   }
   return undefined;
-}
-
-/** Drops the fields marked INPUT_ONLY (at any depth) from a protojson object. */
-function withoutInputOnly(desc: DescMessage, json: Record<string, unknown>): Record<string, unknown> {
-  for (const field of desc.fields) {
-    const value = json[field.jsonName];
-    if (value === undefined) continue;
-    if (getOption(field, field_behavior).includes(FieldBehavior.INPUT_ONLY)) {
-      delete json[field.jsonName];
-    } else if (field.message && value && typeof value === "object") {
-      const items = field.fieldKind === "list" ? (value as Record<string, unknown>[]) : field.fieldKind === "message" ? [value as Record<string, unknown>] : [];
-      for (const item of items) if (item && typeof item === "object") withoutInputOnly(field.message, item);
-    }
-  }
-  return json;
 }

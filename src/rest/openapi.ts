@@ -4,6 +4,7 @@ import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavi
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { requirementOf } from "../auth/rules.js";
 import { routesFromServices, type RestRoute } from "./http-rules.js";
+import { openApiPath, openApiPathNames } from "./openapi-paths.js";
 import { restKeyOf } from "../api/v1/version.js";
 
 /** A JSON Schema object as OpenAPI 3.0 writes it. */
@@ -74,7 +75,8 @@ function scalarSchema(type: ScalarType): Schema {
  * The OpenAPI 3.0 document of the REST surface: one operation per `google.api.http` binding of
  * the unary methods of `services` (the routes the transcoder serves, from the same
  * `routesFromServices`), with
- * - path parameters from the template variables (a `**` capture may hold `/`),
+ * - path parameters from the template variables (a `**` capture may hold `/`), one name per
+ *   position of a path whatever field each route sets there (`openApiPathNames`),
  * - query parameters for every request field the path and the body leave (nested messages
  *   flattened to dotted lowerCamel names, repeated scalars as repeated parameters),
  * - the request body per the rule's `body` (`*`: the request message; a field: that field),
@@ -191,10 +193,12 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
 
   const paths: Record<string, Record<string, Schema>> = {};
   const operationIds = new Map<DescMethod, number>();
-  for (const route of routesFromServices(services)) {
-    if (route.httpMethod === "*") continue;
+  const routes = routesFromServices(services).filter((route) => route.httpMethod !== "*");
+  const pathNames = openApiPathNames(routes);
+  for (const route of routes) {
     const method = route.method;
-    const path = route.template.source.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
+    const names = pathNames.get(route)!;
+    const path = openApiPath(route.template, names);
     const verb = route.httpMethod.toLowerCase();
     const item = (paths[path] ??= {});
     if (item[verb]) continue;
@@ -202,13 +206,19 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
     operationIds.set(method, binding + 1);
 
     const parameters: Schema[] = [];
-    for (const variable of route.template.variables) {
+    route.template.variables.forEach((variable, i) => {
       const key = variable.fieldPath.join(".");
       const chain = route.pathFields.get(key)!;
       const field = chain[chain.length - 1];
-      const text = [describe(field), variable.multiSegment ? "May contain `/` (a UIDP); send it as it is, not percent-encoded." : undefined].filter(Boolean).join("\n\n");
-      parameters.push({ name: key, in: "path", required: true, schema: valueSchema(field), ...(text ? { description: text } : {}) });
-    }
+      const text = [
+        describe(field),
+        names[i] === key ? undefined : `The request's \`${key}\`.`,
+        variable.multiSegment ? "May contain `/` (a UIDP): send it as it is, or each `/` as `%2F`." : undefined,
+      ]
+        .filter(Boolean)
+        .join("\n\n");
+      parameters.push({ name: names[i], in: "path", required: true, schema: valueSchema(field), ...(text ? { description: text } : {}) });
+    });
     parameters.push(...queryParameters(route));
 
     const operation: Schema = {

@@ -13,9 +13,9 @@
  * - `*` matches exactly one non-empty segment; `**` matches one or more non-empty segments.
  *   A template holds at most one `**` (anywhere), so a match is unique when it exists.
  * - `{field}` is `{field=*}`. Literals compare with the raw (still encoded) path segment.
- * - A single-segment capture is fully percent-decoded; a multi-segment capture (several
- *   template segments or a `**`) keeps the `/` between segments and, as http.proto asks,
- *   leaves `%2F` encoded. A capture with malformed percent-encoding does not match.
+ * - Matching splits the raw path on `/` only, so a `%2F` never separates segments. A capture
+ *   is the raw text it covers (a multi-segment one keeps the `/` between its segments);
+ *   `decodeCapture` percent-decodes it afterwards, `%2F` included (see decisions.md).
  * - A template with a verb matches only a path whose last segment ends with `:<verb>`.
  */
 
@@ -27,7 +27,7 @@ export interface TemplateVariable {
   readonly fieldPath: readonly string[];
   readonly start: number;
   readonly end: number;
-  /** Whether the capture may span several path segments (decoding keeps `%2F`). */
+  /** Whether the capture may span several path segments (its value may hold `/`). */
   readonly multiSegment: boolean;
 }
 
@@ -42,7 +42,7 @@ export interface PathTemplate {
   readonly literalCount: number;
 }
 
-/** A capture: dotted field path (as in the template) -> decoded value. */
+/** A capture: dotted field path (as in the template) -> raw (still percent-encoded) value. */
 export type PathBindings = Map<string, string>;
 
 export class PathTemplateSyntaxError extends Error {
@@ -158,8 +158,8 @@ export function splitPath(path: string): string[] | undefined {
 }
 
 /**
- * Matches raw path segments (from splitPath) against a template. Returns the decoded
- * captures, or undefined when the path does not match.
+ * Matches raw path segments (from splitPath) against a template. Returns the raw captures
+ * (`decodeCapture` decodes each), or undefined when the path does not match.
  */
 export function matchPathTemplate(template: PathTemplate, rawSegments: readonly string[]): PathBindings | undefined {
   let path = rawSegments;
@@ -190,10 +190,7 @@ export function matchPathTemplate(template: PathTemplate, rawSegments: readonly 
 
   const bindings: PathBindings = new Map();
   for (const v of template.variables) {
-    const raw = path.slice(from(v.start), to(v.end - 1)).join("/");
-    const value = v.multiSegment ? decodeKeepingSlashes(raw) : safeDecode(raw);
-    if (value === undefined) return undefined;
-    bindings.set(v.fieldPath.join("."), value);
+    bindings.set(v.fieldPath.join("."), path.slice(from(v.start), to(v.end - 1)).join("/"));
   }
   return bindings;
 }
@@ -209,21 +206,24 @@ export function compareSpecificity(a: PathTemplate, b: PathTemplate): number {
   return Number(a.doubleStarIndex >= 0) - Number(b.doubleStarIndex >= 0);
 }
 
-function safeDecode(raw: string): string | undefined {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return undefined;
+/** A capture whose percent-encoding is malformed (`%zz`, a cut `%4`, bytes that are not UTF-8). */
+export class MalformedEscapeError extends Error {
+  constructor(readonly raw: string) {
+    super(`malformed percent-encoding in "${raw}"`);
+    this.name = "MalformedEscapeError";
   }
 }
 
-function decodeKeepingSlashes(raw: string): string | undefined {
-  // Splitting on %2F never cuts a UTF-8 sequence: continuation bytes are >= %80.
-  const parts = raw.split(/(%2[fF])/);
-  for (let i = 0; i < parts.length; i += 2) {
-    const decoded = safeDecode(parts[i]);
-    if (decoded === undefined) return undefined;
-    parts[i] = decoded;
+/**
+ * The value of a raw capture: every `%XX` decoded, `%2F` to `/` in a single-segment capture
+ * and in a multi-segment one alike (grpc-gateway decodes a single segment so; a `**` value
+ * decoded whole is what clients that encode a UIDP's `/` mean). Throws MalformedEscapeError.
+ */
+export function decodeCapture(raw: string): string {
+  if (!raw.includes("%")) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new MalformedEscapeError(raw);
   }
-  return parts.join("");
 }

@@ -34,7 +34,7 @@
  */
 
 import { create, createRegistry } from "@bufbuild/protobuf";
-import type { DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
+import type { DescField, DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
@@ -48,7 +48,7 @@ import { protocolKey } from "../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
 import { routesFromServices } from "./http-rules.js";
 import type { RestRoute } from "./http-rules.js";
-import type { PathBindings } from "./path-template.js";
+import { decodeCapture, MalformedEscapeError, type PathBindings } from "./path-template.js";
 import type { UnaryAnswer, UnaryCaller } from "./in-memory-call.js";
 import { applyQueryParams } from "./query-params.js";
 import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
@@ -171,6 +171,16 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
   };
 }
 
+/** A path variable's value, percent-decoded; malformed escapes are the field's INVALID_ARGUMENT. */
+function decodePathValue(raw: string, chain: readonly DescField[]): string {
+  try {
+    return decodeCapture(raw);
+  } catch (e) {
+    if (e instanceof MalformedEscapeError) throw new FieldValueError(protoPath(chain), `${e.message}: write % as %25, and every other escape as % and two hex digits of UTF-8`);
+    throw e;
+  }
+}
+
 async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodySource, query: string, maxBodyBytes: number): Promise<Message> {
   const desc = route.method.input;
   let message: Message = create(desc);
@@ -183,9 +193,10 @@ async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodyS
     bodyKeys = parsed.keys;
   }
   const boundPaths = new Set<string>();
-  for (const [key, value] of bindings) {
+  for (const [key, raw] of bindings) {
     const chain = route.pathFields.get(key)!;
     try {
+      const value = decodePathValue(raw, chain);
       const fromBody = valueAt(message, desc, chain);
       setFieldFromString(message, desc, chain, value, key);
       if (fromBody !== undefined && fromBody !== valueAt(message, desc, chain)) {

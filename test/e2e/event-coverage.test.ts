@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import type { DescService, JsonObject } from "@bufbuild/protobuf";
+import type { DescMessage, DescService, JsonObject } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
@@ -30,13 +30,18 @@ import { API_SERVICES } from "../../src/domains/index.js";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { getOption } from "@bufbuild/protobuf";
 import { eventType } from "../../src/interceptors/event-interceptor.js";
+import { hiddenFromEvents } from "../../src/domains/events/event-body.js";
+import { newChildUid } from "../../src/api/uidp.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { connectWire, methodOf, type Wire } from "../support/wires.js";
 
 /**
  * Every RPC that changes something writes its event: this walks every such RPC of every
  * domain (the list is read from the served services, so a new one fails here until it is
- * walked) and checks that each successful call left exactly one event of its type and subject.
+ * walked) and checks that each successful call left exactly one event of its type and subject,
+ * whose body is what the call answered (the created or updated resource, with its uid) or, for
+ * a Delete, its request (the uid), with no secret in it.
  */
 let server: TestServer;
 let wire: Wire;
@@ -49,31 +54,54 @@ after(async () => {
   await server.close();
 });
 
-/** v1 changing RPCs v2 has no twin for: their event's body is their own request. */
+/** v1 changing RPCs v2 has no twin for: their event's body is their own answer. */
 const V1_WITHOUT_TWIN = new Set(["platform.registry.v1.Registry/UpdateTag"]);
 
 /** Changing RPCs not walked here, each with the reason. */
-const NOT_WALKED: Record<string, string> = {
-  "platform.iam.v2.GroupInvitesService/RedeemGroupInvite": "needs a second identity's token; its event is written by the same interceptor",
-};
+const NOT_WALKED: Record<string, string> = {};
+
+/** An answer as its event carries it: without the fields no event carries (secrets, INPUT_ONLY). */
+function asInEvent(desc: DescMessage, answer: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(answer).filter(([key]) => !desc.fields.some((f) => f.jsonName === key && hiddenFromEvents(f))));
+}
+
+/** A new identity of the organization with no binding, and its token. */
+async function newcomer(): Promise<string> {
+  const uid = newChildUid(server.org.uid);
+  const now = Date.now();
+  await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "newcomer", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+  return (await server.server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
+}
 
 test("every changing RPC of every domain writes one event of its type, about its resource, in its transaction", async () => {
   const walked = new Set<string>();
   const viewer = builtInRole("viewer").uid;
-  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string): Promise<JsonObject> => {
+  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string, token = server.ownerToken): Promise<JsonObject> => {
     const method = methodOf(service, name);
     const type = `dev.platform.api.${hostedType}.v1`;
     assert.equal(eventType("dev.platform", method), type, `${name} declares the hosted type`);
     const count = async () =>
       Number((await server.store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", type).executeTakeFirstOrThrow()).n);
     const before = await count();
-    const out = await wire.call(method, request, { method: "POST", path: "" }, server.ownerToken);
+    const out = await wire.call(method, request, { method: "POST", path: "" }, token);
     assert.equal(out.code, 0, `${name}: ${out.message}`);
     assert.equal(await count(), before + 1, `${name} wrote one ${type} event`);
     const event = await server.store.db.selectFrom("events").selectAll().where("type", "=", type).orderBy("position", "desc").executeTakeFirstOrThrow();
     if (subject) assert.equal(event.subject, subject(out.body ?? {}), `${name}'s event is about its resource`);
-    if (isV1(service) && !V1_WITHOUT_TWIN.has(`${service.typeName}/${name}`)) assert.match(event.body_type, /^platform\.[a-z]+\.v2\.\w+Request$/, `${name}'s body is the request of the v2 call it made`);
-    else assert.equal(event.body_type, method.input.typeName, `${name}'s body is its request`);
+    const body = JSON.parse(event.body) as JsonObject;
+    const answersMessage = method.output.typeName !== "google.protobuf.Empty";
+    if (isV1(service) && !V1_WITHOUT_TWIN.has(`${service.typeName}/${name}`)) {
+      // The event of the v2 call it made: the v2 answer, or the v2 Delete's request.
+      if (answersMessage) assert.match(event.body_type, /^platform\.[a-z]+\.v2\.\w+(?<!Request)$/, `${name}'s body is the answer of the v2 call it made`);
+      else assert.match(event.body_type, /^platform\.[a-z]+\.v2\.Delete\w+Request$/, `${name}'s body is the request of the v2 Delete it made`);
+    } else if (answersMessage) {
+      assert.equal(event.body_type, method.output.typeName, `${name}'s body is its answer`);
+      assert.deepEqual(body, asInEvent(method.output, out.body ?? {}), `${name}'s body is what it answered`);
+    } else {
+      assert.equal(event.body_type, method.input.typeName, `${name}'s body is its request (it answered Empty)`);
+    }
+    // A webhook receiver learns which resource changed from the body: a created, updated or deleted resource's uid.
+    if (event.subject !== "" && !event.body_type.endsWith("Response")) assert.equal(body.uid ?? body.id, event.subject, `${name}'s body carries the uid of its resource`);
     walked.add(`${service.typeName}/${name}`);
     return out.body ?? {};
   };
@@ -108,7 +136,17 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(ExternalGroupRoleMappingsService, "UpdateExternalGroupRoleMapping", "iam.external_group_role_mappings.updated", { externalGroupRoleMapping: { uid: mapping, externalGroupId: "admins", roleUid: role } }, () => mapping);
   await call(AccountAssociationsService, "CreateAccountAssociation", "iam.account_associations.created", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
   await call(AccountAssociationsService, "UpdateAccountAssociation", "iam.account_associations.updated", { accountAssociation: { uid: group, description: "d" } }, () => group);
-  const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", "iam.group_invite.created", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
+  const made = await call(GroupInvitesService, "CreateGroupInvite", "iam.group_invite.created", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid);
+  const invite = uid(made);
+  const code = made.code as string;
+  assert.ok(code, "the invite's code is answered once");
+  const inviteEvent = await server.store.db.selectFrom("events").select("body").where("subject", "=", invite).executeTakeFirstOrThrow();
+  assert.ok(!inviteEvent.body.includes(code), "an invite's code is in no event");
+  assert.equal((JSON.parse(inviteEvent.body) as JsonObject).expirationTime, made.expirationTime, "the invite's event carries what a Get shows");
+  const redeemed = await call(GroupInvitesService, "RedeemGroupInvite", "iam.group_invite.redeemed", { code }, (b) => b.roleBindingUid as string, await newcomer());
+  assert.equal(redeemed.groupUid, group);
+  const redeemEvent = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("type", "=", "dev.platform.api.iam.group_invite.redeemed.v1").executeTakeFirstOrThrow();
+  assert.ok(!redeemEvent.body.includes(code), "the code a caller redeems is in no event");
   await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
   const repo = uid(await call(ReposService, "CreateRepo", "platform.registry.repo.created", { parent: group, repo: { name: "coverage/app" } }, uid));
   await call(ReposService, "UpdateRepo", "platform.registry.repo.updated", { repo: { uid: repo, description: "d" } }, () => repo);
@@ -123,6 +161,8 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(IdentityProvidersService, "DeleteIdentityProvider", "iam.identity_providers.deleted", { uid: provider }, () => provider);
   await call(AccountAssociationsService, "DeleteAccountAssociation", "iam.account_associations.deleted", { uid: group }, () => group);
   await call(RoleBindingsService, "DeleteRoleBinding", "iam.rolebindings.deleted", { uid: binding }, () => binding);
+  const redeemedBinding = redeemed.roleBindingUid as string;
+  await call(RoleBindingsService, "DeleteRoleBinding", "iam.rolebindings.deleted", { uid: redeemedBinding }, () => redeemedBinding);
   await call(RolesService, "DeleteRole", "iam.roles.deleted", { uid: role }, () => role);
   await call(IdentitiesService, "DeleteIdentity", "iam.identity.deleted", { uid: identity }, () => identity);
   await call(GroupsService, "DeleteGroup", "iam.group.deleted", { uid: group }, () => group);
@@ -142,7 +182,7 @@ test("every changing RPC of every domain writes one event of its type, about its
   const p1 = id(await call(IdentityProvidersV1, "Create", "iam.identity_providers.created", { parentId: g1, identityProvider: { name: "corp", oidc } }, id));
   const p1Event = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("subject", "=", p1).executeTakeFirstOrThrow();
   assert.ok(!p1Event.body.includes("hidden-v1"), "an INPUT_ONLY secret is not in a v1 call's event");
-  assert.equal(p1Event.body_type, "platform.iam.v2.CreateIdentityProviderRequest", "a v1 call's event carries the v2 request");
+  assert.equal(p1Event.body_type, "platform.iam.v2.IdentityProvider", "a v1 call's event carries the v2 answer");
   await call(IdentityProvidersV1, "Update", "iam.identity_providers.updated", { id: p1, name: "corp", oidc: { issuer: oidc.issuer, clientId: "cid2" } }, () => p1);
   const m1 = id(await call(ExternalGroupRoleMappingsV1, "Create", "iam.external_group_role_mappings.created", { parentId: p1, mapping: { externalGroupId: "admins", roleUidp: viewer } }, id));
   await call(ExternalGroupRoleMappingsV1, "Delete", "iam.external_group_role_mappings.deleted", { id: m1 }, () => m1);

@@ -168,9 +168,14 @@ describe("events are delivered, signed, in order, and only for committed changes
     assert.ok(!Number.isNaN(Date.parse(String(first.headers["ce-time"]))));
     assert.equal(first.headers["content-type"], "application/json");
     assert.equal(first.headers["ce-audience"], "customer");
-    assert.equal(first.headers["ce-bodytype"], "platform.registry.v2.CreateRepoRequest");
+    assert.equal(first.headers["ce-bodytype"], "platform.registry.v2.Repo");
     assert.equal(first.body.actor.subject, server.ownerUid);
-    assert.equal((first.body.body.repo as JsonObject).name, "events/app");
+    assert.deepEqual(first.body.body, repo.body, "a created event's body is the created resource, uid and times included");
+    assert.equal(first.body.body.uid, repoUid);
+    assert.equal(received[1].headers["ce-bodytype"], "platform.registry.v2.Repo");
+    assert.deepEqual([received[1].body.body.uid, received[1].body.body.description], [repoUid, "d"], "an updated event's body is the resource as updated");
+    assert.deepEqual([received[2].headers["ce-bodytype"], received[2].body.body.uid], ["platform.registry.v2.Tag", tag.body!.uid]);
+    assert.deepEqual([received[4].headers["ce-bodytype"], received[4].body.body], ["platform.registry.v2.DeleteRepoRequest", { uid: repoUid }], "a deleted event's body names the uid");
     assert.equal(received[2].headers["ce-group"], folder, "a tag's group is its repo's group");
     const jwks = createRemoteJWKSet(new URL(`${server.apiUrl}/.well-known/jwks.json`));
     for (const event of received) {

@@ -8,9 +8,10 @@ import { OPENAPI_INFO } from "../../src/rest/api-docs.js";
 import { resolveFieldPath } from "../../src/rest/field-path.js";
 import { routesFromServices } from "../../src/rest/http-rules.js";
 import { buildOpenApi, type Schema } from "../../src/rest/openapi.js";
+import { pathShape } from "../../src/rest/openapi-paths.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
-type Operation = { operationId: string; parameters?: Array<{ name: string; in: string }>; requestBody?: unknown; security: unknown[]; description: string };
+type Operation = { operationId: string; parameters?: Array<{ name: string; in: string; description?: string }>; requestBody?: unknown; security: unknown[]; description: string };
 type Document = { paths: Record<string, Record<string, Operation>> };
 
 const COMMITTED = new URL("../../gen/openapi.json", import.meta.url);
@@ -55,31 +56,65 @@ describe("the OpenAPI document", () => {
     assert.deepEqual(withoutDescriptions(JSON.parse(JSON.stringify(buildOpenApi(API_SERVICES, OPENAPI_INFO)))), withoutDescriptions(committed));
   });
 
+  test("has no two paths that differ only in their variables' names (OpenAPI 3 forbids them)", () => {
+    const byShape = new Map<string, string[]>();
+    for (const path of Object.keys(committed.paths)) {
+      const shape = path.replace(/\{[^}]+\}/g, "{}");
+      byShape.set(shape, [...(byShape.get(shape) ?? []), path]);
+    }
+    assert.deepEqual([...byShape.values()].filter((paths) => paths.length > 1), []);
+    assert.ok(committed.paths["/iam/v2/groups/{uid}"].post, "Create is on the path of Get, its parent named `uid` as the hosted document names it");
+  });
+
   test("has one operation per HTTP binding the transcoder serves, and no other", () => {
     const routes = routesFromServices(API_SERVICES);
     assert.equal(operations.length, routes.length);
     for (const route of routes) {
-      const path = route.template.source.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
-      const op = committed.paths[path]?.[route.httpMethod.toLowerCase()];
+      const path = Object.keys(committed.paths).find((p) => p.replace(/\{[^}]+\}/g, "{}") === pathShape(route.template));
+      const op = path && committed.paths[path][route.httpMethod.toLowerCase()];
       assert.ok(op, `${route.httpMethod} ${route.template.source}`);
       assert.match(op.operationId, new RegExp(`^${route.method.parent.name}_${route.method.name}(_\\d+)?$`));
       assert.equal(op.requestBody !== undefined, route.body !== "", `${op.operationId} body`);
     }
   });
 
-  test("names only query parameters the transcoder reads, and the path parameters of each template", () => {
+  test("names only query parameters the transcoder reads, and a path parameter for each variable of each template, in order", () => {
     const byId = new Map<string, DescMethod>(API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.name}_${m.name}`, m] as const)));
+    const routeOf = new Map(routesFromServices(API_SERVICES).map((r) => [`${r.httpMethod.toLowerCase()} ${pathShape(r.template)}`, r] as const));
     let queries = 0;
-    for (const { path, op } of operations) {
+    for (const { path, verb, op } of operations) {
       const method = byId.get(op.operationId.replace(/_\d+$/, ""))!;
+      const route = routeOf.get(`${verb} ${path.replace(/\{[^}]+\}/g, "{}")}`)!;
+      const inPath = (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);
+      assert.deepEqual(inPath, [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]), `${op.operationId}: a parameter per variable, in order`);
+      assert.equal(inPath.length, route.template.variables.length, op.operationId);
       for (const parameter of op.parameters ?? []) {
+        if (parameter.in === "path") continue;
         // Throws for a name that resolves to no field of the request: the transcoder would ignore it.
         resolveFieldPath(method.input, parameter.name.split("."));
-        if (parameter.in === "path") assert.ok(path.includes(`{${parameter.name}}`), `${op.operationId}: ${parameter.name}`);
-        else queries++;
+        queries++;
       }
     }
     assert.ok(queries > 50, `${queries} query parameters`);
+  });
+
+  test("a path parameter named for its position says which request field it sets", () => {
+    const parent = committed.paths["/iam/v2/groups/{uid}"].post.parameters?.find((p) => p.in === "path");
+    assert.match(parent?.description ?? "", /parent group's uid/);
+    assert.match(parent?.description ?? "", /The request's `parent`/);
+  });
+
+  test("an operation called as documented, with a UIDP sent as OpenAPI clients send it (percent-encoded), works", async () => {
+    const op = committed.paths["/iam/v2/groups/{uid}"];
+    assert.ok(op.post && op.get && op.patch && op.delete);
+    const url = (uid: string) => `${server.apiUrl}/iam/v2/groups/{uid}`.replace("{uid}", encodeURIComponent(uid));
+    const headers = { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" };
+    const made = await fetch(url(server.org.uid), { method: "POST", headers, body: JSON.stringify({ name: "documented" }) });
+    assert.equal(made.status, 200);
+    const uid = ((await made.json()) as { uid: string }).uid;
+    const read = await fetch(url(uid), { headers });
+    assert.equal(read.status, 200);
+    assert.equal(((await read.json()) as { uid: string }).uid, uid);
   });
 
   test("says which operations need a token", () => {

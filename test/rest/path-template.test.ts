@@ -4,12 +4,13 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
 import { routesFromServices } from "../../src/rest/http-rules.js";
 import type { RestRoute } from "../../src/rest/http-rules.js";
-import { matchPathTemplate, parsePathTemplate, PathTemplateSyntaxError, splitPath } from "../../src/rest/path-template.js";
+import { decodeCapture, MalformedEscapeError, matchPathTemplate, parsePathTemplate, PathTemplateSyntaxError, splitPath } from "../../src/rest/path-template.js";
 import { RouteTable } from "../../src/rest/route-table.js";
 
+/** The decoded captures, as the transcoder sets them. */
 function match(template: string, path: string): Record<string, string> | undefined {
   const bindings = matchPathTemplate(parsePathTemplate(template), splitPath(path)!);
-  return bindings && Object.fromEntries(bindings);
+  return bindings && Object.fromEntries([...bindings].map(([k, v]) => [k, decodeCapture(v)]));
 }
 
 describe("path template matching", () => {
@@ -35,15 +36,26 @@ describe("path template matching", () => {
     { template: "/iam/v2/groups/{uid=**}:redeem", path: "/iam/v2/groups/abc:other", want: undefined },
     { template: "/iam/v2/groups:search", path: "/iam/v2/groups:search", want: {} },
     { template: "/iam/v2/groups/{uid=**}", path: "/iam/v2/groups/abc:redeem", want: { uid: "abc:redeem" } },
-    // percent-decoding
+    // captures are raw: %2F never separates segments, decoding comes after matching
     { template: "/v1/{name}", path: "/v1/a%20b", want: { name: "a b" } },
     { template: "/v1/{name}", path: "/v1/a%2Fb", want: { name: "a/b" } },
-    { template: "/v1/{name=**}", path: "/v1/a%20b/c%2Fd/%C3%A9", want: { name: "a b/c%2Fd/é" } },
-    { template: "/v1/{name}", path: "/v1/bad%zz", want: undefined },
+    { template: "/v1/{name=**}", path: "/v1/a%20b/c%2Fd/%C3%A9", want: { name: "a b/c/d/é" } },
+    { template: "/v1/{name=**}", path: "/v1/org%2Fchild", want: { name: "org/child" } },
+    { template: "/v1/{name}/x", path: "/v1/org%2Fchild/x", want: { name: "org/child" } },
+    { template: "/v1/{name}", path: "/v1/org%2Fchild/x", want: undefined },
     { template: "/v1/{name=**}:go", path: "/v1/x%3Ago:go", want: { name: "x:go" } },
+    { template: "/v1/{name}", path: "/v1/a%252F", want: { name: "a%2F" } },
   ];
   for (const c of cases) {
     it(`${c.template} ~ ${c.path}`, () => assert.deepEqual(match(c.template, c.path), c.want));
+  }
+
+  for (const raw of ["bad%zz", "cut%4", "end%", "%C3", "%E9t%C3%A9"]) {
+    it(`a malformed escape matches, and its decoding throws: ${raw}`, () => {
+      const bindings = matchPathTemplate(parsePathTemplate("/v1/{name=**}"), splitPath(`/v1/${raw}`)!);
+      assert.equal(bindings?.get("name"), raw);
+      assert.throws(() => decodeCapture(raw), MalformedEscapeError);
+    });
   }
 
   it("parses verb, variables and ** position", () => {

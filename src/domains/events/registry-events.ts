@@ -1,9 +1,10 @@
-import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
 import type { Database } from "../../store/tables.js";
 import { repoFromRow } from "../registry/repo-mapper.js";
 import type { RepoRow } from "../registry/store/repos.js";
+import { eventBody } from "./event-body.js";
 import { apiEventType, emitEvent } from "./store/outbox.js";
 
 /** How the registry host and `registry import` name themselves in an event's actor. */
@@ -15,8 +16,8 @@ export interface HostEventOptions {
 
 /**
  * Records a change the registry host made to an API resource, as the RPC making it would:
- * `<prefix>.api.<name>.v1`, about `subject` in `group`, the resource message as body with its
- * type, the actor naming the path (`act.via`), in the change's transaction.
+ * `<prefix>.api.<name>.v1`, about `subject` in `group`, the resource message as body (`eventBody`)
+ * with its type, the actor naming the path (`act.via`), in the change's transaction.
  */
 export async function recordHostChange<Desc extends DescMessage>(
   trx: Transaction<Database>,
@@ -30,7 +31,7 @@ export async function recordHostChange<Desc extends DescMessage>(
       subject: change.subject,
       group: change.group,
       actor: { subject: "", act: { via: options.via } },
-      body: toJson(change.schema, change.message),
+      body: eventBody(change.schema, change.message),
       bodyType: change.schema.typeName,
     },
     options.now,

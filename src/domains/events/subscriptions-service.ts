@@ -42,10 +42,8 @@ export function createSubscriptionsService({ db, pager, now, events }: ServiceDe
       const subscription = req.subscription ?? create(SubscriptionSchema);
       new Violations().uid("parent", req.parent).throwIfAny();
       const sink = await checkSink(subscription.sink, events);
-      const row = await inTransaction(db, ctx.signal, (trx) =>
-        insertSubscription(trx, { uid: newChildUid(req.parent), group_uid: req.parent, sink: sink.href, create_time: now() }),
-      );
-      return subscriptionFromRow(row);
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, sink: sink.href, create_time: now() };
+      return inTransaction(db, ctx.signal, async (trx) => subscriptionFromRow(await insertSubscription(trx, row)));
     },
 
     async deleteSubscription(req, ctx) {

@@ -45,22 +45,23 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
       violations.throwIfAny();
       const time = now();
       const row = { uid: req.parent, group_uid: req.parent, create_time: time, ...accountAssociationColumns(association, time) };
-      await inTransaction(db, ctx.signal, (trx) => insertAccountAssociation(trx, row));
-      return accountAssociationFromRow(row);
+      return inTransaction(db, ctx.signal, async (trx) => {
+        await insertAccountAssociation(trx, row);
+        return accountAssociationFromRow(row);
+      });
     },
 
     async updateAccountAssociation(req, ctx) {
       const patch = req.accountAssociation ?? create(AccountAssociationSchema);
       new Violations().uid("account_association.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = accountAssociationFromRow(await getAccountAssociation(trx, patch.uid));
         const next = applyFieldMask(AccountAssociationSchema, current, patch, req.updateMask, ACCOUNT_ASSOCIATION_UPDATABLE);
         const violations = new Violations();
         checkAccountAssociationFields(violations, next);
         violations.throwIfAny();
-        return updateAccountAssociation(trx, next.uid, accountAssociationColumns(next, now()));
+        return accountAssociationFromRow(await updateAccountAssociation(trx, next.uid, accountAssociationColumns(next, now())));
       });
-      return accountAssociationFromRow(row);
     },
 
     deleteAccountAssociation: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteAccountAssociation),

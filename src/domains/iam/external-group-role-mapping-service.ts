@@ -65,27 +65,27 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
         create_time: time,
         update_time: time,
       };
-      await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, group);
         await insertExternalGroupRoleMapping(trx, row);
-        return row;
+        return externalGroupRoleMappingFromRow(row);
       });
-      return externalGroupRoleMappingFromRow(row);
     },
 
     async updateExternalGroupRoleMapping(req, ctx) {
       const patch = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
       new Violations().uid("external_group_role_mapping.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getExternalGroupRoleMapping(trx, patch.uid);
         const next = applyFieldMask(ExternalGroupRoleMappingSchema, externalGroupRoleMappingFromRow(stored), patch, req.updateMask, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE);
         const violations = new Violations();
         checkExternalGroupRoleMappingFields(violations, next);
         violations.throwIfAny();
         if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
-        return updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() });
+        return externalGroupRoleMappingFromRow(
+          await updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() }),
+        );
       });
-      return externalGroupRoleMappingFromRow(row);
     },
 
     deleteExternalGroupRoleMapping: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteExternalGroupRoleMapping),

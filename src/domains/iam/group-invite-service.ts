@@ -81,12 +81,11 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         used_time: null,
         create_time: time,
       };
-      const { role } = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);
         await insertGroupInvite(trx, row);
-        return { uid: row.uid, role: (await rolesByUid(trx, [row.role_uid])).get(row.role_uid) };
+        return groupInviteFromRow(row, (await rolesByUid(trx, [row.role_uid])).get(row.role_uid), code);
       });
-      return groupInviteFromRow(row, role, code);
     },
 
     deleteGroupInvite: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteGroupInvite),
@@ -96,7 +95,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       if (!caller) throw unauthenticated("redeeming an invite needs `Authorization: Bearer <token>`");
       new Violations().text("code", req.code, { required: true, max: 128 }).throwIfAny();
       const time = now();
-      const binding = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const invite = await findGroupInviteByCodeHash(trx, inviteCodeHash(req.code));
         if (!invite) throw notFound("group invite", "(the given code)");
         if (invite.expire_time <= time) {
@@ -106,12 +105,13 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         checkRoleScope(invite.group_uid, invite.role_uid);
         await getRole(trx, invite.role_uid);
         if (!(await identityExists(trx, caller.identityUid))) throw notFound("identity", caller.identityUid);
-        const existing = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
-        if (existing) return { uid: existing, group_uid: invite.group_uid, role_uid: invite.role_uid };
-        if (invite.single_use === 1 && !(await markGroupInviteUsed(trx, invite.uid, time))) throw inviteUsed(invite.uid);
-        return bindRole(trx, invite.group_uid, caller.identityUid, invite.role_uid, time);
+        let bindingUid = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
+        if (!bindingUid) {
+          if (invite.single_use === 1 && !(await markGroupInviteUsed(trx, invite.uid, time))) throw inviteUsed(invite.uid);
+          bindingUid = (await bindRole(trx, invite.group_uid, caller.identityUid, invite.role_uid, time)).uid;
+        }
+        return create(RedeemGroupInviteResponseSchema, { roleBindingUid: bindingUid, groupUid: invite.group_uid, roleUid: invite.role_uid });
       });
-      return create(RedeemGroupInviteResponseSchema, { roleBindingUid: binding.uid, groupUid: binding.group_uid, roleUid: binding.role_uid });
     },
   };
 }

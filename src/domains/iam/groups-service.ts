@@ -52,26 +52,24 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
         update_time: time,
       };
       const caller = ctx.values.get(principalKey);
-      await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         await insertGroup(trx, row);
         if (isOrganization && caller) await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
-        return row;
+        return groupFromRow(row);
       });
-      return groupFromRow(row);
     },
 
     async updateGroup(req, ctx) {
       const patch = req.group ?? create(GroupSchema);
       new Violations().uid("group.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = groupFromRow(await getGroup(trx, patch.uid));
         const next = applyFieldMask(GroupSchema, current, patch, req.updateMask, ["name", "description"]);
         const violations = new Violations();
         checkGroupFields(violations, next, isRoot(next.uid));
         violations.throwIfAny();
-        return updateGroup(trx, next.uid, { name: next.name, description: next.description, update_time: now() });
+        return groupFromRow(await updateGroup(trx, next.uid, { name: next.name, description: next.description, update_time: now() }));
       });
-      return groupFromRow(row);
     },
 
     async deleteGroup(req, ctx) {

@@ -47,18 +47,17 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       violations.throwIfAny();
       const time = now();
       const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, time) };
-      await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         if (row.default_role_uid !== "") await requireGrantableRole(trx, ctx, row.default_role_uid, row.group_uid);
         await insertIdentityProvider(trx, row);
-        return row;
+        return identityProviderFromRow(row);
       });
-      return identityProviderFromRow(row);
     },
 
     async updateIdentityProvider(req, ctx) {
       const patch = req.identityProvider ?? create(IdentityProviderSchema);
       new Violations().uid("identity_provider.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getIdentityProvider(trx, patch.uid);
         const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored, true), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);
         const oidc = oidcOf(next);
@@ -69,9 +68,8 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
         if (next.defaultRole !== "" && next.defaultRole !== stored.default_role_uid) {
           await requireGrantableRole(trx, ctx, next.defaultRole, stored.group_uid);
         }
-        return updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, now()));
+        return identityProviderFromRow(await updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, now())));
       });
-      return identityProviderFromRow(row);
     },
 
     deleteIdentityProvider: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteIdentityProvider),

@@ -66,34 +66,31 @@ export function createIdentitiesService({ db, pager, now }: ServiceDeps): Servic
       checkIdentityFields(violations, identity);
       violations.throwIfAny();
       const time = now();
-      const row = await inTransaction(db, ctx.signal, (trx) =>
-        createIdentity(trx, {
-          uid: newChildUid(req.parent),
-          group_uid: req.parent,
-          name: identity.name,
-          description: identity.description,
-          ...relationshipColumns(identity),
-          last_seen_time: time,
-          create_time: time,
-          update_time: time,
-        }),
-      );
-      return identityFromRow(row);
+      const row = {
+        uid: newChildUid(req.parent),
+        group_uid: req.parent,
+        name: identity.name,
+        description: identity.description,
+        ...relationshipColumns(identity),
+        last_seen_time: time,
+        create_time: time,
+        update_time: time,
+      };
+      return inTransaction(db, ctx.signal, async (trx) => identityFromRow(await createIdentity(trx, row)));
     },
 
     async updateIdentity(req, ctx) {
       const patch = req.identity ?? create(IdentitySchema);
       new Violations().uid("identity.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = identityFromRow(await getIdentity(trx, patch.uid));
         const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, ["name", "description"]);
         next.relationship = patchedRelationship(current, patch, req.updateMask);
         const violations = new Violations();
         checkIdentityFields(violations, next);
         violations.throwIfAny();
-        return updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() });
+        return identityFromRow(await updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() }));
       });
-      return identityFromRow(row);
     },
 
     deleteIdentity: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteIdentity),

@@ -57,22 +57,21 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
       violations.uid("role_binding.role_uid", input.roleUid);
       violations.throwIfAny();
       checkBindingScope(req.parent, input.identityUid, input.roleUid);
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         await getGroup(trx, req.parent);
         await getIdentity(trx, input.identityUid);
         const role = await getRole(trx, input.roleUid);
         requireGrantable(ctx.values.get(principalKey), req.parent, role.capabilities, `binding role ${role.uid}`);
         const uid = newChildUid(req.parent);
         await createRoleBinding(trx, { uid, group_uid: req.parent, identity_uid: input.identityUid, role_uid: role.uid, create_time: now() });
-        return getRoleBinding(trx, uid);
+        return roleBindingFromRow(await getRoleBinding(trx, uid));
       });
-      return roleBindingFromRow(row);
     },
 
     async updateRoleBinding(req, ctx) {
       const patch = req.roleBinding ?? create(RoleBindingInputSchema);
       new Violations().uid("role_binding.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = await getRoleBinding(trx, patch.uid);
         if (patch.identityUid !== "" && patch.identityUid !== current.identity_uid) {
           throw invalidField("role_binding.identity_uid", "cannot change; delete the binding and create another");
@@ -80,14 +79,13 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
         const before = create(RoleBindingInputSchema, { uid: current.uid, identityUid: current.identity_uid, roleUid: current.role_uid });
         const next = applyFieldMask(RoleBindingInputSchema, before, patch, req.updateMask, ["role_uid"]);
         new Violations().uid("role_binding.role_uid", next.roleUid).throwIfAny();
-        if (next.roleUid === current.role_uid) return current;
+        if (next.roleUid === current.role_uid) return roleBindingFromRow(current);
         checkBindingScope(current.group_uid, current.identity_uid, next.roleUid);
         const role = await getRole(trx, next.roleUid);
         requireGrantable(ctx.values.get(principalKey), current.group_uid, role.capabilities, `binding role ${role.uid}`);
         await setBindingRole(trx, current.uid, role.uid);
-        return getRoleBinding(trx, current.uid);
+        return roleBindingFromRow(await getRoleBinding(trx, current.uid));
       });
-      return roleBindingFromRow(row);
     },
 
     deleteRoleBinding: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteRoleBinding),

@@ -41,13 +41,13 @@ export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl
       violations.throwIfAny();
       const time = now();
       const row = { uid: newChildUid(req.parent), group_uid: req.parent, name: role.name, description: role.description, built_in: 0, create_time: time, update_time: time };
-      return roleFromRow(await inTransaction(db, ctx.signal, (trx) => insertRole(trx, row, capabilities)));
+      return inTransaction(db, ctx.signal, async (trx) => roleFromRow(await insertRole(trx, row, capabilities)));
     },
 
     async updateRole(req, ctx) {
       const patch = req.role ?? create(RoleSchema);
       new Violations().uid("role.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getRole(trx, patch.uid);
         if (stored.built_in) throw builtInRoleImmutable(stored.uid);
         const next = applyFieldMask(RoleSchema, roleFromRow(stored), patch, req.updateMask, ["name", "description", "capabilities"]);
@@ -56,9 +56,8 @@ export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl
         violations.throwIfAny();
         const added = capabilities.filter((c) => !stored.capabilities.includes(c));
         requireGrantable(ctx.values.get(principalKey), stored.group_uid, added, `adding capabilities to role ${stored.uid}`);
-        return updateRole(trx, stored.uid, { name: next.name, description: next.description, update_time: now() }, capabilities);
+        return roleFromRow(await updateRole(trx, stored.uid, { name: next.name, description: next.description, update_time: now() }, capabilities));
       });
-      return roleFromRow(row);
     },
 
     async deleteRole(req, ctx) {

@@ -22,8 +22,10 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
       const violations = new Violations().uid("group", req.group);
       checkDocumentIds(violations, docs);
       violations.throwIfAny();
-      const rows = await inTransaction(db, ctx.signal, (trx) => acceptTerms(trx, req.group, docs, caller.identityUid, now()));
-      return create(AcceptTermsResponseSchema, { group: req.group, documentIds: docs, termsAcceptances: rows.map(termsAcceptanceFromRow) });
+      return inTransaction(db, ctx.signal, async (trx) => {
+        const rows = await acceptTerms(trx, req.group, docs, caller.identityUid, now());
+        return create(AcceptTermsResponseSchema, { group: req.group, documentIds: docs, termsAcceptances: rows.map(termsAcceptanceFromRow) });
+      });
     },
 
     listTermsAcceptances: (req, ctx) =>

@@ -34,32 +34,21 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
       checkRepoFields(violations, repo);
       violations.throwIfAny();
       const time = now();
-      const row = await inTransaction(db, ctx.signal, (trx) =>
-        insertRepo(trx, {
-          uid: newChildUid(req.parent),
-          group_uid: req.parent,
-          name: repo.name,
-          description: repo.description,
-          readme: "",
-          create_time: time,
-          update_time: time,
-        }),
-      );
-      return repoFromRow(row);
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, name: repo.name, description: repo.description, readme: "", create_time: time, update_time: time };
+      return inTransaction(db, ctx.signal, async (trx) => repoFromRow(await insertRepo(trx, row)));
     },
 
     async updateRepo(req, ctx) {
       const patch = req.repo ?? create(RepoSchema);
       new Violations().uid("repo.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = repoFromRow(await getRepo(trx, patch.uid));
         const next = applyFieldMask(RepoSchema, current, patch, req.updateMask, ["name", "description"]);
         const violations = new Violations();
         checkRepoFields(violations, next);
         violations.throwIfAny();
-        return updateRepo(trx, next.uid, { name: next.name, description: next.description, update_time: now() });
+        return repoFromRow(await updateRepo(trx, next.uid, { name: next.name, description: next.description, update_time: now() }));
       });
-      return repoFromRow(row);
     },
 
     deleteRepo: (req, ctx) => deleteMethod(db, ctx, req.uid, (trx, uid) => deleteRepo(trx, uid, ownership.deletedWithRepo)),
@@ -69,14 +58,13 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
     async updateRepoReadme(req, ctx) {
       const patch = req.repoReadme ?? create(RepoReadmeSchema);
       new Violations().uid("repo_readme.uid", patch.uid).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const next = applyFieldMask(RepoReadmeSchema, readmeFromRow(await getRepo(trx, patch.uid)), patch, req.updateMask, ["content"]);
         const violations = new Violations();
         checkReadme(violations, next.content);
         violations.throwIfAny();
-        return updateReadme(trx, patch.uid, next.content, now());
+        return readmeFromRow(await updateReadme(trx, patch.uid, next.content, now()));
       });
-      return readmeFromRow(row);
     },
   };
 }

@@ -41,10 +41,7 @@ export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<
       const violations = new Violations().uid("parent", req.parent);
       checkTagFields(violations, tag);
       violations.throwIfAny();
-      const row = await inTransaction(db, ctx.signal, (trx) =>
-        upsertTag(trx, req.parent, { name: tag.name, digest: tag.digest, deprecated: tag.deprecated }, now()),
-      );
-      return tagFromRow(row);
+      return inTransaction(db, ctx.signal, async (trx) => tagFromRow(await upsertTag(trx, req.parent, { name: tag.name, digest: tag.digest, deprecated: tag.deprecated }, now())));
     },
 
     deleteTag: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteTag),

@@ -4,14 +4,14 @@
 
 import type { GenExtension, GenFile } from "@bufbuild/protobuf/codegenv2";
 import { extDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MethodOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file platform/common/v1/events.proto.
  */
 export const file_platform_common_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wbGF0Zm9ybS9jb21tb24vdjEvZXZlbnRzLnByb3RvEhJwbGF0Zm9ybS5jb21tb24udjE6PwoKZXZlbnRfdHlwZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLuOAyABKAlSCWV2ZW50VHlwZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("Ch9wbGF0Zm9ybS9jb21tb24vdjEvZXZlbnRzLnByb3RvEhJwbGF0Zm9ybS5jb21tb24udjE6PwoKZXZlbnRfdHlwZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLuOAyABKAlSCWV2ZW50VHlwZTo3CgZzZWNyZXQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLyOAyABKAhSBnNlY3JldGIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * The CloudEvent an RPC that changes something emits, as the hosted service
@@ -23,4 +23,14 @@ export const file_platform_common_v1_events: GenFile = /*@__PURE__*/
  */
 export const event_type: GenExtension<MethodOptions, string> = /*@__PURE__*/
   extDesc(file_platform_common_v1_events, 0);
+
+/**
+ * A secret (an invite's code, a client secret): never written to an event's
+ * body, whichever message of the body carries it. An event's body leaves out
+ * INPUT_ONLY fields too.
+ *
+ * @generated from extension: bool secret = 51004;
+ */
+export const secret: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
+  extDesc(file_platform_common_v1_events, 1);
 

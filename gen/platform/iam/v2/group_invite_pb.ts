@@ -7,6 +7,7 @@ import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Cap } from "../../common/v1/authorization_pb.js";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
+import { file_platform_common_v1_events } from "../../common/v1/events_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/group_invite.proto.
  */
 export const file_platform_iam_v2_group_invite: GenFile = /*@__PURE__*/
-  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIi/QIKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISMwoEcm9sZRgKIAEoCzIgLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZVJvbGVCA+BBAxINCgVlbWFpbBgDIAEoCRIrCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CA+BBBBI4Cg9leHBpcmF0aW9uX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhEKBGNvZGUYByABKAlCA+BBAxI0CgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxIyCgl1c2VkX3RpbWUYZCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNKBAgIEAkihAEKD0dyb3VwSW52aXRlUm9sZRIQCgN1aWQYASABKAlCA+BBAxIRCgRuYW1lGAIgASgJQgPgQQMSGAoLZGVzY3JpcHRpb24YAyABKAlCA+BBAxIyCgxjYXBhYmlsaXRpZXMYBCADKA4yFy5wbGF0Zm9ybS5jb21tb24udjEuQ2FwQgPgQQNiBnByb3RvMw", [file_google_api_field_behavior, file_platform_common_v1_authorization, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIigQMKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISMwoEcm9sZRgKIAEoCzIgLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZVJvbGVCA+BBAxINCgVlbWFpbBgDIAEoCRIrCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CA+BBBBI4Cg9leHBpcmF0aW9uX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhUKBGNvZGUYByABKAlCB+BBA+DzGAESNAoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSMgoJdXNlZF90aW1lGGQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDSgQICBAJIoQBCg9Hcm91cEludml0ZVJvbGUSEAoDdWlkGAEgASgJQgPgQQMSEQoEbmFtZRgCIAEoCUID4EEDEhgKC2Rlc2NyaXB0aW9uGAMgASgJQgPgQQMSMgoMY2FwYWJpbGl0aWVzGAQgAygOMhcucGxhdGZvcm0uY29tbW9uLnYxLkNhcEID4EEDYgZwcm90bzM", [file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_common_v1_events, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * GroupInvite lets whoever holds its code bind itself to a role on a group.

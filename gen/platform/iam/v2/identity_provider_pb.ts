@@ -7,13 +7,14 @@ import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_platform_common_v1_events } from "../../common/v1/events_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file platform/iam/v2/identity_provider.proto.
  */
 export const file_platform_iam_v2_identity_provider: GenFile = /*@__PURE__*/
-  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKaAwoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFAoMZGVmYXVsdF9yb2xlGAYgASgJEjYKBG9pZGMYFCABKAsyJi5wbGF0Zm9ybS5pYW0udjIuSWRlbnRpdHlQcm92aWRlci5PSURDSAAagAEKBE9JREMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISGgoNY2xpZW50X3NlY3JldBgDIAEoCUID4EEEEhkKEWFkZGl0aW9uYWxfc2NvcGVzGAQgAygJEhQKDGdyb3Vwc19jbGFpbRgFIAEoCUIPCg1jb25maWd1cmF0aW9uYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKeAwoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFAoMZGVmYXVsdF9yb2xlGAYgASgJEjYKBG9pZGMYFCABKAsyJi5wbGF0Zm9ybS5pYW0udjIuSWRlbnRpdHlQcm92aWRlci5PSURDSAAahAEKBE9JREMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISHgoNY2xpZW50X3NlY3JldBgDIAEoCUIH4EEE4PMYARIZChFhZGRpdGlvbmFsX3Njb3BlcxgEIAMoCRIUCgxncm91cHNfY2xhaW0YBSABKAlCDwoNY29uZmlndXJhdGlvbmIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_events]);
 
 /**
  * IdentityProvider is an OIDC provider whose users may sign in to a group.

@@ -37,7 +37,8 @@ import { getTag, listTags, tagOrderable, upsertTag } from "../store/tags.js";
 import { checkTagFields, TAG_NAME } from "../tag-validation.js";
 import { tagFromRow } from "../tag-mapper.js";
 import { createTagsService } from "../tags-service.js";
-import { repoFromV1, repoRowToV1, repoToV1 } from "./repo-mapper.js";
+import { repoFromV1, repoToV1 } from "./repo-mapper.js";
+import { repoFromRow } from "../repo-mapper.js";
 import { hiddenForms } from "../tag-forms.js";
 import { includedForms, keepsTag } from "./tag-filter.js";
 import { eolTagFromRow, latestTag, tagFromV1, tagToV1 } from "./tag-mapper.js";
@@ -85,7 +86,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
         method: repoRpc.updateRepo,
         message: create(repoRpc.updateRepo.input, { repo: { uid: req.id, name: req.name, description: req.description }, updateMask: replaceAll() }),
       });
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      const repo = await inTransaction(db, ctx.signal, async (trx) => {
         await getRepo(trx, req.id);
         const violations = new Violations();
         checkRepoFields(violations, req, "");
@@ -93,9 +94,9 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
         violations.throwIfAny();
         const time = now();
         await updateRepo(trx, req.id, { name: req.name, description: req.description, update_time: time });
-        return updateReadme(trx, req.id, req.readme, time);
+        return repoFromRow(await updateReadme(trx, req.id, req.readme, time));
       });
-      return repoRowToV1(row);
+      return repoToV1(repo, req.readme);
     },
 
     async listRepos(req, ctx) {
@@ -117,15 +118,14 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
 
     async updateTag(req, ctx) {
       new Violations().uid("id", req.id).throwIfAny();
-      const row = await inTransaction(db, ctx.signal, async (trx) => {
+      return inTransaction(db, ctx.signal, async (trx) => {
         const current = await getTag(trx, req.id);
         const violations = new Violations();
         checkTagFields(violations, { name: req.name || current.name, digest: req.digest }, "");
         if (req.name !== "" && req.name !== current.name) violations.add("name", "a tag cannot be renamed: create a tag of the new name instead");
         violations.throwIfAny();
-        return upsertTag(trx, current.repo_uid, { name: current.name, digest: req.digest, deprecated: req.deprecated }, now());
+        return tagToV1(tagFromRow(await upsertTag(trx, current.repo_uid, { name: current.name, digest: req.digest, deprecated: req.deprecated }, now())));
       });
-      return tagToV1(tagFromRow(row));
     },
 
     deleteTag: (req, ctx) => deleteV1("tag", req.id, () => callV2(tagRpc.deleteTag, tags.deleteTag, { uid: req.id }, ctx, ID)),
