@@ -45,7 +45,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(out.code, 0, out.message);
       assert.match(String(out.body?.uid), new RegExp(`^${server.org.uid}/[0-9a-f]{16}$`));
       assert.deepEqual(out.body?.claimMatch, body.claimMatch);
-      assert.equal(out.body?.lastSeenTime, out.body?.createTime);
+      assert.ok(out.body?.lastSeenTime, "lastSeenTime is set in the create response (spec 2)");
+      assert.equal(out.body.lastSeenTime, out.body.createTime);
       const uid = out.body!.uid as string;
       const read = await call(IdentitiesService, "GetIdentity", { uid }, { method: "GET", path: `/iam/v2/identities/${uid}` });
       assert.equal(read.code, 0, read.message);

@@ -87,6 +87,7 @@ const IAM_KINDS: DifferentialKind[] = [
       delete: (uid) => ({ service: IdentitiesService, method: "DeleteIdentity", request: { uid }, rest: rest("DELETE", `/iam/v2/identities/${uid}`) }),
     },
     toV1: (i) => {
+      assert.ok(i.lastSeenTime, "an identity always shows lastSeenTime (the create time until an exchange)");
       const keys = i.staticKeys as JsonObject | undefined;
       return defined({
         id: i.uid,

@@ -36,6 +36,7 @@ test("CreateIdentity stores the claim match in the shared JSON shape and sets la
     owner,
   );
   assert.match(made.uid, new RegExp(`^${api.org}/[0-9a-f]{16}$`));
+  assert.ok(made.lastSeenTime, "lastSeenTime is set in the create response (spec 2)");
   assert.deepEqual(made.lastSeenTime, made.createTime);
   const row = await api.store.db.selectFrom("identities").selectAll().where("uid", "=", made.uid).executeTakeFirstOrThrow();
   assert.deepEqual(JSON.parse(row.claim_match), {
