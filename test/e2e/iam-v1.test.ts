@@ -118,6 +118,25 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual(((detailOf(binding, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field), ["role_binding.identity"]);
     });
 
+    test("an identity's issuer must be an https URL, on Create and on the PUT", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("issuer")))).id);
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const bad = { name: "i", claimMatch: { issuer: "notaurl", subject: "i" } };
+      const created = await call(Identities, "Create", { parentId: group, identity: bad }, rest("POST", `/iam/v1/identities/${group}`, bad));
+      assert.equal(created.code, 3);
+      assert.deepEqual(fields(created), ["identity.claim_match.issuer"]);
+      const keys = { name: "k", static: { issuer: "http://issuer.example", subject: "k", issuerKeys: '{"keys":[{"kty":"EC"}]}' } };
+      const staticKeys = await call(Identities, "Create", { parentId: group, identity: keys }, rest("POST", `/iam/v1/identities/${group}`, keys));
+      assert.equal(staticKeys.code, 3);
+      assert.deepEqual(fields(staticKeys), ["identity.static.issuer"], "the v1 name of the field");
+      const made = await ok(call(Identities, "Create", { parentId: group, identity: { ...bad, claimMatch: { issuer: ISSUER, subject: "i" } } }, rest("POST", `/iam/v1/identities/${group}`, { ...bad, claimMatch: { issuer: ISSUER, subject: "i" } })));
+      const id = String(made.id);
+      const put = await call(Identities, "Update", { id, ...bad }, rest("PUT", `/iam/v1/identities/${id}`, { id, ...bad }));
+      assert.equal(put.code, 3);
+      assert.deepEqual(fields(put), ["claim_match.issuer"]);
+      if (wireName === "rest") assert.equal(put.httpStatus, 400);
+    });
+
     test("role bindings carry uids of their identity, group and role", async () => {
       const group = String((await ok(createGroup(server.org.uid, unique("rb")))).id);
       const identity = await ok(
