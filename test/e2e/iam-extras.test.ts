@@ -5,13 +5,15 @@ import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_as
 import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Outcome, type Wire } from "../support/wires.js";
 
 let server: TestServer;
 let wires: Wire[];
@@ -32,6 +34,12 @@ async function newcomer(): Promise<string> {
   const now = Date.now();
   await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "newcomer", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
   return (await server.server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
+}
+
+/** How many events of a `deleted` type are about `subject`. */
+async function deletedEvents(subject: string): Promise<number> {
+  const rows = await server.store.db.selectFrom("events").select("type").where("subject", "=", subject).execute();
+  return rows.filter((r) => r.type.endsWith(".deleted.v1")).length;
 }
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
@@ -89,6 +97,63 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
         "identity_provider.oidc.issuer",
       ]);
       if (wireName === "rest") assert.equal(refused.httpStatus, 400);
+    });
+
+    test("deleting a role binding, group invite or account association is idempotent (AIP-135): again, or never there, is an empty 200 without an event", async () => {
+      const group = await folder(`deletes ${wireName}`);
+      const viewer = builtInRole("viewer").uid;
+      const identity = await call(IdentitiesService, "CreateIdentity", { parent: group, identity: { name: "bound" } }, { method: "POST", path: `/iam/v2/identities/${group}`, body: { name: "bound" } });
+      assert.equal(identity.code, 0, identity.message);
+      const created = async (out: Promise<Outcome>) => {
+        const o = await out;
+        assert.equal(o.code, 0, o.message);
+        return o.body!.uid as string;
+      };
+      const binding = { identityUid: identity.body!.uid as string, roleUid: viewer };
+      const invite = { roleUid: viewer };
+      const association = { name: "cloud", amazon: { account: "123456789012" } };
+      const kinds = [
+        {
+          name: "role binding",
+          create: () => created(call(RoleBindingsService, "CreateRoleBinding", { parent: group, roleBinding: binding }, { method: "POST", path: `/iam/v2/roleBindings/${group}`, body: binding })),
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(RoleBindingsService, "DeleteRoleBinding", { uid }, { method: "DELETE", path: `/iam/v2/roleBindings/${uid}` }, token),
+        },
+        {
+          name: "group invite",
+          create: () => created(call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: invite }, { method: "POST", path: `/iam/v2/groupInvites/${group}`, body: invite })),
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(GroupInvitesService, "DeleteGroupInvite", { uid }, { method: "DELETE", path: `/iam/v2/groupInvites/${uid}` }, token),
+        },
+        {
+          name: "account association",
+          create: () =>
+            created(call(AccountAssociationsService, "CreateAccountAssociation", { parent: group, accountAssociation: association }, { method: "POST", path: `/iam/v2/accountAssociations/${group}`, body: association })),
+          // A folder that never existed (an association's uid is its group's).
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(AccountAssociationsService, "DeleteAccountAssociation", { uid }, { method: "DELETE", path: `/iam/v2/accountAssociations/${uid}` }, token),
+        },
+      ];
+      const stranger = await newcomer();
+      for (const kind of kinds) {
+        const uid = await kind.create();
+        const denied = await kind.remove(uid, stranger);
+        assert.equal(denied.code, 7, `${kind.name}: a caller without the capability is refused`);
+        assert.equal((await kind.remove(kind.missing, stranger)).code, 7, `${kind.name}: refused whether or not it exists`);
+        for (const attempt of ["first", "second"]) {
+          const out = await kind.remove(uid);
+          assert.equal(out.code, 0, `${kind.name}, ${attempt} delete: ${out.message}`);
+          assert.deepEqual(out.body, {});
+          if (wireName === "rest") assert.equal(out.httpStatus, 200);
+        }
+        assert.equal(await deletedEvents(uid), 1, `${kind.name}: one deleted event, from the delete that deleted`);
+        const never = await kind.remove(kind.missing);
+        assert.equal(never.code, 0, `${kind.name} never there: ${never.message}`);
+        assert.deepEqual(never.body, {});
+        assert.equal(await deletedEvents(kind.missing), 0, `${kind.name}: no event for a delete that deleted nothing`);
+        const malformed = await kind.remove("not-a-uid");
+        assert.equal(malformed.code, 3, `${kind.name}: a malformed uid is still INVALID_ARGUMENT`);
+      }
     });
 
     test("an external group role mapping names its provider and external group id (hosted names)", async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { GroupAccountAssociations } from "../../gen/platform/iam/v1/account_associations_pb.js";
 import { Groups } from "../../gen/platform/iam/v1/group_pb.js";
 import { GroupInvites } from "../../gen/platform/iam/v1/group_invites_pb.js";
 import { Terms } from "../../gen/platform/iam/v1/terms_pb.js";
@@ -10,6 +11,7 @@ import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
 import { PingService } from "../../gen/platform/ping/v1/ping_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { newChildUid } from "../../src/api/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { rest } from "../support/v1-differential.js";
@@ -135,6 +137,31 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(put.code, 3);
       assert.deepEqual(fields(put), ["claim_match.issuer"]);
       if (wireName === "rest") assert.equal(put.httpStatus, 400);
+    });
+
+    test("deleting a role binding, group invite or account association twice, or one never there, succeeds (AIP-135, as v2)", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("deletes")))).id);
+      const identity = await ok(call(Identities, "Create", { parentId: group, identity: { name: "i" } }, rest("POST", `/iam/v1/identities/${group}`, { name: "i" })));
+      const viewer = builtInRole("viewer").uid;
+      const binding = await ok(call(RoleBindings, "Create", { parent: group, roleBinding: { identity: identity.id, role: viewer } }, rest("POST", `/iam/v1/rolebindings/${group}`, { identity: identity.id as string, role: viewer })));
+      const inviteBody = { group, role: viewer, ttl: "600s" };
+      const invite = await ok(call(GroupInvites, "Create", inviteBody, rest("POST", `/iam/v1/group_invites/${group}`, inviteBody)));
+      const associationBody = { group, name: "cloud", amazon: { account: "123456789012" } };
+      await ok(call(GroupAccountAssociations, "Create", associationBody, rest("POST", `/iam/v1/account_associations/${group}`, associationBody)));
+      const deletes = [
+        (id: string) => call(RoleBindings, "Delete", { id }, rest("DELETE", `/iam/v1/rolebindings/${id}`)),
+        (id: string) => call(GroupInvites, "Delete", { id }, rest("DELETE", `/iam/v1/group_invites/${id}`)),
+        (id: string) => call(GroupAccountAssociations, "Delete", { group: id }, rest("DELETE", `/iam/v1/account_associations/${id}`)),
+      ];
+      const ids = [String(binding.id), String(invite.id), group];
+      for (const [i, remove] of deletes.entries()) {
+        for (const id of [ids[i], ids[i], newChildUid(group)]) {
+          const out = await remove(id);
+          assert.equal(out.code, 0, `${id}: ${out.message}`);
+          assert.deepEqual(out.body, {});
+          if (wireName === "rest") assert.equal(out.httpStatus, 200);
+        }
+      }
     });
 
     test("role bindings carry uids of their identity, group and role", async () => {

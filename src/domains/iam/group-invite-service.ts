@@ -11,7 +11,7 @@ import {
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { failedPrecondition, notFound, unauthenticated } from "../../api/errors.js";
 import { newChildUid } from "../../api/uidp.js";
-import { deleteMethod, listMethod } from "../../api/standard-methods.js";
+import { idempotentDeleteMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import {
@@ -89,7 +89,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       return groupInviteFromRow(row, role, code);
     },
 
-    deleteGroupInvite: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteGroupInvite),
+    deleteGroupInvite: (req, ctx) => idempotentDeleteMethod(db, ctx, req.uid, deleteGroupInvite),
 
     async redeemGroupInvite(req, ctx) {
       const caller = ctx.values.get(principalKey);

@@ -258,7 +258,9 @@ export const GroupInvitesService: GenService<{
     output: typeof GroupInviteSchema;
   },
   /**
-   * DeleteGroupInvite revokes an invite (AIP-135).
+   * DeleteGroupInvite revokes an invite (AIP-135). Idempotent, as the hosted
+   * service documents it: deleting an invite that is already gone, or never
+   * existed, succeeds too (and writes no event).
    *
    * @generated from rpc platform.iam.v2.GroupInvitesService.DeleteGroupInvite
    */

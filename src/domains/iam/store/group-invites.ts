@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
-import { CREATE_TIME_ORDERABLE, deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
+import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -53,8 +53,9 @@ export async function markGroupInviteUsed(db: Db, uid: string, time: number): Pr
   return numUpdatedRows > 0n;
 }
 
-export function deleteGroupInvite(db: Db, uid: string): Promise<void> {
-  return deleteByUid(db, GROUP_INVITES, uid);
+/** Deletes the invite `uid` if there is one; true when one was deleted (a delete of it is idempotent). */
+export function deleteGroupInvite(db: Db, uid: string): Promise<boolean> {
+  return deleteByUidIfAny(db, GROUP_INVITES, uid);
 }
 
 
