@@ -192,9 +192,13 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       const role = made.body!.role as JsonObject;
       assert.deepEqual([role.uid, role.name], [builtInRole("viewer").uid, "viewer"], "the role is hydrated");
       assert.ok((role.capabilities as string[]).includes("CAP_IAM_GROUPS_LIST"));
-      const got = await call(GroupInvitesService, "GetGroupInvite", { uid: made.body!.uid as string }, { method: "GET", path: `/iam/v2/groupInvites/${made.body!.uid as string}` });
+      assert.ok(made.body!.updateTime, "updateTime is shown (spec 2)");
+      assert.equal(made.body!.updateTime, made.body!.createTime, "a new invite's update time is its create time");
+      const get = () => call(GroupInvitesService, "GetGroupInvite", { uid: made.body!.uid as string }, { method: "GET", path: `/iam/v2/groupInvites/${made.body!.uid as string}` });
+      const got = await get();
       assert.equal((got.body?.role as JsonObject).name, "viewer");
       assert.equal(got.body?.expirationTime, made.body!.expirationTime);
+      assert.equal(got.body?.updateTime, made.body!.createTime);
       const code = made.body!.code as string;
       assert.ok(code);
       const token = await newcomer();
@@ -205,12 +209,15 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(redeemed.code, 0, redeemed.message);
       assert.equal(redeemed.body?.groupUid, group);
       assert.equal((await read()).code, 0);
+      const used = (await get()).body!;
+      assert.ok(used.usedTime, "a redeemed single-use invite shows when");
+      assert.equal(used.updateTime, used.usedTime, "its redemption is its last change");
 
-      const used = await redeem(await newcomer());
-      assert.equal(used.code, 9);
-      assert.equal(reasonOf(used), "FAILED_PRECONDITION");
-      assert.equal((detailOf(used, "PreconditionFailure")?.violations as JsonObject[])[0].type, "INVITE_USED");
-      if (wireName === "rest") assert.equal(used.httpStatus, 400);
+      const again = await redeem(await newcomer());
+      assert.equal(again.code, 9);
+      assert.equal(reasonOf(again), "FAILED_PRECONDITION");
+      assert.equal((detailOf(again, "PreconditionFailure")?.violations as JsonObject[])[0].type, "INVITE_USED");
+      if (wireName === "rest") assert.equal(again.httpStatus, 400);
 
       const unknown = await call(GroupInvitesService, "RedeemGroupInvite", { code: "nope" }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code: "nope" } }, token);
       assert.equal(unknown.code, 5);
@@ -228,11 +235,14 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       );
       assert.equal(accepted.code, 0, accepted.message);
       assert.deepEqual([accepted.body?.group, accepted.body?.documentIds], [server.org.uid, [doc]]);
-      assert.equal((accepted.body?.termsAcceptances as JsonObject[])[0].docId, doc);
+      const record = (accepted.body?.termsAcceptances as JsonObject[])[0];
+      assert.equal(record.docId, doc);
+      assert.ok(record.updateTime, "updateTime is shown (spec 2)");
+      assert.equal(record.updateTime, record.createTime, "an acceptance is never changed");
       const listed = await call(TermsService, "ListTermsAcceptances", { group, docId: doc }, { method: "GET", path: `/iam/v2/terms/${group}?docId=${doc}` });
       assert.equal(listed.code, 0, listed.message);
       const acceptances = listed.body?.termsAcceptances as JsonObject[];
-      assert.deepEqual(acceptances.map((a) => [a.docId, a.groupUid, a.orgUid, a.acceptedBy]), [[doc, server.org.uid, server.org.uid, server.ownerUid]]);
+      assert.deepEqual(acceptances.map((a) => [a.docId, a.groupUid, a.orgUid, a.acceptedBy, a.updateTime]), [[doc, server.org.uid, server.org.uid, server.ownerUid, record.updateTime]]);
       assert.equal(listed.body?.totalCount, "1");
 
       const body = {

@@ -80,6 +80,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         expire_time: time + ttl,
         used_time: null,
         create_time: time,
+        update_time: time,
       };
       const { role } = await inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);

@@ -72,8 +72,9 @@ export type ListGroupInvitesRequest = Message<"platform.iam.v2.ListGroupInvitesR
   pageToken: string;
 
   /**
-   * `uid`, `create_time` (or `created_at`), `expiration_time`, each with an
-   * optional ` desc`, comma-separated. Default `uid`.
+   * `uid`, `create_time` (or `created_at`), `update_time` (or `updated_at`),
+   * `expiration_time`, each with an optional ` desc`, comma-separated. Default
+   * `uid`.
    *
    * @generated from field: string order_by = 5;
    */
