@@ -109,6 +109,7 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(AccountAssociationsService, "CreateAccountAssociation", "iam.account_associations.created", { parent: group, accountAssociation: { name: "cloud", amazon: { account: "123456789012" } } }, () => group);
   await call(AccountAssociationsService, "UpdateAccountAssociation", "iam.account_associations.updated", { accountAssociation: { uid: group, description: "d" } }, () => group);
   const invite = uid(await call(GroupInvitesService, "CreateGroupInvite", "iam.group_invite.created", { parent: group, groupInvite: { roleUid: viewer, ttl: "3600s" } }, uid));
+  await call(GroupInvitesService, "UpdateGroupInvite", "iam.group_invite.updated", { groupInvite: { uid: invite, email: "new@example.com" } }, () => invite);
   await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
   const repo = uid(await call(ReposService, "CreateRepo", "platform.registry.repo.created", { parent: group, repo: { name: "coverage/app" } }, uid));
   await call(ReposService, "UpdateRepo", "platform.registry.repo.updated", { repo: { uid: repo, description: "d" } }, () => repo);

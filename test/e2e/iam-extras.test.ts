@@ -224,6 +224,70 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       if (wireName === "rest") assert.equal(unknown.httpStatus, 404);
     });
 
+    test("UpdateGroupInvite (PATCH with a field mask) changes the role, email and lifetime; single_use stays; the code keeps working", async () => {
+      const group = await folder(`invite update ${wireName}`);
+      const viewer = builtInRole("viewer").uid;
+      const editor = builtInRole("editor").uid;
+      const body = { roleUid: viewer, email: "a@example.com", singleUse: true, ttl: "3600s" };
+      const made = await call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: body }, { method: "POST", path: `/iam/v2/groupInvites/${group}`, body });
+      assert.equal(made.code, 0, made.message);
+      const uid = made.body!.uid as string;
+      const update = (patch: JsonObject, mask?: string, token?: string) =>
+        call(
+          GroupInvitesService,
+          "UpdateGroupInvite",
+          { groupInvite: { uid, ...patch }, ...(mask === undefined ? {} : { updateMask: mask }) },
+          { method: "PATCH", path: `/iam/v2/groupInvites/${uid}${mask === undefined ? "" : `?updateMask=${mask}`}`, body: patch },
+          token,
+        );
+
+      const emailed = await update({ email: "b@example.com" });
+      assert.equal(emailed.code, 0, emailed.message);
+      assert.deepEqual(
+        [emailed.body?.email, emailed.body?.roleUid, emailed.body?.expirationTime, emailed.body?.singleUse, emailed.body?.code, emailed.body?.createTime],
+        ["b@example.com", viewer, made.body!.expirationTime, true, undefined, made.body!.createTime],
+        "only the email changed; the code is not shown",
+      );
+      assert.ok(Date.parse(emailed.body!.updateTime as string) >= Date.parse(made.body!.updateTime as string));
+
+      // A mask names the only fields that change: the role, not the email in the body.
+      const promoted = await update({ roleUid: editor, email: "ignored@example.com" }, "roleUid");
+      assert.equal(promoted.code, 0, promoted.message);
+      assert.deepEqual([promoted.body?.roleUid, (promoted.body?.role as JsonObject).name, promoted.body?.email], [editor, "editor", "b@example.com"]);
+
+      const renewed = await update({ ttl: "7200s" }, "ttl");
+      assert.equal(renewed.code, 0, renewed.message);
+      assert.equal(Date.parse(renewed.body!.expirationTime as string) - Date.parse(renewed.body!.updateTime as string), 7200_000, "a ttl counts from the update");
+      assert.equal(renewed.body?.ttl, undefined, "ttl is input only");
+
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const immutable = await update({ singleUse: false }, "singleUse");
+      assert.equal(immutable.code, 3);
+      assert.deepEqual(fields(immutable), ["group_invite.single_use"]);
+      if (wireName === "rest") assert.equal(immutable.httpStatus, 400);
+      const same = await update({ singleUse: true }, "singleUse");
+      assert.equal(same.code, 0, "an immutable field may be sent with its value");
+      const bad = await update({ email: "not an email", ttl: "1s" });
+      assert.equal(bad.code, 3);
+      assert.deepEqual(fields(bad).sort(), ["group_invite.email", "group_invite.ttl"]);
+      const unknown = await update({ email: "c@example.com" }, "colour");
+      assert.equal(unknown.code, 3);
+      assert.deepEqual(fields(unknown), ["update_mask"]);
+
+      assert.equal((await update({ email: "c@example.com" }, undefined, await newcomer())).code, 7, "a caller without CAP_IAM_GROUP_INVITES_UPDATE is refused");
+      const missing = newChildUid(group);
+      const gone = await call(GroupInvitesService, "UpdateGroupInvite", { groupInvite: { uid: missing, email: "c@example.com" } }, { method: "PATCH", path: `/iam/v2/groupInvites/${missing}`, body: { email: "c@example.com" } });
+      assert.equal(gone.code, 5);
+      if (wireName === "rest") assert.equal(gone.httpStatus, 404);
+
+      const got = await call(GroupInvitesService, "GetGroupInvite", { uid }, { method: "GET", path: `/iam/v2/groupInvites/${uid}` });
+      assert.deepEqual([got.body?.roleUid, got.body?.email, got.body?.expirationTime], [editor, "b@example.com", renewed.body!.expirationTime]);
+      const code = made.body!.code as string;
+      const redeemed = await call(GroupInvitesService, "RedeemGroupInvite", { code }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code } }, await newcomer());
+      assert.equal(redeemed.code, 0, redeemed.message);
+      assert.equal(redeemed.body?.roleUid, editor, "the code grants the role the invite names now");
+    });
+
     test("terms accepted at the organization are listed for a folder; an association is deleted with an empty body", async () => {
       const group = await folder(`terms ${wireName}`);
       const doc = `tos-${wireName}`;

@@ -22,6 +22,7 @@ const HOSTED: Record<string, number> = {
 const OWN = [
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE",
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE",
+  "CAP_IAM_GROUP_INVITES_UPDATE",
   "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */

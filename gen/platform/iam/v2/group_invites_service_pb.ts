@@ -6,8 +6,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
-import type { EmptySchema } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema, FieldMask } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty, file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import { file_platform_common_v1_events } from "../../common/v1/events_pb.js";
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/group_invites_service.proto.
  */
 export const file_platform_iam_v2_group_invites_service: GenFile = /*@__PURE__*/
-  fileDesc("CitwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlc19zZXJ2aWNlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIiKQoVR2V0R3JvdXBJbnZpdGVSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIqABChdMaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBIsCgR1aWRwGAEgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISEAoIcm9sZV91aWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKjAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjMKDWdyb3VwX2ludml0ZXMYASADKAsyHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQiaAoYQ3JlYXRlR3JvdXBJbnZpdGVSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEjcKDGdyb3VwX2ludml0ZRgCIAEoCzIcLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZUID4EECIiwKGERlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiItChhSZWRlZW1Hcm91cEludml0ZVJlcXVlc3QSEQoEY29kZRgBIAEoCUID4EECIloKGVJlZGVlbUdyb3VwSW52aXRlUmVzcG9uc2USGAoQcm9sZV9iaW5kaW5nX3VpZBgBIAEoCRIRCglncm91cF91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAky6AYKE0dyb3VwSW52aXRlc1NlcnZpY2USkQEKDkdldEdyb3VwSW52aXRlEiYucGxhdGZvcm0uaWFtLnYyLkdldEdyb3VwSW52aXRlUmVxdWVzdBocLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZSI5kAIByvMYDRoLCgN1aWQQARoCywGC0+STAh8SHS9pYW0vdjIvZ3JvdXBJbnZpdGVzL3t1aWQ9Kip9EpIBChBMaXN0R3JvdXBJbnZpdGVzEigucGxhdGZvcm0uaWFtLnYyLkxpc3RHcm91cEludml0ZXNSZXF1ZXN0GikucGxhdGZvcm0uaWFtLnYyLkxpc3RHcm91cEludml0ZXNSZXNwb25zZSIpkAIByvMYBiIECgLLAYLT5JMCFhIUL2lhbS92Mi9ncm91cEludml0ZXMSwgEKEUNyZWF0ZUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLkNyZWF0ZUdyb3VwSW52aXRlUmVxdWVzdBocLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZSJkyvMYDhoMCgZwYXJlbnQaAskB2vMYGGlhbS5ncm91cF9pbnZpdGUuY3JlYXRlZILT5JMCMDoMZ3JvdXBfaW52aXRlIiAvaWFtL3YyL2dyb3VwSW52aXRlcy97cGFyZW50PSoqfRKqAQoRRGVsZXRlR3JvdXBJbnZpdGUSKS5wbGF0Zm9ybS5pYW0udjIuRGVsZXRlR3JvdXBJbnZpdGVSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5IlLK8xgNGgsKA3VpZBABGgLMAdrzGBhpYW0uZ3JvdXBfaW52aXRlLmRlbGV0ZWSC0+STAh8qHS9pYW0vdjIvZ3JvdXBJbnZpdGVzL3t1aWQ9Kip9ErUBChFSZWRlZW1Hcm91cEludml0ZRIpLnBsYXRmb3JtLmlhbS52Mi5SZWRlZW1Hcm91cEludml0ZVJlcXVlc3QaKi5wbGF0Zm9ybS5pYW0udjIuUmVkZWVtR3JvdXBJbnZpdGVSZXNwb25zZSJJyvMYAhIA2vMYGWlhbS5ncm91cF9pbnZpdGUucmVkZWVtZWSC0+STAiA6ASoiGy9pYW0vdjIvZ3JvdXBJbnZpdGVzOnJlZGVlbWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp, file_platform_iam_v2_group_invite]);
+  fileDesc("CitwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlc19zZXJ2aWNlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIiKQoVR2V0R3JvdXBJbnZpdGVSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIqABChdMaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBIsCgR1aWRwGAEgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISEAoIcm9sZV91aWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKjAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjMKDWdyb3VwX2ludml0ZXMYASADKAsyHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQiaAoYQ3JlYXRlR3JvdXBJbnZpdGVSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEjcKDGdyb3VwX2ludml0ZRgCIAEoCzIcLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZUID4EECIoQBChhVcGRhdGVHcm91cEludml0ZVJlcXVlc3QSNwoMZ3JvdXBfaW52aXRlGAEgASgLMhwucGxhdGZvcm0uaWFtLnYyLkdyb3VwSW52aXRlQgPgQQISLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiwKGERlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiItChhSZWRlZW1Hcm91cEludml0ZVJlcXVlc3QSEQoEY29kZRgBIAEoCUID4EECIloKGVJlZGVlbUdyb3VwSW52aXRlUmVzcG9uc2USGAoQcm9sZV9iaW5kaW5nX3VpZBgBIAEoCRIRCglncm91cF91aWQYAiABKAkSEAoIcm9sZV91aWQYAyABKAkyxAgKE0dyb3VwSW52aXRlc1NlcnZpY2USkQEKDkdldEdyb3VwSW52aXRlEiYucGxhdGZvcm0uaWFtLnYyLkdldEdyb3VwSW52aXRlUmVxdWVzdBocLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZSI5kAIByvMYDRoLCgN1aWQQARoCywGC0+STAh8SHS9pYW0vdjIvZ3JvdXBJbnZpdGVzL3t1aWQ9Kip9EpIBChBMaXN0R3JvdXBJbnZpdGVzEigucGxhdGZvcm0uaWFtLnYyLkxpc3RHcm91cEludml0ZXNSZXF1ZXN0GikucGxhdGZvcm0uaWFtLnYyLkxpc3RHcm91cEludml0ZXNSZXNwb25zZSIpkAIByvMYBiIECgLLAYLT5JMCFhIUL2lhbS92Mi9ncm91cEludml0ZXMSwgEKEUNyZWF0ZUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLkNyZWF0ZUdyb3VwSW52aXRlUmVxdWVzdBocLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZSJkyvMYDhoMCgZwYXJlbnQaAskB2vMYGGlhbS5ncm91cF9pbnZpdGUuY3JlYXRlZILT5JMCMDoMZ3JvdXBfaW52aXRlIiAvaWFtL3YyL2dyb3VwSW52aXRlcy97cGFyZW50PSoqfRLZAQoRVXBkYXRlR3JvdXBJbnZpdGUSKS5wbGF0Zm9ybS5pYW0udjIuVXBkYXRlR3JvdXBJbnZpdGVSZXF1ZXN0GhwucGxhdGZvcm0uaWFtLnYyLkdyb3VwSW52aXRlInvK8xgbGhkKEGdyb3VwX2ludml0ZS51aWQQARoDkI4G2vMYGGlhbS5ncm91cF9pbnZpdGUudXBkYXRlZILT5JMCOjoMZ3JvdXBfaW52aXRlMiovaWFtL3YyL2dyb3VwSW52aXRlcy97Z3JvdXBfaW52aXRlLnVpZD0qKn0SqgEKEURlbGV0ZUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLkRlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSJSyvMYDRoLCgN1aWQQARoCzAHa8xgYaWFtLmdyb3VwX2ludml0ZS5kZWxldGVkgtPkkwIfKh0vaWFtL3YyL2dyb3VwSW52aXRlcy97dWlkPSoqfRK1AQoRUmVkZWVtR3JvdXBJbnZpdGUSKS5wbGF0Zm9ybS5pYW0udjIuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0GioucGxhdGZvcm0uaWFtLnYyLlJlZGVlbUdyb3VwSW52aXRlUmVzcG9uc2UiScrzGAISANrzGBlpYW0uZ3JvdXBfaW52aXRlLnJlZGVlbWVkgtPkkwIgOgEqIhsvaWFtL3YyL2dyb3VwSW52aXRlczpyZWRlZW1iBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp, file_platform_iam_v2_group_invite]);
 
 /**
  * GetGroupInviteRequest names one invite.
@@ -154,6 +154,35 @@ export const CreateGroupInviteRequestSchema: GenMessage<CreateGroupInviteRequest
   messageDesc(file_platform_iam_v2_group_invites_service, 3);
 
 /**
+ * UpdateGroupInviteRequest patches `group_invite` (its `uid` names it).
+ *
+ * @generated from message platform.iam.v2.UpdateGroupInviteRequest
+ */
+export type UpdateGroupInviteRequest = Message<"platform.iam.v2.UpdateGroupInviteRequest"> & {
+  /**
+   * @generated from field: platform.iam.v2.GroupInvite group_invite = 1;
+   */
+  groupInvite?: GroupInvite | undefined;
+
+  /**
+   * Paths among `role_uid`, `email`, `ttl` and `single_use` (which must keep
+   * its value); `*` replaces them all (an absent `ttl` still keeps the
+   * expiration); empty means the fields present in the request. Output-only
+   * paths are ignored.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message platform.iam.v2.UpdateGroupInviteRequest.
+ * Use `create(UpdateGroupInviteRequestSchema)` to create a new message.
+ */
+export const UpdateGroupInviteRequestSchema: GenMessage<UpdateGroupInviteRequest> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_group_invites_service, 4);
+
+/**
  * DeleteGroupInviteRequest names the invite to delete.
  *
  * @generated from message platform.iam.v2.DeleteGroupInviteRequest
@@ -170,7 +199,7 @@ export type DeleteGroupInviteRequest = Message<"platform.iam.v2.DeleteGroupInvit
  * Use `create(DeleteGroupInviteRequestSchema)` to create a new message.
  */
 export const DeleteGroupInviteRequestSchema: GenMessage<DeleteGroupInviteRequest> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 4);
+  messageDesc(file_platform_iam_v2_group_invites_service, 5);
 
 /**
  * RedeemGroupInviteRequest carries the code of an invite.
@@ -189,7 +218,7 @@ export type RedeemGroupInviteRequest = Message<"platform.iam.v2.RedeemGroupInvit
  * Use `create(RedeemGroupInviteRequestSchema)` to create a new message.
  */
 export const RedeemGroupInviteRequestSchema: GenMessage<RedeemGroupInviteRequest> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 5);
+  messageDesc(file_platform_iam_v2_group_invites_service, 6);
 
 /**
  * RedeemGroupInviteResponse names the role binding the redemption made (or
@@ -219,7 +248,7 @@ export type RedeemGroupInviteResponse = Message<"platform.iam.v2.RedeemGroupInvi
  * Use `create(RedeemGroupInviteResponseSchema)` to create a new message.
  */
 export const RedeemGroupInviteResponseSchema: GenMessage<RedeemGroupInviteResponse> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 6);
+  messageDesc(file_platform_iam_v2_group_invites_service, 7);
 
 /**
  * GroupInvitesService manages invitation codes to groups.
@@ -256,6 +285,22 @@ export const GroupInvitesService: GenService<{
   createGroupInvite: {
     methodKind: "unary";
     input: typeof CreateGroupInviteRequestSchema;
+    output: typeof GroupInviteSchema;
+  },
+  /**
+   * UpdateGroupInvite patches an invite (AIP-134): its role, its email, and
+   * its lifetime (a `ttl` given sets `expiration_time` to the update's time
+   * plus `ttl`, so an invite may be extended or renewed; none keeps it).
+   * `single_use` is immutable (a different value is INVALID_ARGUMENT); the
+   * code is neither changed nor shown, a redeemed invite stays redeemed. A new
+   * role follows the rules of create: in scope, existing, and holding no
+   * capability the caller lacks on the group.
+   *
+   * @generated from rpc platform.iam.v2.GroupInvitesService.UpdateGroupInvite
+   */
+  updateGroupInvite: {
+    methodKind: "unary";
+    input: typeof UpdateGroupInviteRequestSchema;
     output: typeof GroupInviteSchema;
   },
   /**

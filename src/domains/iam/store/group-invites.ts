@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
-import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -40,6 +40,11 @@ export async function insertGroupInvite(db: Db, row: GroupInviteRow): Promise<Gr
   await getGroup(db, row.group_uid);
   await db.insertInto("group_invites").values(row).execute();
   return row;
+}
+
+/** Writes what an update may change of invite `uid` and returns the row; throws NOT_FOUND. */
+export function updateGroupInvite(db: Db, uid: string, change: Pick<GroupInviteRow, "role_uid" | "email" | "expire_time" | "update_time">): Promise<GroupInviteRow> {
+  return updateByUid(db, GROUP_INVITES, uid, change);
 }
 
 /** Marks a single-use invite used at `time` (a change: its update time too); false when it already was (a concurrent redemption won). */
