@@ -6,6 +6,7 @@ import { Groups } from "../../gen/platform/iam/v1/group_pb.js";
 import { GroupInvites } from "../../gen/platform/iam/v1/group_invites_pb.js";
 import { Terms } from "../../gen/platform/iam/v1/terms_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
+import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { Identities } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
@@ -162,6 +163,40 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
           if (wireName === "rest") assert.equal(out.httpStatus, 200);
         }
       }
+    });
+
+    test("role capabilities are the hosted v1 strings (repo.list); enum names are read too; v2 keeps the enum", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("caps")))).id);
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const role = { name: "reader", capabilities: ["tag.list", "repo.list", "CAP_IAM_GROUPS_LIST"] };
+      const made = await ok(call(Roles, "Create", { parentId: group, role }, rest("POST", `/iam/v1/roles/${group}`, role)));
+      assert.deepEqual(made.capabilities, ["groups.list", "repo.list", "tag.list"], "string forms, in enum order");
+      const id = String(made.id);
+      const listed = await ok(call(Roles, "List", { id }, rest("GET", `/iam/v1/roles?id=${id}`)));
+      assert.deepEqual((listed.items as JsonObject[])[0].capabilities, ["groups.list", "repo.list", "tag.list"]);
+      const v2 = await ok(call(RolesService, "GetRole", { uid: id }, rest("GET", `/iam/v2/roles/${id}`)));
+      assert.deepEqual(v2.capabilities, ["CAP_IAM_GROUPS_LIST", "CAP_REPO_LIST", "CAP_TAG_LIST"]);
+
+      const unknown = { name: "bad", capabilities: ["repo.list", "repo.fly"] };
+      const refused = await call(Roles, "Create", { parentId: group, role: unknown }, rest("POST", `/iam/v1/roles/${group}`, unknown));
+      assert.equal(refused.code, 3);
+      assert.equal(reasonOf(refused), "INVALID_ARGUMENT");
+      assert.deepEqual(fields(refused), ["role.capabilities[1]"]);
+      if (wireName === "rest") assert.equal(refused.httpStatus, 400);
+      const put = await call(Roles, "Update", { id, name: "reader", capabilities: ["CAP_UNSPECIFIED"] }, rest("PUT", `/iam/v1/roles/${id}`, { id, name: "reader", capabilities: ["CAP_UNSPECIFIED"] }));
+      assert.equal(put.code, 3);
+      assert.deepEqual(fields(put), ["capabilities[0]"]);
+      const replaced = await ok(call(Roles, "Update", { id, name: "reader", capabilities: ["repo.list"] }, rest("PUT", `/iam/v1/roles/${id}`, { id, name: "reader", capabilities: ["repo.list"] })));
+      assert.deepEqual(replaced.capabilities, ["repo.list"]);
+
+      const viewer = await ok(call(Roles, "List", { name: "viewer" }, rest("GET", "/iam/v1/roles?name=viewer")));
+      const builtIn = (viewer.items as JsonObject[])[0].capabilities as string[];
+      assert.ok(builtIn.includes("groups.list") && builtIn.every((c) => /^[a-z_]+(\.[a-z_]+)+$/.test(c)), builtIn.join(", "));
+      const body = { group, role: builtInRole("viewer").uid, ttl: "600s" };
+      const invite = await ok(call(GroupInvites, "Create", body, rest("POST", `/iam/v1/group_invites/${group}`, body)));
+      assert.deepEqual((invite.role as JsonObject).capabilities, builtIn, "an invite's role shows them the same way");
+      const invites = await ok(call(GroupInvites, "List", { group }, rest("GET", `/iam/v1/group_invites?group=${group}`)));
+      assert.deepEqual(((invites.items as JsonObject[])[0].role as JsonObject).capabilities, builtIn);
     });
 
     test("role bindings carry uids of their identity, group and role", async () => {
