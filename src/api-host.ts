@@ -55,6 +55,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     organizationCreation: config.organizationCreation ?? "bootstrap",
     ownership: OWNERSHIP,
     events: eventsConfigOf(config),
+    allowHttpIssuers: config.upstreamIssuers?.allowHttp ?? false,
   };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();

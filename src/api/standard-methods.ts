@@ -35,6 +35,23 @@ export async function deleteMethod(
   return create(EmptySchema);
 }
 
+/**
+ * Delete (AIP-135) where deleting is idempotent: checks `uid`, runs `remove` in a transaction
+ * (it answers whether a row was deleted) and answers Empty either way, so a second delete, or
+ * one of a uid that never existed, succeeds too. Authorization ran before (a caller without the
+ * capability on the uid's scope is still refused). A delete that deleted nothing writes no event.
+ */
+export async function idempotentDeleteMethod(
+  db: Kysely<Database>,
+  ctx: HandlerContext,
+  uid: string,
+  remove: (trx: Db, uid: string) => Promise<boolean>,
+): Promise<Empty> {
+  new Violations().uid("uid", uid).throwIfAny();
+  await inTransaction(db, ctx.signal, (trx) => remove(trx, uid), { changed: (deleted) => deleted });
+  return create(EmptySchema);
+}
+
 /** The element type of repeated field `K` of message `Res`. */
 type ItemOf<Res extends DescMessage, K extends keyof MessageInitShape<Res>> = NonNullable<MessageInitShape<Res>[K]> extends readonly (infer E)[] ? E : never;
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { getOption, hasOption, type DescEnumValue } from "@bufbuild/protobuf";
-import { BuiltInRole, built_in_roles, Cap, CapSchema } from "../../gen/platform/common/v1/authorization_pb.js";
+import { BuiltInRole, built_in_roles, Cap, CapSchema, string_name } from "../../gen/platform/common/v1/authorization_pb.js";
 import type { BuiltInRole as StoredBuiltInRole } from "../domains/iam/store/roles.js";
 
 /**
@@ -18,6 +18,30 @@ export function capabilityName(cap: Cap): string {
   const value = CapSchema.value[cap] as DescEnumValue | undefined;
   if (!value || cap === Cap.UNSPECIFIED) throw new Error(`unknown capability ${cap}`);
   return value.name;
+}
+
+/** Each current capability's string form (`repo.list`, its `string_name` option), by number. */
+const STRINGS = new Map<Cap, string>(CURRENT_CAPABILITIES.map((v) => [v.number as Cap, getOption(v, string_name)]));
+
+/** Every spelling a capability may be given in, to its number: string forms and enum names (aliases too). */
+const SPELLINGS = new Map<string, Cap>([
+  ...CapSchema.values.filter((v) => v.number !== Cap.UNSPECIFIED).map((v) => [v.name, v.number as Cap] as const),
+  ...[...STRINGS].filter(([, s]) => s !== "").map(([cap, s]) => [s, cap] as const),
+]);
+
+/** A capability's string form (`repo.list`): what v1 answers. Throws for a number that is no capability. */
+export function capabilityString(cap: Cap): string {
+  const value = STRINGS.get(cap);
+  if (!value) throw new Error(`capability ${cap} has no string form`);
+  return value;
+}
+
+/**
+ * The capability a string names, in its string form (`repo.list`) or by an enum name
+ * (`CAP_REPO_LIST`, or an older alias); undefined for anything else, `CAP_UNSPECIFIED` included.
+ */
+export function capabilityOfString(name: string): Cap | undefined {
+  return SPELLINGS.get(name);
 }
 
 /**

@@ -38,7 +38,7 @@ const serveOptions: Record<string, OptionSpec> = {
     default: "24h",
     help: "how long a delivery the sink does not accept is retried, from its first failure, before it is marked failed",
   },
-  "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let the token exchange fetch other issuers' keys over plain http (default: https only)" },
+  "allow-http-issuers": { type: "boolean", env: "ALLOW_HTTP_ISSUERS", help: "let identities name plain http issuers, and the token exchange fetch their keys (default: https only)" },
   "allow-private-issuers": {
     type: "boolean",
     env: "ALLOW_PRIVATE_ISSUERS",

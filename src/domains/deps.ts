@@ -18,4 +18,6 @@ export interface ServiceDeps {
   ownership: Ownership;
   /** Event settings (which sinks a subscription may name). */
   events: EventsConfig;
+  /** Identities may name plain `http://` issuers (`serve --allow-http-issuers`, which the token exchange's fetches follow too). */
+  allowHttpIssuers: boolean;
 }

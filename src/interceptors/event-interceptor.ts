@@ -13,9 +13,10 @@ import { withTransactionHook } from "../store/transaction.js";
  * Records the event of every RPC that changes something (every method not declared
  * `idempotency_level = NO_SIDE_EFFECTS`), in the transaction of the change: the handler's
  * first committed `inTransaction` writes it to the outbox (`emitEvent`), so a change that
- * rolls back has no event and one that commits has it. Handlers write nothing for it, but a
- * handler whose RPC answers a message (Create, Update, custom methods) returns that answer
- * from its transaction's work, so the event can carry it (event-coverage.test.ts checks each).
+ * rolls back has no event and one that commits has it; a transaction whose `changed` says it
+ * changed nothing (an idempotent delete of a missing row) writes none. Handlers write nothing for
+ * it, but a handler whose RPC answers a message (Create, Update, custom methods) returns that
+ * answer from its transaction's work, so the event can carry it (event-coverage.test.ts checks each).
  *
  * - type: `<prefix>.api.<event_type>.v1`, `event_type` the method's option
  *   (`platform.common.v1.event_type`, the hosted service's spelling: `iam.group.created`);

@@ -81,8 +81,13 @@ export async function updateByUid<T extends ResourceTableName>(
 
 /** Deletes row `uid`; throws NotFoundError when there was none. */
 export async function deleteByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<void> {
+  if (!(await deleteByUidIfAny(db, table, uid))) throw notFound(table.type, uid);
+}
+
+/** Deletes row `uid` if there is one; true when a row was deleted. */
+export async function deleteByUidIfAny<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<boolean> {
   const { numDeletedRows } = await loose(db).deleteFrom(table.name as string).where("uid", "=", uid).executeTakeFirst();
-  if (Number(numDeletedRows) === 0) throw notFound(table.type, uid);
+  return Number(numDeletedRows) > 0;
 }
 
 /** What a listing of a resource table matches. */

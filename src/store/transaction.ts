@@ -27,17 +27,21 @@ export function transactionHookRan(): boolean {
  * finishes (the call's deadline passed or its client left), the transaction
  * rolls back and DEADLINE_EXCEEDED is thrown: nothing unacknowledged is written.
  * The enclosing `withTransactionHook`'s hook, when it has not run yet, runs in the
- * same transaction: what it writes commits or rolls back with the work.
+ * same transaction: what it writes commits or rolls back with the work. When
+ * `options.changed` says the work's result changed nothing (a delete of a row that
+ * was not there), the hook does not run (no event is written) and stays pending.
  */
 export async function inTransaction<T>(
   db: Kysely<Database>,
   signal: AbortSignal | undefined,
   work: (trx: Transaction<Database>) => Promise<T>,
+  options: { changed?: (result: T) => boolean } = {},
 ): Promise<T> {
   const attached = hooks.getStore();
-  const pending = attached && !attached.done ? attached : undefined;
+  let pending = attached && !attached.done ? attached : undefined;
   const result = await db.transaction().execute(async (trx) => {
     const result = await work(trx);
+    if (pending && options.changed && !options.changed(result)) pending = undefined;
     if (pending) await pending.hook(trx, result);
     if (signal?.aborted) throw deadlineExceeded("the call ended before its change was committed; nothing was written");
     return result;

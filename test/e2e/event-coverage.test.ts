@@ -147,6 +147,7 @@ test("every changing RPC of every domain writes one event of its type, about its
   assert.equal(redeemed.groupUid, group);
   const redeemEvent = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("type", "=", "dev.platform.api.iam.group_invite.redeemed.v1").executeTakeFirstOrThrow();
   assert.ok(!redeemEvent.body.includes(code), "the code a caller redeems is in no event");
+  await call(GroupInvitesService, "UpdateGroupInvite", "iam.group_invite.updated", { groupInvite: { uid: invite, email: "new@example.com" } }, () => invite);
   await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
   const repo = uid(await call(ReposService, "CreateRepo", "platform.registry.repo.created", { parent: group, repo: { name: "coverage/app" } }, uid));
   await call(ReposService, "UpdateRepo", "platform.registry.repo.updated", { repo: { uid: repo, description: "d" } }, () => repo);

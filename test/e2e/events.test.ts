@@ -89,8 +89,13 @@ describe("SubscriptionsService on every wire", () => {
       const read = await call("GetSubscription", { uid }, { method: "GET", path: `/events/v2/subscriptions/${uid}` });
       assert.equal(read.code, 0, read.message);
       assert.equal(read.body!.sink, sink);
+      for (const out of [made, read]) {
+        assert.ok(out.body!.updateTime, "updateTime is shown (spec 2)");
+        assert.equal(out.body!.updateTime, out.body!.createTime, "a subscription is not updated: its update time is its create time");
+      }
       const listed = await call("ListSubscriptions", { uidp: { ids: [uid] } }, { method: "GET", path: `/events/v2/subscriptions?uidp.ids=${uid}` });
       assert.deepEqual((listed.body!.subscriptions as JsonObject[]).map((s) => s.uid), [uid]);
+      assert.equal((listed.body!.subscriptions as JsonObject[])[0].updateTime, made.body!.updateTime);
       assert.equal(listed.body!.totalCount, "1");
       const gone = await call("DeleteSubscription", { uid }, { method: "DELETE", path: `/events/v2/subscriptions/${uid}` });
       assert.equal(gone.code, 0, gone.message);

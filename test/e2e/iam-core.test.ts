@@ -45,7 +45,8 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(out.code, 0, out.message);
       assert.match(String(out.body?.uid), new RegExp(`^${server.org.uid}/[0-9a-f]{16}$`));
       assert.deepEqual(out.body?.claimMatch, body.claimMatch);
-      assert.equal(out.body?.lastSeenTime, out.body?.createTime);
+      assert.ok(out.body?.lastSeenTime, "lastSeenTime is set in the create response (spec 2)");
+      assert.equal(out.body.lastSeenTime, out.body.createTime);
       const uid = out.body!.uid as string;
       const read = await call(IdentitiesService, "GetIdentity", { uid }, { method: "GET", path: `/iam/v2/identities/${uid}` });
       assert.equal(read.code, 0, read.message);
@@ -59,6 +60,40 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.deepEqual(fields(out), ["identity.name"]);
       assert.match(out.message ?? "", /^Invalid argument: identity\.name: /);
       if (wireName === "rest") assert.equal(out.httpStatus, 400);
+    });
+
+    test("an identity's issuer must be an https URL: INVALID_ARGUMENT naming the field, on create and on update", async () => {
+      const cases: Array<[JsonObject, string]> = [
+        [{ claimMatch: { issuer: "notaurl", subject: "s" } }, "identity.claim_match.issuer"],
+        [{ claimMatch: { issuer: "http://issuer.example", subject: "s" } }, "identity.claim_match.issuer"],
+        [{ claimMatch: { issuer: "ftp://issuer.example", subject: "s" } }, "identity.claim_match.issuer"],
+        [{ claimMatch: { issuer: "https://user:pw@issuer.example", subject: "s" } }, "identity.claim_match.issuer"],
+        [{ staticKeys: { issuer: "notaurl", subject: "s", issuerKeys: '{"keys":[{"kty":"EC"}]}' } }, "identity.static_keys.issuer"],
+      ];
+      for (const [relationship, field] of cases) {
+        const out = await createIdentity(server.org.uid, { name: "bad issuer", ...relationship });
+        assert.equal(out.code, 3, JSON.stringify(relationship));
+        assert.equal(reasonOf(out), "INVALID_ARGUMENT");
+        assert.deepEqual(fields(out), [field], JSON.stringify(relationship));
+        if (wireName === "rest") assert.equal(out.httpStatus, 400);
+      }
+      const http = await createIdentity(server.org.uid, { name: "bad issuer", claimMatch: { issuer: "http://issuer.example", subject: "s" } });
+      assert.match(http.message ?? "", /https URL \(plain http only where the operator allows it: serve --allow-http-issuers\)/);
+
+      const made = await createIdentity(server.org.uid, { name: `issuer ${wireName}`, claimMatch: { issuer: "https://issuer.example/tenant", subject: "s" } });
+      assert.equal(made.code, 0, made.message);
+      const uid = made.body!.uid as string;
+      const patch = { claimMatch: { issuer: "notaurl", subject: "s" } };
+      const refused = await call(
+        IdentitiesService,
+        "UpdateIdentity",
+        { identity: { uid, ...patch }, updateMask: "claimMatch" },
+        { method: "PATCH", path: `/iam/v2/identities/${uid}?updateMask=claimMatch`, body: patch },
+      );
+      assert.equal(refused.code, 3);
+      assert.deepEqual(fields(refused), ["identity.claim_match.issuer"]);
+      const read = await call(IdentitiesService, "GetIdentity", { uid }, { method: "GET", path: `/iam/v2/identities/${uid}` });
+      assert.equal((read.body?.claimMatch as JsonObject).issuer, "https://issuer.example/tenant", "nothing was written");
     });
 
     test("a missing identity is NOT_FOUND with ResourceInfo", async () => {

@@ -5,13 +5,15 @@ import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_as
 import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/api/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { allWires, detailOf, methodOf, reasonOf, type Outcome, type Wire } from "../support/wires.js";
 
 let server: TestServer;
 let wires: Wire[];
@@ -32,6 +34,12 @@ async function newcomer(): Promise<string> {
   const now = Date.now();
   await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "newcomer", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
   return (await server.server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
+}
+
+/** How many events of a `deleted` type are about `subject`. */
+async function deletedEvents(subject: string): Promise<number> {
+  const rows = await server.store.db.selectFrom("events").select("type").where("subject", "=", subject).execute();
+  return rows.filter((r) => r.type.endsWith(".deleted.v1")).length;
 }
 
 for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
@@ -91,6 +99,63 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       if (wireName === "rest") assert.equal(refused.httpStatus, 400);
     });
 
+    test("deleting a role binding, group invite or account association is idempotent (AIP-135): again, or never there, is an empty 200 without an event", async () => {
+      const group = await folder(`deletes ${wireName}`);
+      const viewer = builtInRole("viewer").uid;
+      const identity = await call(IdentitiesService, "CreateIdentity", { parent: group, identity: { name: "bound" } }, { method: "POST", path: `/iam/v2/identities/${group}`, body: { name: "bound" } });
+      assert.equal(identity.code, 0, identity.message);
+      const created = async (out: Promise<Outcome>) => {
+        const o = await out;
+        assert.equal(o.code, 0, o.message);
+        return o.body!.uid as string;
+      };
+      const binding = { identityUid: identity.body!.uid as string, roleUid: viewer };
+      const invite = { roleUid: viewer };
+      const association = { name: "cloud", amazon: { account: "123456789012" } };
+      const kinds = [
+        {
+          name: "role binding",
+          create: () => created(call(RoleBindingsService, "CreateRoleBinding", { parent: group, roleBinding: binding }, { method: "POST", path: `/iam/v2/roleBindings/${group}`, body: binding })),
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(RoleBindingsService, "DeleteRoleBinding", { uid }, { method: "DELETE", path: `/iam/v2/roleBindings/${uid}` }, token),
+        },
+        {
+          name: "group invite",
+          create: () => created(call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: invite }, { method: "POST", path: `/iam/v2/groupInvites/${group}`, body: invite })),
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(GroupInvitesService, "DeleteGroupInvite", { uid }, { method: "DELETE", path: `/iam/v2/groupInvites/${uid}` }, token),
+        },
+        {
+          name: "account association",
+          create: () =>
+            created(call(AccountAssociationsService, "CreateAccountAssociation", { parent: group, accountAssociation: association }, { method: "POST", path: `/iam/v2/accountAssociations/${group}`, body: association })),
+          // A folder that never existed (an association's uid is its group's).
+          missing: newChildUid(group),
+          remove: (uid: string, token?: string) => call(AccountAssociationsService, "DeleteAccountAssociation", { uid }, { method: "DELETE", path: `/iam/v2/accountAssociations/${uid}` }, token),
+        },
+      ];
+      const stranger = await newcomer();
+      for (const kind of kinds) {
+        const uid = await kind.create();
+        const denied = await kind.remove(uid, stranger);
+        assert.equal(denied.code, 7, `${kind.name}: a caller without the capability is refused`);
+        assert.equal((await kind.remove(kind.missing, stranger)).code, 7, `${kind.name}: refused whether or not it exists`);
+        for (const attempt of ["first", "second"]) {
+          const out = await kind.remove(uid);
+          assert.equal(out.code, 0, `${kind.name}, ${attempt} delete: ${out.message}`);
+          assert.deepEqual(out.body, {});
+          if (wireName === "rest") assert.equal(out.httpStatus, 200);
+        }
+        assert.equal(await deletedEvents(uid), 1, `${kind.name}: one deleted event, from the delete that deleted`);
+        const never = await kind.remove(kind.missing);
+        assert.equal(never.code, 0, `${kind.name} never there: ${never.message}`);
+        assert.deepEqual(never.body, {});
+        assert.equal(await deletedEvents(kind.missing), 0, `${kind.name}: no event for a delete that deleted nothing`);
+        const malformed = await kind.remove("not-a-uid");
+        assert.equal(malformed.code, 3, `${kind.name}: a malformed uid is still INVALID_ARGUMENT`);
+      }
+    });
+
     test("an external group role mapping names its provider and external group id (hosted names)", async () => {
       const group = await folder(`mapping ${wireName}`);
       const idp = { name: "sso", oidc: { issuer: "https://sso.example.com", clientId: "c", clientSecret: "s" } };
@@ -127,9 +192,13 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       const role = made.body!.role as JsonObject;
       assert.deepEqual([role.uid, role.name], [builtInRole("viewer").uid, "viewer"], "the role is hydrated");
       assert.ok((role.capabilities as string[]).includes("CAP_IAM_GROUPS_LIST"));
-      const got = await call(GroupInvitesService, "GetGroupInvite", { uid: made.body!.uid as string }, { method: "GET", path: `/iam/v2/groupInvites/${made.body!.uid as string}` });
+      assert.ok(made.body!.updateTime, "updateTime is shown (spec 2)");
+      assert.equal(made.body!.updateTime, made.body!.createTime, "a new invite's update time is its create time");
+      const get = () => call(GroupInvitesService, "GetGroupInvite", { uid: made.body!.uid as string }, { method: "GET", path: `/iam/v2/groupInvites/${made.body!.uid as string}` });
+      const got = await get();
       assert.equal((got.body?.role as JsonObject).name, "viewer");
       assert.equal(got.body?.expirationTime, made.body!.expirationTime);
+      assert.equal(got.body?.updateTime, made.body!.createTime);
       const code = made.body!.code as string;
       assert.ok(code);
       const token = await newcomer();
@@ -140,16 +209,83 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       assert.equal(redeemed.code, 0, redeemed.message);
       assert.equal(redeemed.body?.groupUid, group);
       assert.equal((await read()).code, 0);
+      const used = (await get()).body!;
+      assert.ok(used.usedTime, "a redeemed single-use invite shows when");
+      assert.equal(used.updateTime, used.usedTime, "its redemption is its last change");
 
-      const used = await redeem(await newcomer());
-      assert.equal(used.code, 9);
-      assert.equal(reasonOf(used), "FAILED_PRECONDITION");
-      assert.equal((detailOf(used, "PreconditionFailure")?.violations as JsonObject[])[0].type, "INVITE_USED");
-      if (wireName === "rest") assert.equal(used.httpStatus, 400);
+      const again = await redeem(await newcomer());
+      assert.equal(again.code, 9);
+      assert.equal(reasonOf(again), "FAILED_PRECONDITION");
+      assert.equal((detailOf(again, "PreconditionFailure")?.violations as JsonObject[])[0].type, "INVITE_USED");
+      if (wireName === "rest") assert.equal(again.httpStatus, 400);
 
       const unknown = await call(GroupInvitesService, "RedeemGroupInvite", { code: "nope" }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code: "nope" } }, token);
       assert.equal(unknown.code, 5);
       if (wireName === "rest") assert.equal(unknown.httpStatus, 404);
+    });
+
+    test("UpdateGroupInvite (PATCH with a field mask) changes the role, email and lifetime; single_use stays; the code keeps working", async () => {
+      const group = await folder(`invite update ${wireName}`);
+      const viewer = builtInRole("viewer").uid;
+      const editor = builtInRole("editor").uid;
+      const body = { roleUid: viewer, email: "a@example.com", singleUse: true, ttl: "3600s" };
+      const made = await call(GroupInvitesService, "CreateGroupInvite", { parent: group, groupInvite: body }, { method: "POST", path: `/iam/v2/groupInvites/${group}`, body });
+      assert.equal(made.code, 0, made.message);
+      const uid = made.body!.uid as string;
+      const update = (patch: JsonObject, mask?: string, token?: string) =>
+        call(
+          GroupInvitesService,
+          "UpdateGroupInvite",
+          { groupInvite: { uid, ...patch }, ...(mask === undefined ? {} : { updateMask: mask }) },
+          { method: "PATCH", path: `/iam/v2/groupInvites/${uid}${mask === undefined ? "" : `?updateMask=${mask}`}`, body: patch },
+          token,
+        );
+
+      const emailed = await update({ email: "b@example.com" });
+      assert.equal(emailed.code, 0, emailed.message);
+      assert.deepEqual(
+        [emailed.body?.email, emailed.body?.roleUid, emailed.body?.expirationTime, emailed.body?.singleUse, emailed.body?.code, emailed.body?.createTime],
+        ["b@example.com", viewer, made.body!.expirationTime, true, undefined, made.body!.createTime],
+        "only the email changed; the code is not shown",
+      );
+      assert.ok(Date.parse(emailed.body!.updateTime as string) >= Date.parse(made.body!.updateTime as string));
+
+      // A mask names the only fields that change: the role, not the email in the body.
+      const promoted = await update({ roleUid: editor, email: "ignored@example.com" }, "roleUid");
+      assert.equal(promoted.code, 0, promoted.message);
+      assert.deepEqual([promoted.body?.roleUid, (promoted.body?.role as JsonObject).name, promoted.body?.email], [editor, "editor", "b@example.com"]);
+
+      const renewed = await update({ ttl: "7200s" }, "ttl");
+      assert.equal(renewed.code, 0, renewed.message);
+      assert.equal(Date.parse(renewed.body!.expirationTime as string) - Date.parse(renewed.body!.updateTime as string), 7200_000, "a ttl counts from the update");
+      assert.equal(renewed.body?.ttl, undefined, "ttl is input only");
+
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const immutable = await update({ singleUse: false }, "singleUse");
+      assert.equal(immutable.code, 3);
+      assert.deepEqual(fields(immutable), ["group_invite.single_use"]);
+      if (wireName === "rest") assert.equal(immutable.httpStatus, 400);
+      const same = await update({ singleUse: true }, "singleUse");
+      assert.equal(same.code, 0, "an immutable field may be sent with its value");
+      const bad = await update({ email: "not an email", ttl: "1s" });
+      assert.equal(bad.code, 3);
+      assert.deepEqual(fields(bad).sort(), ["group_invite.email", "group_invite.ttl"]);
+      const unknown = await update({ email: "c@example.com" }, "colour");
+      assert.equal(unknown.code, 3);
+      assert.deepEqual(fields(unknown), ["update_mask"]);
+
+      assert.equal((await update({ email: "c@example.com" }, undefined, await newcomer())).code, 7, "a caller without CAP_IAM_GROUP_INVITES_UPDATE is refused");
+      const missing = newChildUid(group);
+      const gone = await call(GroupInvitesService, "UpdateGroupInvite", { groupInvite: { uid: missing, email: "c@example.com" } }, { method: "PATCH", path: `/iam/v2/groupInvites/${missing}`, body: { email: "c@example.com" } });
+      assert.equal(gone.code, 5);
+      if (wireName === "rest") assert.equal(gone.httpStatus, 404);
+
+      const got = await call(GroupInvitesService, "GetGroupInvite", { uid }, { method: "GET", path: `/iam/v2/groupInvites/${uid}` });
+      assert.deepEqual([got.body?.roleUid, got.body?.email, got.body?.expirationTime], [editor, "b@example.com", renewed.body!.expirationTime]);
+      const code = made.body!.code as string;
+      const redeemed = await call(GroupInvitesService, "RedeemGroupInvite", { code }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code } }, await newcomer());
+      assert.equal(redeemed.code, 0, redeemed.message);
+      assert.equal(redeemed.body?.roleUid, editor, "the code grants the role the invite names now");
     });
 
     test("terms accepted at the organization are listed for a folder; an association is deleted with an empty body", async () => {
@@ -163,11 +299,14 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       );
       assert.equal(accepted.code, 0, accepted.message);
       assert.deepEqual([accepted.body?.group, accepted.body?.documentIds], [server.org.uid, [doc]]);
-      assert.equal((accepted.body?.termsAcceptances as JsonObject[])[0].docId, doc);
+      const record = (accepted.body?.termsAcceptances as JsonObject[])[0];
+      assert.equal(record.docId, doc);
+      assert.ok(record.updateTime, "updateTime is shown (spec 2)");
+      assert.equal(record.updateTime, record.createTime, "an acceptance is never changed");
       const listed = await call(TermsService, "ListTermsAcceptances", { group, docId: doc }, { method: "GET", path: `/iam/v2/terms/${group}?docId=${doc}` });
       assert.equal(listed.code, 0, listed.message);
       const acceptances = listed.body?.termsAcceptances as JsonObject[];
-      assert.deepEqual(acceptances.map((a) => [a.docId, a.groupUid, a.orgUid, a.acceptedBy]), [[doc, server.org.uid, server.org.uid, server.ownerUid]]);
+      assert.deepEqual(acceptances.map((a) => [a.docId, a.groupUid, a.orgUid, a.acceptedBy, a.updateTime]), [[doc, server.org.uid, server.org.uid, server.ownerUid, record.updateTime]]);
       assert.equal(listed.body?.totalCount, "1");
 
       const body = {

@@ -1,15 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { GroupAccountAssociations } from "../../gen/platform/iam/v1/account_associations_pb.js";
 import { Groups } from "../../gen/platform/iam/v1/group_pb.js";
 import { GroupInvites } from "../../gen/platform/iam/v1/group_invites_pb.js";
 import { Terms } from "../../gen/platform/iam/v1/terms_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
+import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { Identities } from "../../gen/platform/iam/v1/identity_pb.js";
 import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
 import { PingService } from "../../gen/platform/ping/v1/ping_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { newChildUid } from "../../src/api/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { rest } from "../support/v1-differential.js";
@@ -116,6 +119,84 @@ for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
       const binding = await call(RoleBindings, "Create", { parent: group, roleBinding: { role: builtInRole("viewer").uid } }, rest("POST", `/iam/v1/rolebindings/${group}`, { role: builtInRole("viewer").uid }));
       assert.equal(binding.code, 3);
       assert.deepEqual(((detailOf(binding, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field), ["role_binding.identity"]);
+    });
+
+    test("an identity's issuer must be an https URL, on Create and on the PUT", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("issuer")))).id);
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const bad = { name: "i", claimMatch: { issuer: "notaurl", subject: "i" } };
+      const created = await call(Identities, "Create", { parentId: group, identity: bad }, rest("POST", `/iam/v1/identities/${group}`, bad));
+      assert.equal(created.code, 3);
+      assert.deepEqual(fields(created), ["identity.claim_match.issuer"]);
+      const keys = { name: "k", static: { issuer: "http://issuer.example", subject: "k", issuerKeys: '{"keys":[{"kty":"EC"}]}' } };
+      const staticKeys = await call(Identities, "Create", { parentId: group, identity: keys }, rest("POST", `/iam/v1/identities/${group}`, keys));
+      assert.equal(staticKeys.code, 3);
+      assert.deepEqual(fields(staticKeys), ["identity.static.issuer"], "the v1 name of the field");
+      const made = await ok(call(Identities, "Create", { parentId: group, identity: { ...bad, claimMatch: { issuer: ISSUER, subject: "i" } } }, rest("POST", `/iam/v1/identities/${group}`, { ...bad, claimMatch: { issuer: ISSUER, subject: "i" } })));
+      const id = String(made.id);
+      const put = await call(Identities, "Update", { id, ...bad }, rest("PUT", `/iam/v1/identities/${id}`, { id, ...bad }));
+      assert.equal(put.code, 3);
+      assert.deepEqual(fields(put), ["claim_match.issuer"]);
+      if (wireName === "rest") assert.equal(put.httpStatus, 400);
+    });
+
+    test("deleting a role binding, group invite or account association twice, or one never there, succeeds (AIP-135, as v2)", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("deletes")))).id);
+      const identity = await ok(call(Identities, "Create", { parentId: group, identity: { name: "i" } }, rest("POST", `/iam/v1/identities/${group}`, { name: "i" })));
+      const viewer = builtInRole("viewer").uid;
+      const binding = await ok(call(RoleBindings, "Create", { parent: group, roleBinding: { identity: identity.id, role: viewer } }, rest("POST", `/iam/v1/rolebindings/${group}`, { identity: identity.id as string, role: viewer })));
+      const inviteBody = { group, role: viewer, ttl: "600s" };
+      const invite = await ok(call(GroupInvites, "Create", inviteBody, rest("POST", `/iam/v1/group_invites/${group}`, inviteBody)));
+      const associationBody = { group, name: "cloud", amazon: { account: "123456789012" } };
+      await ok(call(GroupAccountAssociations, "Create", associationBody, rest("POST", `/iam/v1/account_associations/${group}`, associationBody)));
+      const deletes = [
+        (id: string) => call(RoleBindings, "Delete", { id }, rest("DELETE", `/iam/v1/rolebindings/${id}`)),
+        (id: string) => call(GroupInvites, "Delete", { id }, rest("DELETE", `/iam/v1/group_invites/${id}`)),
+        (id: string) => call(GroupAccountAssociations, "Delete", { group: id }, rest("DELETE", `/iam/v1/account_associations/${id}`)),
+      ];
+      const ids = [String(binding.id), String(invite.id), group];
+      for (const [i, remove] of deletes.entries()) {
+        for (const id of [ids[i], ids[i], newChildUid(group)]) {
+          const out = await remove(id);
+          assert.equal(out.code, 0, `${id}: ${out.message}`);
+          assert.deepEqual(out.body, {});
+          if (wireName === "rest") assert.equal(out.httpStatus, 200);
+        }
+      }
+    });
+
+    test("role capabilities are the hosted v1 strings (repo.list); enum names are read too; v2 keeps the enum", async () => {
+      const group = String((await ok(createGroup(server.org.uid, unique("caps")))).id);
+      const fields = (o: Outcome) => ((detailOf(o, "BadRequest")?.fieldViolations as JsonObject[]) ?? []).map((v) => v.field);
+      const role = { name: "reader", capabilities: ["tag.list", "repo.list", "CAP_IAM_GROUPS_LIST"] };
+      const made = await ok(call(Roles, "Create", { parentId: group, role }, rest("POST", `/iam/v1/roles/${group}`, role)));
+      assert.deepEqual(made.capabilities, ["groups.list", "repo.list", "tag.list"], "string forms, in enum order");
+      const id = String(made.id);
+      const listed = await ok(call(Roles, "List", { id }, rest("GET", `/iam/v1/roles?id=${id}`)));
+      assert.deepEqual((listed.items as JsonObject[])[0].capabilities, ["groups.list", "repo.list", "tag.list"]);
+      const v2 = await ok(call(RolesService, "GetRole", { uid: id }, rest("GET", `/iam/v2/roles/${id}`)));
+      assert.deepEqual(v2.capabilities, ["CAP_IAM_GROUPS_LIST", "CAP_REPO_LIST", "CAP_TAG_LIST"]);
+
+      const unknown = { name: "bad", capabilities: ["repo.list", "repo.fly"] };
+      const refused = await call(Roles, "Create", { parentId: group, role: unknown }, rest("POST", `/iam/v1/roles/${group}`, unknown));
+      assert.equal(refused.code, 3);
+      assert.equal(reasonOf(refused), "INVALID_ARGUMENT");
+      assert.deepEqual(fields(refused), ["role.capabilities[1]"]);
+      if (wireName === "rest") assert.equal(refused.httpStatus, 400);
+      const put = await call(Roles, "Update", { id, name: "reader", capabilities: ["CAP_UNSPECIFIED"] }, rest("PUT", `/iam/v1/roles/${id}`, { id, name: "reader", capabilities: ["CAP_UNSPECIFIED"] }));
+      assert.equal(put.code, 3);
+      assert.deepEqual(fields(put), ["capabilities[0]"]);
+      const replaced = await ok(call(Roles, "Update", { id, name: "reader", capabilities: ["repo.list"] }, rest("PUT", `/iam/v1/roles/${id}`, { id, name: "reader", capabilities: ["repo.list"] })));
+      assert.deepEqual(replaced.capabilities, ["repo.list"]);
+
+      const viewer = await ok(call(Roles, "List", { name: "viewer" }, rest("GET", "/iam/v1/roles?name=viewer")));
+      const builtIn = (viewer.items as JsonObject[])[0].capabilities as string[];
+      assert.ok(builtIn.includes("groups.list") && builtIn.every((c) => /^[a-z_]+(\.[a-z_]+)+$/.test(c)), builtIn.join(", "));
+      const body = { group, role: builtInRole("viewer").uid, ttl: "600s" };
+      const invite = await ok(call(GroupInvites, "Create", body, rest("POST", `/iam/v1/group_invites/${group}`, body)));
+      assert.deepEqual((invite.role as JsonObject).capabilities, builtIn, "an invite's role shows them the same way");
+      const invites = await ok(call(GroupInvites, "List", { group }, rest("GET", `/iam/v1/group_invites?group=${group}`)));
+      assert.deepEqual(((invites.items as JsonObject[])[0].role as JsonObject).capabilities, builtIn);
     });
 
     test("role bindings carry uids of their identity, group and role", async () => {

@@ -16,7 +16,7 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole, capabilityOfString, capabilityString } from "../../src/auth/capabilities.js";
 import { defined, describeDifferentialOnEveryDatabase, rest, type DifferentialKind } from "../support/v1-differential.js";
 
 /**
@@ -26,6 +26,8 @@ import { defined, describeDifferentialOnEveryDatabase, rest, type DifferentialKi
  */
 
 const str = (v: unknown) => (v === undefined ? undefined : String(v));
+/** v2 capability names (`CAP_REPO_LIST`) as v1 shows them (`repo.list`). */
+const v1Caps = (caps: unknown) => (caps as string[] | undefined)?.map((c) => capabilityString(capabilityOfString(c)!));
 const ISSUER = "https://issuer.example.com";
 
 const IAM_KINDS: DifferentialKind[] = [
@@ -87,6 +89,7 @@ const IAM_KINDS: DifferentialKind[] = [
       delete: (uid) => ({ service: IdentitiesService, method: "DeleteIdentity", request: { uid }, rest: rest("DELETE", `/iam/v2/identities/${uid}`) }),
     },
     toV1: (i) => {
+      assert.ok(i.lastSeenTime, "an identity always shows lastSeenTime (the create time until an exchange)");
       const keys = i.staticKeys as JsonObject | undefined;
       return defined({
         id: i.uid,
@@ -105,10 +108,11 @@ const IAM_KINDS: DifferentialKind[] = [
     setup: async (_h, group) => ({ parent: group }),
     v1: {
       create: ({ parent }) => {
-        const role = { name: "reader", description: "reads", capabilities: ["CAP_REPO_LIST", "CAP_TAG_LIST"] };
+        const role = { name: "reader", description: "reads", capabilities: ["repo.list", "tag.list"] };
         return { service: Roles, method: "Create", request: { parentId: parent, role }, rest: rest("POST", `/iam/v1/roles/${parent}`, role) };
       },
       update: (_s, created) => {
+        // Input also takes the enum names.
         const body = { id: created.id as string, name: "reader", capabilities: ["CAP_REPO_LIST"] };
         return { service: Roles, method: "Update", request: body, rest: rest("PUT", `/iam/v1/roles/${body.id}`, body) };
       },
@@ -127,7 +131,7 @@ const IAM_KINDS: DifferentialKind[] = [
       get: (uid) => ({ service: RolesService, method: "GetRole", request: { uid }, rest: rest("GET", `/iam/v2/roles/${uid}`) }),
       delete: (uid) => ({ service: RolesService, method: "DeleteRole", request: { uid }, rest: rest("DELETE", `/iam/v2/roles/${uid}`) }),
     },
-    toV1: (r) => defined({ id: r.uid, name: r.name, description: r.description, capabilities: r.capabilities }),
+    toV1: (r) => defined({ id: r.uid, name: r.name, description: r.description, capabilities: v1Caps(r.capabilities) }),
   },
   {
     name: "role binding",
@@ -271,7 +275,7 @@ const IAM_KINDS: DifferentialKind[] = [
       return defined({
         id: i.uid,
         expiration: i.expirationTime,
-        role: defined({ id: role.uid, name: role.name, description: role.description, capabilities: role.capabilities }),
+        role: defined({ id: role.uid, name: role.name, description: role.description, capabilities: v1Caps(role.capabilities) }),
         email: i.email,
         createdAt: i.createTime,
         singleUse: i.singleUse,

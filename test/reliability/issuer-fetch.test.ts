@@ -4,7 +4,10 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { exchange, identityUid, unverifiedToken } from "./exchange-helpers.js";
+import { newChildUid } from "../../src/api/uidp.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { violatedFields } from "../support/wires.js";
+import { createIdentity, exchange, identityUid, unverifiedToken } from "./exchange-helpers.js";
 
 /**
  * The token exchange fetches the discovery document and JWKS of the issuer an identity names: by
@@ -43,9 +46,17 @@ describe("by default (https issuers on public addresses only)", () => {
   });
   after(() => closing.push(server.close()));
 
-  test("an http issuer on loopback is refused before any connection", async () => {
+  test("an http issuer is refused when the identity is written, and at the exchange before any connection", async () => {
+    const refused = await createIdentity(server, { name: "ci", claimMatch: { issuer: issuer.url, subject: SUBJECT } });
+    assert.equal(refused.code, 3);
+    assert.deepEqual(violatedFields(refused), ["identity.claim_match.issuer"]);
+    // One stored under another setting (the operator allowed http, then stopped).
+    const uid = newChildUid(server.org.uid);
+    const now = Date.now();
+    const claimMatch = JSON.stringify({ issuer: issuer.url, subject: SUBJECT });
+    await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "ci", description: "", claim_match: claimMatch, static_keys: "", last_seen_time: now, create_time: now, update_time: now });
     const seen = issuer.connections();
-    refusedWithoutContact(await exchangeVia(server, issuer.url), seen);
+    refusedWithoutContact(await exchange(server, uid, await issuer.issue({ iss: issuer.url, sub: SUBJECT })), seen);
     assert.ok(server.logs.some((l) => l.includes("not an https URL")), "the log says why");
   });
 
@@ -65,6 +76,11 @@ describe("with http allowed but not private addresses", () => {
     server = await startTestServer({ upstreamIssuers: { allowHttp: true } });
   });
   after(() => closing.push(server.close()));
+
+  test("an identity may name an http issuer", async () => {
+    const made = await createIdentity(server, { name: "ci", claimMatch: { issuer: "http://issuer.example", subject: SUBJECT } });
+    assert.equal(made.code, 0, made.message);
+  });
 
   test("a host name is judged by the address it resolves to: localhost is refused before any connection", async () => {
     const seen = issuer.connections();

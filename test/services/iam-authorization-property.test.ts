@@ -55,6 +55,7 @@ const RPCS: Array<{ service: DescService; method: string; capability: string | n
   { service: AccountAssociationsService, method: "deleteAccountAssociation", capability: "CAP_IAM_ACCOUNT_ASSOCIATIONS_DELETE", request: (g) => ({ uid: g }) },
   { service: GroupInvitesService, method: "getGroupInvite", capability: "CAP_IAM_GROUP_INVITES_LIST", request: (g) => ({ uid: one(g) }) },
   { service: GroupInvitesService, method: "createGroupInvite", capability: "CAP_IAM_GROUP_INVITES_CREATE", request: (g) => ({ parent: g, groupInvite: {} }) },
+  { service: GroupInvitesService, method: "updateGroupInvite", capability: "CAP_IAM_GROUP_INVITES_UPDATE", request: (g) => ({ groupInvite: { uid: one(g), email: "x@example.com" } }) },
   { service: GroupInvitesService, method: "deleteGroupInvite", capability: "CAP_IAM_GROUP_INVITES_DELETE", request: (g) => ({ uid: one(g) }) },
   { service: ExternalGroupRoleMappingsService, method: "getExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", request: (g) => ({ uid: two(g) }) },
   { service: ExternalGroupRoleMappingsService, method: "createExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", request: (g) => ({ parent: one(g), externalGroupRoleMapping: {} }) },

@@ -269,11 +269,18 @@ test("group invites: creating one needs every capability of its role; ttl and ro
   await api.store.db.insertInto("roles").values({ uid: inviter, group_uid: team, name: "inviter", description: "", built_in: 0, create_time: now, update_time: now }).execute();
   await api.store.db
     .insertInto("role_capabilities")
-    .values(["CAP_IAM_GROUP_INVITES_CREATE", "CAP_IAM_GROUPS_LIST"].map((capability) => ({ role_uid: inviter, capability })))
+    .values(["CAP_IAM_GROUP_INVITES_CREATE", "CAP_IAM_GROUP_INVITES_UPDATE", "CAP_IAM_GROUPS_LIST"].map((capability) => ({ role_uid: inviter, capability })))
     .execute();
   await api.store.db.insertInto("role_bindings").values({ uid: newChildUid(team), group_uid: team, identity_uid: JSON.parse(Buffer.from(editorId.split(".")[1], "base64url").toString()).sub, role_uid: inviter, create_time: now }).execute();
 
-  assert.ok((await api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: EDITOR } }, editor)).code, "an editor may invite editors");
+  const invited = await api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: EDITOR } }, editor);
+  assert.ok(invited.code, "an editor may invite editors");
+  await assert.rejects(
+    api.groupInvites.updateGroupInvite({ groupInvite: { uid: invited.uid, roleUid: OWNER } }, editor),
+    (e) => code(e) === Code.PermissionDenied,
+    "nor may an update make an invite grant more than its caller holds",
+  );
+  assert.equal((await api.groupInvites.updateGroupInvite({ groupInvite: { uid: invited.uid, roleUid: VIEWER } }, editor)).roleUid, VIEWER);
   await assert.rejects(api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: OWNER } }, editor), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.groupInvites.createGroupInvite({ parent: api.org, groupInvite: { roleUid: VIEWER } }, editor), (e) => code(e) === Code.PermissionDenied);
   await assert.rejects(api.groupInvites.createGroupInvite({ parent: team, groupInvite: { roleUid: newChildUid(api.org) } }, owner), (e) => code(e) === Code.NotFound);

@@ -36,6 +36,7 @@ test("CreateIdentity stores the claim match in the shared JSON shape and sets la
     owner,
   );
   assert.match(made.uid, new RegExp(`^${api.org}/[0-9a-f]{16}$`));
+  assert.ok(made.lastSeenTime, "lastSeenTime is set in the create response (spec 2)");
   assert.deepEqual(made.lastSeenTime, made.createTime);
   const row = await api.store.db.selectFrom("identities").selectAll().where("uid", "=", made.uid).executeTakeFirstOrThrow();
   assert.deepEqual(JSON.parse(row.claim_match), {
@@ -78,15 +79,15 @@ test("validation names each failing field", async () => {
     [{ parent: api.org, identity: { name: "x".repeat(129), description: "d".repeat(1025) } }, ["identity.name", "identity.description"]],
     [{ parent: "nope", identity: { name: "ok" } }, ["parent"]],
     [
-      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "a", issuerPattern: "b" } } } },
+      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "https://a.example", issuerPattern: "b" } } } },
       ["identity.claim_match.issuer_pattern", "identity.claim_match.subject"],
     ],
     [
-      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "a", subjectPattern: "(unclosed", audiencePattern: "[" } } } },
+      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "https://a.example", subjectPattern: "(unclosed", audiencePattern: "[" } } } },
       ["identity.claim_match.subject_pattern", "identity.claim_match.audience_pattern"],
     ],
     [
-      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "a", subject: "s", claimPatterns: { team: "*bad" } } } } },
+      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "https://a.example", subject: "s", claimPatterns: { team: "*bad" } } } } },
       ['identity.claim_match.claim_patterns["team"]'],
     ],
     [
@@ -94,8 +95,16 @@ test("validation names each failing field", async () => {
       ["identity.static_keys.issuer", "identity.static_keys.issuer_keys"],
     ],
     [
-      { parent: api.org, identity: { name: "ok", relationship: { case: "staticKeys", value: { issuer: "i", subject: "s", issuerKeys: '{"keys": []}' } } } },
+      { parent: api.org, identity: { name: "ok", relationship: { case: "staticKeys", value: { issuer: "https://i.example", subject: "s", issuerKeys: '{"keys": []}' } } } },
       ["identity.static_keys.issuer_keys"],
+    ],
+    [
+      { parent: api.org, identity: { name: "ok", relationship: { case: "claimMatch", value: { issuer: "notaurl", subject: "s" } } } },
+      ["identity.claim_match.issuer"],
+    ],
+    [
+      { parent: api.org, identity: { name: "ok", relationship: { case: "staticKeys", value: { issuer: "http://i.example", subject: "s", issuerKeys: '{"keys": [{"kty": "EC"}]}' } } } },
+      ["identity.static_keys.issuer"],
     ],
   ];
   for (const [request, fields] of cases) {
@@ -169,6 +178,23 @@ test("UpdateIdentity: masks, switching the relationship, unknown paths", async (
   });
   await assert.rejects(api.identities.updateIdentity({ identity: { uid: made.uid, name: "BAD" } }, owner), (e) => badFields(e).includes("identity.name"));
   await assert.rejects(api.identities.updateIdentity({ identity: { uid: newChildUid(api.org), name: "x" } }, owner), (e) => code(e) === Code.NotFound);
+});
+
+test("UpdateIdentity judges an issuer it changes; a stored issuer it keeps is not judged again", async () => {
+  const uid = newChildUid(api.org);
+  const now = Date.now();
+  const claimMatch = JSON.stringify({ issuer: "http://written.under.another.setting", subject: "s" });
+  await api.store.db
+    .insertInto("identities")
+    .values({ uid, group_uid: api.org, name: "old", description: "", claim_match: claimMatch, static_keys: "", last_seen_time: now, create_time: now, update_time: now })
+    .execute();
+  const out = await api.identities.updateIdentity({ identity: { uid, description: "renamed" } }, owner);
+  assert.equal(out.description, "renamed");
+  const patch = { uid, relationship: { case: "claimMatch" as const, value: { issuer: "http://another.example", subject: "s" } } };
+  await assert.rejects(api.identities.updateIdentity({ identity: patch, updateMask: { paths: ["claim_match"] } }, owner), (e) => {
+    assert.deepEqual(badFields(e), ["identity.claim_match.issuer"]);
+    return true;
+  });
 });
 
 test("DeleteIdentity deletes its role bindings in the same transaction", async () => {

@@ -83,7 +83,7 @@ function association(group: string, name: string): AccountAssociationRow {
 }
 
 function invite(uid: string, group: string, codeHash: string, singleUse = 1): GroupInviteRow {
-  return { uid, group_uid: group, role_uid: builtInRole("viewer").uid, email: "", code_hash: codeHash, single_use: singleUse, expire_time: 10, used_time: null, create_time: 1 };
+  return { uid, group_uid: group, role_uid: builtInRole("viewer").uid, email: "", code_hash: codeHash, single_use: singleUse, expire_time: 10, used_time: null, create_time: 1, update_time: 1 };
 }
 
 for (const database of await testDatabases()) {

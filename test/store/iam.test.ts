@@ -174,7 +174,9 @@ for (const database of await testDatabases()) {
       await setBindingRole(store.db, made[0].uid, builtInRole("editor").uid);
       assert.equal((await getRoleBinding(store.db, made[0].uid)).role_name, "editor");
       await assert.rejects(setBindingRole(store.db, newChildUid(a), viewer), (e) => kind(e) === "NOT_FOUND");
-      await assert.rejects(deleteRoleBinding(store.db, newChildUid(a)), (e) => kind(e) === "NOT_FOUND");
+      assert.equal(await deleteRoleBinding(store.db, newChildUid(a)), false, "no binding there: nothing deleted, no error");
+      assert.equal(await deleteRoleBinding(store.db, made[0].uid), true);
+      assert.equal(await deleteRoleBinding(store.db, made[0].uid), false);
     });
   });
 }

@@ -81,6 +81,28 @@ for (const database of await testDatabases()) {
       assert.deepEqual(await read(bare), { azure_client_ids: "{}", github_app_installations: "{}" });
     });
 
+    test("stored group invites, terms acceptances and subscriptions get an update time: their create time", async () => {
+      const db = (await installedAt("2026-11-27-0080-grants-clock")).db;
+      const org = newRootUid();
+      await db.insertInto("groups").values({ uid: org, parent_uid: "", name: "update-times", description: "", create_time: 1, update_time: 1 }).execute();
+      const old = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      const invite = `${org}/0000000000000001`;
+      const acceptance = `${org}/0000000000000002`;
+      const subscription = `${org}/0000000000000003`;
+      await old
+        .insertInto("group_invites")
+        .values({ uid: invite, group_uid: org, role_uid: builtInRole("viewer").uid, email: "", code_hash: "h", single_use: 1, expire_time: 99, used_time: null, create_time: 5 })
+        .execute();
+      await old.insertInto("terms_acceptances").values({ uid: acceptance, group_uid: org, doc_id: "tos", accepted_by: "someone", create_time: 6 }).execute();
+      await old.insertInto("subscriptions").values({ uid: subscription, group_uid: org, sink: "https://example.com/hook", create_time: 7 }).execute();
+      await migrate(db);
+      const times = (table: "group_invites" | "terms_acceptances" | "subscriptions", uid: string) =>
+        db.selectFrom(table).select(["create_time", "update_time"]).where("uid", "=", uid).executeTakeFirstOrThrow();
+      assert.deepEqual(await times("group_invites", invite), { create_time: 5, update_time: 5 });
+      assert.deepEqual(await times("terms_acceptances", acceptance), { create_time: 6, update_time: 6 });
+      assert.deepEqual(await times("subscriptions", subscription), { create_time: 7, update_time: 7 });
+    });
+
     test("stored advisories lose their entries' opaque objects and gain distinct etags, matching the importer's", async () => {
       const db = (await installedAt("2026-11-25-0014-events")).db;
       await db.insertInto("osv_records").values({ uid: "RUSTSEC-2099-0001", modified: "2024-01-01T00:00:00Z", modified_time: 1, withdrawn_time: null, document: "{}" }).execute();
@@ -107,7 +129,7 @@ for (const database of await testDatabases()) {
     });
 
     test("stored tags gain the forms of their names, as new tags get them", async () => {
-      const db = (await installedAt("2026-11-26-0090-advisory-etags")).db;
+      const db = (await installedAt("2026-11-27-0080-grants-clock")).db;
       const org = newRootUid();
       const repo = `${org}/0123456789abcdef`;
       await db.insertInto("groups").values({ uid: org, parent_uid: "", name: "tag-forms", description: "", create_time: 1, update_time: 1 }).execute();

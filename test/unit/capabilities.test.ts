@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BuiltInRole, Cap, CapSchema } from "../../gen/platform/common/v1/authorization_pb.js";
-import { ALL_CAPABILITIES, BUILT_IN_ROLES, builtInRole, capabilityName, CURRENT_CAPABILITIES, placementOf } from "../../src/auth/capabilities.js";
+import { getOption, hasOption } from "@bufbuild/protobuf";
+import { string_name } from "../../gen/platform/common/v1/authorization_pb.js";
+import {
+  ALL_CAPABILITIES,
+  BUILT_IN_ROLES,
+  builtInRole,
+  capabilityName,
+  capabilityOfString,
+  capabilityString,
+  CURRENT_CAPABILITIES,
+  placementOf,
+} from "../../src/auth/capabilities.js";
 
 /** The hosted service's name and number of each capability we share with it (its public `Capability` enum). */
 const HOSTED: Record<string, number> = {
@@ -22,6 +33,7 @@ const HOSTED: Record<string, number> = {
 const OWN = [
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE",
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE",
+  "CAP_IAM_GROUP_INVITES_UPDATE",
   "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */
@@ -63,6 +75,43 @@ test("every capability is placed among the built-in roles deliberately", () => {
   }
   const aliasesPlaced = CapSchema.values.filter((v) => !CURRENT_CAPABILITIES.includes(v) && placementOf(v) !== undefined);
   assert.deepEqual(aliasesPlaced, [], "an alias is the same capability and says nothing of its own");
+});
+
+/** The hosted service's string form of each capability we share with it (its `(name)` option; capabilities.md). */
+const HOSTED_STRINGS: Record<string, string> = {
+  CAP_IAM_GROUPS_CREATE: "groups.create", CAP_IAM_GROUPS_UPDATE: "groups.update", CAP_IAM_GROUPS_LIST: "groups.list", CAP_IAM_GROUPS_DELETE: "groups.delete",
+  CAP_IAM_GROUP_INVITES_CREATE: "group_invites.create", CAP_IAM_GROUP_INVITES_LIST: "group_invites.list", CAP_IAM_GROUP_INVITES_DELETE: "group_invites.delete",
+  CAP_IAM_ROLES_CREATE: "roles.create", CAP_IAM_ROLES_UPDATE: "roles.update", CAP_IAM_ROLES_LIST: "roles.list", CAP_IAM_ROLES_DELETE: "roles.delete",
+  CAP_IAM_ROLE_BINDINGS_CREATE: "role_bindings.create", CAP_IAM_ROLE_BINDINGS_UPDATE: "role_bindings.update",
+  CAP_IAM_ROLE_BINDINGS_LIST: "role_bindings.list", CAP_IAM_ROLE_BINDINGS_DELETE: "role_bindings.delete",
+  CAP_IAM_ACCOUNT_ASSOCIATIONS_CREATE: "account_associations.create", CAP_IAM_ACCOUNT_ASSOCIATIONS_UPDATE: "account_associations.update",
+  CAP_IAM_ACCOUNT_ASSOCIATIONS_LIST: "account_associations.list", CAP_IAM_ACCOUNT_ASSOCIATIONS_DELETE: "account_associations.delete",
+  CAP_IAM_IDENTITY_CREATE: "identity.create", CAP_IAM_IDENTITY_UPDATE: "identity.update", CAP_IAM_IDENTITY_LIST: "identity.list", CAP_IAM_IDENTITY_DELETE: "identity.delete",
+  CAP_IAM_IDENTITY_PROVIDERS_CREATE: "identity_providers.create", CAP_IAM_IDENTITY_PROVIDERS_UPDATE: "identity_providers.update",
+  CAP_IAM_IDENTITY_PROVIDERS_LIST: "identity_providers.list", CAP_IAM_IDENTITY_PROVIDERS_DELETE: "identity_providers.delete",
+  CAP_EVENTS_SUBSCRIPTION_CREATE: "subscriptions.create", CAP_EVENTS_SUBSCRIPTION_LIST: "subscriptions.list", CAP_EVENTS_SUBSCRIPTION_DELETE: "subscriptions.delete",
+  CAP_REPO_CREATE: "repo.create", CAP_REPO_UPDATE: "repo.update", CAP_REPO_LIST: "repo.list", CAP_REPO_DELETE: "repo.delete",
+  CAP_TAG_CREATE: "tag.create", CAP_TAG_UPDATE: "tag.update", CAP_TAG_LIST: "tag.list", CAP_TAG_DELETE: "tag.delete",
+  CAP_LIBRARIES_ARTIFACTS_LIST: "libraries.artifacts.list",
+  CAP_TERMS_ACCEPT: "terms.accept", CAP_TERMS_LIST: "terms.list",
+};
+
+test("every capability has one string form (v1's), the hosted one where the hosted service has the capability", () => {
+  assert.deepEqual(Object.keys(HOSTED_STRINGS).sort(), Object.keys(HOSTED).sort());
+  const forms = CURRENT_CAPABILITIES.map((v) => getOption(v, string_name));
+  assert.ok(forms.every((f) => /^[a-z_]+(\.[a-z_]+)+$/.test(f)), `dotted lowercase: ${forms.join(", ")}`);
+  assert.equal(new Set(forms).size, forms.length, "unique");
+  for (const [name, form] of Object.entries(HOSTED_STRINGS)) assert.equal(capabilityString(number(name) as Cap), form, name);
+  const aliasesNamed = CapSchema.values.filter((v) => !CURRENT_CAPABILITIES.includes(v) && hasOption(v, string_name));
+  assert.deepEqual(aliasesNamed, [], "an alias has no string form of its own");
+});
+
+test("a capability string is read in its string form or by an enum name, an older alias too", () => {
+  assert.equal(capabilityOfString("repo.list"), Cap.REPO_LIST);
+  assert.equal(capabilityOfString("CAP_REPO_LIST"), Cap.REPO_LIST);
+  assert.equal(capabilityOfString("CAP_IAM_IDENTITIES_LIST"), Cap.IAM_IDENTITY_LIST);
+  assert.equal(capabilityOfString("group_invites.update"), Cap.IAM_GROUP_INVITES_UPDATE);
+  for (const unknown of ["", "CAP_UNSPECIFIED", "repo.fly", "REPO.LIST", "cap_repo_list", "apk.list"]) assert.equal(capabilityOfString(unknown), undefined, unknown);
 });
 
 test("the built-in roles are what api-surface 4 describes", () => {

@@ -2,6 +2,7 @@ import { file_platform_events_v2_subscriptions_service, SubscriptionsService } f
 import { bind, type Domain } from "../domain.js";
 import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
 import { eventBodyType } from "./migrations/2026-11-27-0030-event-body-type.js";
+import { subscriptionUpdateTime } from "./migrations/2026-11-27-0130-subscription-update-time.js";
 import { createSubscriptionsService } from "./subscriptions-service.js";
 
 /**
@@ -14,7 +15,11 @@ export const events: Domain = {
   name: "events",
   files: [file_platform_events_v2_subscriptions_service],
   services: [bind(SubscriptionsService, createSubscriptionsService)],
-  migrations: { "2026-11-25-0014-events": eventsTables, "2026-11-27-0030-event-body-type": eventBodyType },
+  migrations: {
+    "2026-11-25-0014-events": eventsTables,
+    "2026-11-27-0030-event-body-type": eventBodyType,
+    "2026-11-27-0130-subscription-update-time": subscriptionUpdateTime,
+  },
   ownedByGroup: ["subscriptions"],
   deletedWithRepo: [],
 };

@@ -9,6 +9,7 @@ export function subscriptionFromRow(row: SubscriptionRow, counts: DeliveryCounts
     uid: row.uid,
     sink: row.sink,
     createTime: toTimestamp(Number(row.create_time)),
+    updateTime: toTimestamp(Number(row.update_time)),
     delivery: create(DeliveryStatusSchema, {
       pendingCount: BigInt(counts.pending),
       failedCount: BigInt(counts.failed),

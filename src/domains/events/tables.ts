@@ -6,6 +6,8 @@ export interface SubscriptionTable {
   group_uid: string;
   sink: string;
   create_time: number;
+  /** The last change to the subscription itself (its delivery status is not one): so far `create_time`, as nothing updates one. */
+  update_time: number;
   /** The last 2xx answer of the sink; null before the first. */
   last_success_time: number | null;
   /** The last failed attempt: time, HTTP status (0 without an answer), what went wrong. */

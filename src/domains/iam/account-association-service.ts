@@ -7,7 +7,7 @@ import {
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { applyFieldMask } from "../../api/field-mask.js";
-import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
 import {
   accountAssociationOrderable,
@@ -64,6 +64,6 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
       });
     },
 
-    deleteAccountAssociation: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteAccountAssociation),
+    deleteAccountAssociation: (req, ctx) => idempotentDeleteMethod(db, ctx, req.uid, deleteAccountAssociation),
   };
 }

@@ -31,5 +31,6 @@ export function groupInviteFromRow(row: GroupInviteRow, role: RoleWithCapabiliti
     code,
     usedTime: row.used_time === null ? undefined : toTimestamp(row.used_time),
     createTime: toTimestamp(row.create_time),
+    updateTime: toTimestamp(row.update_time),
   });
 }

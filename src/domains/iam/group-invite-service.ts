@@ -10,8 +10,9 @@ import {
   RedeemGroupInviteResponseSchema,
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { failedPrecondition, notFound, unauthenticated } from "../../api/errors.js";
+import { applyFieldMask } from "../../api/field-mask.js";
 import { newChildUid } from "../../api/uidp.js";
-import { deleteMethod, listMethod } from "../../api/standard-methods.js";
+import { idempotentDeleteMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import {
@@ -24,13 +25,14 @@ import {
   insertGroupInvite,
   listGroupInvites,
   markGroupInviteUsed,
+  updateGroupInvite,
 } from "./store/group-invites.js";
 import { bindRole } from "./store/role-bindings.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import type { RoleWithCapabilities } from "./store/roles.js";
 import { groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-mapper.js";
-import { checkGroupInviteFields } from "./group-invite-validation.js";
+import { checkGroupInviteFields, checkSingleUseKept, GROUP_INVITE_UPDATABLE } from "./group-invite-validation.js";
 import { requireGrantableRole } from "./grantable-role.js";
 
 function inviteUsed(uid: string) {
@@ -80,6 +82,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
         expire_time: time + ttl,
         used_time: null,
         create_time: time,
+        update_time: time,
       };
       return inTransaction(db, ctx.signal, async (trx) => {
         await requireGrantableRole(trx, ctx, row.role_uid, row.group_uid);
@@ -88,7 +91,25 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       });
     },
 
-    deleteGroupInvite: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteGroupInvite),
+    async updateGroupInvite(req, ctx) {
+      const patch = req.groupInvite ?? create(GroupInviteSchema);
+      new Violations().uid("group_invite.uid", patch.uid).throwIfAny();
+      const time = now();
+      return inTransaction(db, ctx.signal, async (trx) => {
+        const stored = await getGroupInvite(trx, patch.uid);
+        const next = applyFieldMask(GroupInviteSchema, groupInviteFromRow(stored, undefined), patch, req.updateMask, GROUP_INVITE_UPDATABLE);
+        const violations = new Violations();
+        const ttl = checkGroupInviteFields(violations, next);
+        checkSingleUseKept(violations, stored.single_use === 1, next.singleUse);
+        violations.throwIfAny();
+        if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
+        const expire_time = next.ttl ? time + ttl : stored.expire_time;
+        const row = await updateGroupInvite(trx, stored.uid, { role_uid: next.roleUid, email: next.email, expire_time, update_time: time });
+        return groupInviteFromRow(row, (await rolesByUid(trx, [row.role_uid])).get(row.role_uid));
+      });
+    },
+
+    deleteGroupInvite: (req, ctx) => idempotentDeleteMethod(db, ctx, req.uid, deleteGroupInvite),
 
     async redeemGroupInvite(req, ctx) {
       const caller = ctx.values.get(principalKey);

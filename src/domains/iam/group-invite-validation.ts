@@ -8,7 +8,19 @@ export const MIN_INVITE_TTL_MS = 60 * 1000;
 
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
-/** Checks a new invite and returns its lifetime in milliseconds. */
+/**
+ * What UpdateGroupInvite may change (AIP-134 mask paths): the role, the email, the lifetime
+ * (`ttl`), and `single_use`, which is immutable (`checkSingleUseKept`). The code and the
+ * output-only fields are not updatable.
+ */
+export const GROUP_INVITE_UPDATABLE = ["role_uid", "email", "ttl", "single_use"] as const;
+
+/** `single_use` is IMMUTABLE (AIP-203): an update may carry it only with the stored value. */
+export function checkSingleUseKept(violations: Violations, stored: boolean, next: boolean, prefix = "group_invite."): void {
+  if (stored !== next) violations.add(`${prefix}single_use`, "cannot change; delete the invite and create another");
+}
+
+/** Checks an invite's fields (a new one, or one after an update) and returns its lifetime in milliseconds. */
 export function checkGroupInviteFields(violations: Violations, invite: GroupInvite, prefix = "group_invite."): number {
   violations.uid(`${prefix}role_uid`, invite.roleUid);
   violations.text(`${prefix}email`, invite.email, { max: 254, pattern: EMAIL });

@@ -1,6 +1,7 @@
 import type { IdentityProvider } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
 import type { Violations } from "../../api/validation.js";
 import { oidcOf } from "./identity-provider-mapper.js";
+import { checkIssuerUrl } from "./issuer-validation.js";
 
 /** The updatable top-level fields (AIP-134 mask paths; `oidc.*` reaches inside `oidc`). */
 export const IDENTITY_PROVIDER_UPDATABLE = ["name", "description", "default_role", "oidc"] as const;
@@ -9,29 +10,6 @@ export const IDENTITY_PROVIDER_UPDATABLE = ["name", "description", "default_role
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** A JWT claim name: printable, no spaces. */
 const CLAIM = /^[\x21-\x7e]+$/;
-
-/** Checks an https URL usable as an OIDC issuer. */
-export function checkHttpsUrl(violations: Violations, field: string, value: string): void {
-  if (value === "") {
-    violations.add(field, "is required");
-    return;
-  }
-  if (value.length > 2048) {
-    violations.add(field, "must be at most 2048 characters");
-    return;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    violations.add(field, "must be an https URL");
-    return;
-  }
-  if (url.protocol !== "https:") violations.add(field, "must be an https URL");
-  else if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "" || /[\s]/.test(value)) {
-    violations.add(field, "must be an https URL without credentials, query or fragment");
-  }
-}
 
 /** Checks the writable fields; `secretRequired` on create. */
 export function checkIdentityProviderFields(violations: Violations, idp: IdentityProvider, secretRequired: boolean, prefix = "identity_provider."): void {
@@ -44,7 +22,7 @@ export function checkIdentityProviderFields(violations: Violations, idp: Identit
     return;
   }
   const at = `${prefix}oidc.`;
-  checkHttpsUrl(violations, `${at}issuer`, oidc.issuer);
+  checkIssuerUrl(violations, `${at}issuer`, oidc.issuer, { allowHttp: false });
   violations.text(`${at}client_id`, oidc.clientId, { required: true, max: 256 });
   violations.text(`${at}client_secret`, oidc.clientSecret, { required: secretRequired, max: 1024 });
   if (oidc.additionalScopes.length > 32) violations.add(`${at}additional_scopes`, "must hold at most 32 scopes");

@@ -44,8 +44,14 @@ function patchedRelationship(current: Identity, patch: Identity, mask: FieldMask
   return relationship;
 }
 
+/** The issuer of an identity's claim match or static keys ("" for none or a pattern). */
+function issuerOf(identity: Identity): string {
+  const rel = identity.relationship;
+  return rel.case === "claimMatch" || rel.case === "staticKeys" ? rel.value.issuer : "";
+}
+
 /** IdentitiesService: identities of groups. Authorization ran in the interceptors. */
-export function createIdentitiesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentitiesService> {
+export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: ServiceDeps): ServiceImpl<typeof IdentitiesService> {
   return {
     getIdentity: (req) => getMethod(req.uid, (uid) => getIdentity(db, uid), identityFromRow),
 
@@ -63,7 +69,7 @@ export function createIdentitiesService({ db, pager, now }: ServiceDeps): Servic
     async createIdentity(req, ctx) {
       const identity = req.identity ?? create(IdentitySchema);
       const violations = new Violations().uid("parent", req.parent);
-      checkIdentityFields(violations, identity);
+      checkIdentityFields(violations, identity, { allowHttp: allowHttpIssuers });
       violations.throwIfAny();
       const time = now();
       const row = {
@@ -87,7 +93,7 @@ export function createIdentitiesService({ db, pager, now }: ServiceDeps): Servic
         const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, ["name", "description"]);
         next.relationship = patchedRelationship(current, patch, req.updateMask);
         const violations = new Violations();
-        checkIdentityFields(violations, next);
+        checkIdentityFields(violations, next, { allowHttp: allowHttpIssuers, kept: issuerOf(current) });
         violations.throwIfAny();
         return identityFromRow(await updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() }));
       });

@@ -1,6 +1,7 @@
 import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { Violations } from "../../api/validation.js";
 import { patternProblem } from "../../auth/claim-pattern.js";
+import { checkIssuerUrl } from "./issuer-validation.js";
 
 /** Identity names (spec 2). */
 export const IDENTITY_NAME = /^[a-z0-9 ._-]{1,}$/;
@@ -17,8 +18,18 @@ function pattern(violations: Violations, field: string, value: string): void {
   if (problem !== undefined) violations.add(field, problem);
 }
 
-/** Exactly one of an exact value and a pattern (or at most one when not required). */
-function pair(violations: Violations, prefix: string, exact: [string, string], pat: [string, string], required: boolean): void {
+/**
+ * Exactly one of an exact value and a pattern (or at most one when not required). The exact
+ * value is checked by `checkExact` when given, else as text.
+ */
+function pair(
+  violations: Violations,
+  prefix: string,
+  exact: [string, string],
+  pat: [string, string],
+  required: boolean,
+  checkExact?: (field: string, value: string) => void,
+): void {
   const [exactName, exactValue] = exact;
   const [patName, patValue] = pat;
   if (exactValue !== "" && patValue !== "") {
@@ -26,7 +37,8 @@ function pair(violations: Violations, prefix: string, exact: [string, string], p
   } else if (required && exactValue === "" && patValue === "") {
     violations.add(`${prefix}${exactName}`, `is required (or ${patName})`);
   }
-  violations.text(`${prefix}${exactName}`, exactValue, { max: MAX_VALUE });
+  if (checkExact) checkExact(`${prefix}${exactName}`, exactValue);
+  else violations.text(`${prefix}${exactName}`, exactValue, { max: MAX_VALUE });
   pattern(violations, `${prefix}${patName}`, patValue);
 }
 
@@ -59,15 +71,32 @@ function isJwks(json: string): string | undefined {
   return undefined;
 }
 
-/** Checks an identity's writable fields (names as `identity.<field>`). */
-export function checkIdentityFields(violations: Violations, identity: Identity, prefix = "identity."): void {
+/**
+ * How issuers are judged: `allowHttp` is the operator's `serve --allow-http-issuers`; an issuer
+ * equal to `kept` (the stored one, on an update) is not judged again, so a change elsewhere is
+ * not refused for an issuer written under another setting.
+ */
+export interface IssuerRule {
+  allowHttp: boolean;
+  kept?: string;
+}
+
+/**
+ * Checks an identity's writable fields (names as `identity.<field>`). A claim match's `issuer`
+ * and a static keys' `issuer` are issuer URLs (`checkIssuerUrl`, by `issuers`).
+ */
+export function checkIdentityFields(violations: Violations, identity: Identity, issuers: IssuerRule, prefix = "identity."): void {
+  const issuer = (field: string, value: string, required: boolean) => {
+    if (value !== "" && value === issuers.kept) return;
+    checkIssuerUrl(violations, field, value, { allowHttp: issuers.allowHttp, httpAllowedBy: "serve --allow-http-issuers", required });
+  };
   violations.text(`${prefix}name`, identity.name, { required: true, max: 128, pattern: IDENTITY_NAME });
   violations.text(`${prefix}description`, identity.description, { max: 1024 });
   const rel = identity.relationship;
   if (rel.case === "claimMatch") {
     const m = rel.value;
     const p = `${prefix}claim_match.`;
-    pair(violations, p, ["issuer", m.issuer], ["issuer_pattern", m.issuerPattern], true);
+    pair(violations, p, ["issuer", m.issuer], ["issuer_pattern", m.issuerPattern], true, (field, value) => issuer(field, value, false));
     pair(violations, p, ["subject", m.subject], ["subject_pattern", m.subjectPattern], true);
     pair(violations, p, ["audience", m.audience], ["audience_pattern", m.audiencePattern], false);
     claimMap(violations, `${p}claims`, m.claims, false);
@@ -75,7 +104,7 @@ export function checkIdentityFields(violations: Violations, identity: Identity, 
   } else if (rel.case === "staticKeys") {
     const k = rel.value;
     const p = `${prefix}static_keys.`;
-    violations.text(`${p}issuer`, k.issuer, { required: true, max: MAX_VALUE });
+    issuer(`${p}issuer`, k.issuer, true);
     violations.text(`${p}subject`, k.subject, { required: true, max: MAX_VALUE });
     if (k.issuerKeys === "") violations.add(`${p}issuer_keys`, "is required");
     else if (k.issuerKeys.length > MAX_JWKS) violations.add(`${p}issuer_keys`, `must be at most ${MAX_JWKS} characters`);

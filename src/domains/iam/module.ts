@@ -40,6 +40,7 @@ import { iamExtras } from "./migrations/2026-11-22-0003-iam-extras.js";
 import { hostedCapabilityNames } from "./migrations/2026-11-24-0008-hosted-capability-names.js";
 import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-association-clouds.js";
 import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
+import { iamUpdateTimes } from "./migrations/2026-11-27-0120-iam-update-times.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
@@ -99,6 +100,7 @@ export const iam: Domain = {
     "2026-11-24-0008-hosted-capability-names": hostedCapabilityNames,
     "2026-11-24-0009-account-association-clouds": accountAssociationClouds,
     "2026-11-27-0080-grants-clock": grantsClock,
+    "2026-11-27-0120-iam-update-times": iamUpdateTimes,
   },
   ownedByGroup: [
     "identities",

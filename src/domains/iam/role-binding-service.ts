@@ -9,7 +9,7 @@ import {
 import { invalidField } from "../../api/errors.js";
 import { applyFieldMask } from "../../api/field-mask.js";
 import { newChildUid } from "../../api/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
 import { Violations } from "../../api/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";
@@ -88,6 +88,6 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
       });
     },
 
-    deleteRoleBinding: (req, ctx) => deleteMethod(db, ctx, req.uid, deleteRoleBinding),
+    deleteRoleBinding: (req, ctx) => idempotentDeleteMethod(db, ctx, req.uid, deleteRoleBinding),
   };
 }

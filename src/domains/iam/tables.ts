@@ -110,6 +110,8 @@ export interface GroupInviteTable {
   /** When a single-use invite was redeemed. */
   used_time: number | null;
   create_time: number;
+  /** The last change: an update, or a single-use invite's redemption. */
+  update_time: number;
 }
 
 export interface ExternalGroupRoleMappingTable {
@@ -132,6 +134,8 @@ export interface TermsAcceptanceTable {
   /** The accepting identity's uid. */
   accepted_by: string;
   create_time: number;
+  /** Equal to `create_time`: an acceptance is never changed (accepting again keeps the first record). */
+  update_time: number;
 }
 
 /** Every table of the domain, by name: composed into the store's Database. */

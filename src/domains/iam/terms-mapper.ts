@@ -12,5 +12,6 @@ export function termsAcceptanceFromRow(row: TermsAcceptanceRow): TermsAcceptance
     groupUid: row.group_uid,
     orgUid: rootOf(row.group_uid),
     createTime: toTimestamp(row.create_time),
+    updateTime: toTimestamp(row.update_time),
   });
 }

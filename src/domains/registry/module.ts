@@ -9,7 +9,7 @@ import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
 import { blobs } from "./migrations/2026-11-23-0006-blobs.js";
 import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
 import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
-import { tagForms } from "./migrations/2026-11-26-0110-tag-forms.js";
+import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
 import { createReposService } from "./repos-service.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
@@ -35,7 +35,7 @@ export const registry: Domain = {
     "2026-11-23-0006-blobs": blobs,
     "2026-11-24-0007-blob-use-time": blobUseTime,
     "2026-11-26-0040-vulnerability-reports": vulnerabilityReports,
-    "2026-11-26-0110-tag-forms": tagForms,
+    "2026-11-27-0110-tag-forms": tagForms,
   },
   ownedByGroup: ["repos"],
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/events/v2/subscription.proto.
  */
 export const file_platform_events_v2_subscription: GenFile = /*@__PURE__*/
-  fileDesc("CiVwbGF0Zm9ybS9ldmVudHMvdjIvc3Vic2NyaXB0aW9uLnByb3RvEhJwbGF0Zm9ybS5ldmVudHMudjIipAEKDFN1YnNjcmlwdGlvbhIQCgN1aWQYASABKAlCA+BBCBIRCgRzaW5rGAIgASgJQgPgQQISNAoLY3JlYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSOQoIZGVsaXZlcnkYBCABKAsyIi5wbGF0Zm9ybS5ldmVudHMudjIuRGVsaXZlcnlTdGF0dXNCA+BBAyLmAQoORGVsaXZlcnlTdGF0dXMSFQoNcGVuZGluZ19jb3VudBgBIAEoAxIUCgxmYWlsZWRfY291bnQYAiABKAMSNQoRbGFzdF9zdWNjZXNzX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfZmFpbHVyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNsYXN0X2ZhaWx1cmVfc3RhdHVzGAUgASgFEhwKFGxhc3RfZmFpbHVyZV9tZXNzYWdlGAYgASgJYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CiVwbGF0Zm9ybS9ldmVudHMvdjIvc3Vic2NyaXB0aW9uLnByb3RvEhJwbGF0Zm9ybS5ldmVudHMudjIi2gEKDFN1YnNjcmlwdGlvbhIQCgN1aWQYASABKAlCA+BBCBIRCgRzaW5rGAIgASgJQgPgQQISNAoLY3JlYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSOQoIZGVsaXZlcnkYBCABKAsyIi5wbGF0Zm9ybS5ldmVudHMudjIuRGVsaXZlcnlTdGF0dXNCA+BBAxI0Cgt1cGRhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyLmAQoORGVsaXZlcnlTdGF0dXMSFQoNcGVuZGluZ19jb3VudBgBIAEoAxIUCgxmYWlsZWRfY291bnQYAiABKAMSNQoRbGFzdF9zdWNjZXNzX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfZmFpbHVyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIbChNsYXN0X2ZhaWx1cmVfc3RhdHVzGAUgASgFEhwKFGxhc3RfZmFpbHVyZV9tZXNzYWdlGAYgASgJYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Subscription sends the events of its group, and of every group below it, to
@@ -49,6 +49,15 @@ export type Subscription = Message<"platform.events.v2.Subscription"> & {
    * @generated from field: platform.events.v2.DeliveryStatus delivery = 4;
    */
   delivery?: DeliveryStatus | undefined;
+
+  /**
+   * The last change to the subscription itself; deliveries (`delivery`) are
+   * not changes to it. A subscription cannot be updated, so this is its
+   * `create_time`.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 5;
+   */
+  updateTime?: Timestamp | undefined;
 };
 
 /**

@@ -65,8 +65,8 @@ export type ListSubscriptionsRequest = Message<"platform.events.v2.ListSubscript
   pageToken: string;
 
   /**
-   * `uid`, `sink`, `create_time` (or `created_at`), each with an optional
-   * ` desc`, comma-separated. Default `uid`.
+   * `uid`, `sink`, `create_time` (or `created_at`), `update_time` (or
+   * `updated_at`), each with an optional ` desc`, comma-separated. Default `uid`.
    *
    * @generated from field: string order_by = 4;
    */

@@ -302,7 +302,7 @@ export const GroupAccountAssociations: GenService<{
     output: typeof AccountAssociationsListSchema;
   },
   /**
-   * Delete removes the group's associations.
+   * Delete removes the group's associations; none there succeeds too.
    *
    * @generated from rpc platform.iam.v1.GroupAccountAssociations.Delete
    */

@@ -241,7 +241,7 @@ export const GroupInvites: GenService<{
     output: typeof GroupInviteListSchema;
   },
   /**
-   * Delete withdraws an invite.
+   * Delete withdraws an invite; one already gone (or never there) succeeds too.
    *
    * @generated from rpc platform.iam.v1.GroupInvites.Delete
    */

@@ -90,6 +90,8 @@ export const IdentitySchema: GenMessage<Identity> = /*@__PURE__*/
  */
 export type Identity_ClaimMatch = Message<"platform.iam.v1.Identity.ClaimMatch"> & {
   /**
+   * The issuer's URL, as v2 `ClaimMatch.issuer`.
+   *
    * @generated from field: string issuer = 1;
    */
   issuer: string;
@@ -144,6 +146,8 @@ export const Identity_ClaimMatchSchema: GenMessage<Identity_ClaimMatch> = /*@__P
  */
 export type Identity_StaticKeys = Message<"platform.iam.v1.Identity.StaticKeys"> & {
   /**
+   * The issuer's URL, as v2 `StaticKeys.issuer`.
+   *
    * @generated from field: string issuer = 1;
    */
   issuer: string;

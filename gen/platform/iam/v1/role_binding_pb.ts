@@ -194,7 +194,7 @@ export const RoleBindings: GenService<{
     output: typeof RoleBindingListSchema;
   },
   /**
-   * Delete deletes a binding.
+   * Delete deletes a binding; one already gone (or never there) succeeds too.
    *
    * @generated from rpc platform.iam.v1.RoleBindings.Delete
    */

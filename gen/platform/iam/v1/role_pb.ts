@@ -7,7 +7,6 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { EmptySchema } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
-import type { Cap } from "../../common/v1/authorization_pb.js";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import { file_platform_common_v1_events } from "../../common/v1/events_pb.js";
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
@@ -18,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v1/role.proto.
  */
 export const file_platform_iam_v1_role: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGF0Zm9ybS9pYW0vdjEvcm9sZS5wcm90bxIPcGxhdGZvcm0uaWFtLnYxImQKBFJvbGUSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRItCgxjYXBhYmlsaXRpZXMYBCADKA4yFy5wbGF0Zm9ybS5jb21tb24udjEuQ2FwIjAKCFJvbGVMaXN0EiQKBWl0ZW1zGAEgAygLMhUucGxhdGZvcm0uaWFtLnYxLlJvbGUiZAoKUm9sZUZpbHRlchIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhcmVudBgDIAEoCRIsCgR1aWRwGAQgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXIiSwoRQ3JlYXRlUm9sZVJlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgJEiMKBHJvbGUYAiABKAsyFS5wbGF0Zm9ybS5pYW0udjEuUm9sZSIfChFEZWxldGVSb2xlUmVxdWVzdBIKCgJpZBgBIAEoCTKVBAoFUm9sZXMSmQEKBkNyZWF0ZRIiLnBsYXRmb3JtLmlhbS52MS5DcmVhdGVSb2xlUmVxdWVzdBoVLnBsYXRmb3JtLmlhbS52MS5Sb2xlIlTK8xgRGg8KCXBhcmVudF9pZBoCrQLa8xgRaWFtLnJvbGVzLmNyZWF0ZWSC0+STAiQ6BHJvbGUiHC9pYW0vdjEvcm9sZXMve3BhcmVudF9pZD0qKn0SfwoGVXBkYXRlEhUucGxhdGZvcm0uaWFtLnYxLlJvbGUaFS5wbGF0Zm9ybS5pYW0udjEuUm9sZSJHyvMYDhoMCgJpZBABGgKuAigB2vMYEWlhbS5yb2xlcy51cGRhdGVkgtPkkwIaOgEqGhUvaWFtL3YxL3JvbGVzL3tpZD0qKn0SYgoETGlzdBIbLnBsYXRmb3JtLmlhbS52MS5Sb2xlRmlsdGVyGhkucGxhdGZvcm0uaWFtLnYxLlJvbGVMaXN0IiKQAgHK8xgGIgQKAq8CgtPkkwIPEg0vaWFtL3YxL3JvbGVzEooBCgZEZWxldGUSIi5wbGF0Zm9ybS5pYW0udjEuRGVsZXRlUm9sZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiRMrzGA4aDAoCaWQQARoCsAIoAdrzGBFpYW0ucm9sZXMuZGVsZXRlZILT5JMCFyoVL2lhbS92MS9yb2xlcy97aWQ9Kip9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_empty, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp]);
+  fileDesc("ChpwbGF0Zm9ybS9pYW0vdjEvcm9sZS5wcm90bxIPcGxhdGZvcm0uaWFtLnYxIksKBFJvbGUSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIUCgxjYXBhYmlsaXRpZXMYBCADKAkiMAoIUm9sZUxpc3QSJAoFaXRlbXMYASADKAsyFS5wbGF0Zm9ybS5pYW0udjEuUm9sZSJkCgpSb2xlRmlsdGVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcGFyZW50GAMgASgJEiwKBHVpZHAYBCABKAsyHi5wbGF0Zm9ybS5jb21tb24udjEuVWlkcEZpbHRlciJLChFDcmVhdGVSb2xlUmVxdWVzdBIRCglwYXJlbnRfaWQYASABKAkSIwoEcm9sZRgCIAEoCzIVLnBsYXRmb3JtLmlhbS52MS5Sb2xlIh8KEURlbGV0ZVJvbGVSZXF1ZXN0EgoKAmlkGAEgASgJMpUECgVSb2xlcxKZAQoGQ3JlYXRlEiIucGxhdGZvcm0uaWFtLnYxLkNyZWF0ZVJvbGVSZXF1ZXN0GhUucGxhdGZvcm0uaWFtLnYxLlJvbGUiVMrzGBEaDwoJcGFyZW50X2lkGgKtAtrzGBFpYW0ucm9sZXMuY3JlYXRlZILT5JMCJDoEcm9sZSIcL2lhbS92MS9yb2xlcy97cGFyZW50X2lkPSoqfRJ/CgZVcGRhdGUSFS5wbGF0Zm9ybS5pYW0udjEuUm9sZRoVLnBsYXRmb3JtLmlhbS52MS5Sb2xlIkfK8xgOGgwKAmlkEAEaAq4CKAHa8xgRaWFtLnJvbGVzLnVwZGF0ZWSC0+STAho6ASoaFS9pYW0vdjEvcm9sZXMve2lkPSoqfRJiCgRMaXN0EhsucGxhdGZvcm0uaWFtLnYxLlJvbGVGaWx0ZXIaGS5wbGF0Zm9ybS5pYW0udjEuUm9sZUxpc3QiIpACAcrzGAYiBAoCrwKC0+STAg8SDS9pYW0vdjEvcm9sZXMSigEKBkRlbGV0ZRIiLnBsYXRmb3JtLmlhbS52MS5EZWxldGVSb2xlUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSJEyvMYDhoMCgJpZBABGgKwAigB2vMYEWlhbS5yb2xlcy5kZWxldGVkgtPkkwIXKhUvaWFtL3YxL3JvbGVzL3tpZD0qKn1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_empty, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp]);
 
 /**
  * Role is a named set of capabilities.
@@ -44,9 +43,14 @@ export type Role = Message<"platform.iam.v1.Role"> & {
   description: string;
 
   /**
-   * @generated from field: repeated platform.common.v1.Cap capabilities = 4;
+   * Capabilities in their string form, as hosted v1 (`repo.list`: the
+   * `string_name` of each `platform.common.v1.Cap`), in enum order. Input also
+   * takes the enum names (`CAP_REPO_LIST`); an unknown string is
+   * INVALID_ARGUMENT naming it (`role.capabilities[1]`).
+   *
+   * @generated from field: repeated string capabilities = 4;
    */
-  capabilities: Cap[];
+  capabilities: string[];
 };
 
 /**

@@ -248,6 +248,8 @@ export const AccountAssociationsService: GenService<{
   },
   /**
    * DeleteAccountAssociation deletes a group's association (AIP-135).
+   * Idempotent, as the hosted service documents it: deleting an association
+   * that is already gone, or never existed, succeeds too (and writes no event).
    *
    * @generated from rpc platform.iam.v2.AccountAssociationsService.DeleteAccountAssociation
    */

@@ -16,12 +16,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/group_invite.proto.
  */
 export const file_platform_iam_v2_group_invite: GenFile = /*@__PURE__*/
-  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIigQMKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISMwoEcm9sZRgKIAEoCzIgLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZVJvbGVCA+BBAxINCgVlbWFpbBgDIAEoCRIrCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CA+BBBBI4Cg9leHBpcmF0aW9uX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhUKBGNvZGUYByABKAlCB+BBA+DzGAESNAoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSMgoJdXNlZF90aW1lGGQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDSgQICBAJIoQBCg9Hcm91cEludml0ZVJvbGUSEAoDdWlkGAEgASgJQgPgQQMSEQoEbmFtZRgCIAEoCUID4EEDEhgKC2Rlc2NyaXB0aW9uGAMgASgJQgPgQQMSMgoMY2FwYWJpbGl0aWVzGAQgAygOMhcucGxhdGZvcm0uY29tbW9uLnYxLkNhcEID4EEDYgZwcm90bzM", [file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_common_v1_events, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiJwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIitwMKC0dyb3VwSW52aXRlEhAKA3VpZBgBIAEoCUID4EEIEhUKCHJvbGVfdWlkGAIgASgJQgPgQQISMwoEcm9sZRgKIAEoCzIgLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZVJvbGVCA+BBAxINCgVlbWFpbBgDIAEoCRIrCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CA+BBBBI4Cg9leHBpcmF0aW9uX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFwoKc2luZ2xlX3VzZRgGIAEoCEID4EEFEhUKBGNvZGUYByABKAlCB+BBA+DzGAESNAoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSMgoJdXNlZF90aW1lGGQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEjQKC3VwZGF0ZV90aW1lGGUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDSgQICBAJIoQBCg9Hcm91cEludml0ZVJvbGUSEAoDdWlkGAEgASgJQgPgQQMSEQoEbmFtZRgCIAEoCUID4EEDEhgKC2Rlc2NyaXB0aW9uGAMgASgJQgPgQQMSMgoMY2FwYWJpbGl0aWVzGAQgAygOMhcucGxhdGZvcm0uY29tbW9uLnYxLkNhcEID4EEDYgZwcm90bzM", [file_google_api_field_behavior, file_platform_common_v1_authorization, file_platform_common_v1_events, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * GroupInvite lets whoever holds its code bind itself to a role on a group.
  * Field names and numbers are the hosted service's, which also has `key_id`
- * (8, the key its signed codes name); `used_time` is this server's addition.
+ * (8, the key its signed codes name); `used_time` and `update_time` are this
+ * server's additions.
  *
  * @generated from message platform.iam.v2.GroupInvite
  */
@@ -96,6 +97,13 @@ export type GroupInvite = Message<"platform.iam.v2.GroupInvite"> & {
    * @generated from field: google.protobuf.Timestamp used_time = 100;
    */
   usedTime?: Timestamp | undefined;
+
+  /**
+   * The last change: creation, an update, or a single-use invite's redemption.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 101;
+   */
+  updateTime?: Timestamp | undefined;
 };
 
 /**

@@ -6,8 +6,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
-import type { EmptySchema } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema, FieldMask } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty, file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
 import { file_platform_common_v1_authorization } from "../../common/v1/authorization_pb.js";
 import { file_platform_common_v1_events } from "../../common/v1/events_pb.js";
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/group_invites_service.proto.
  */
 export const file_platform_iam_v2_group_invites_service: GenFile = /*@__PURE__*/
-  fileDesc("CitwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlc19zZXJ2aWNlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIiKQoVR2V0R3JvdXBJbnZpdGVSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIqABChdMaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBIsCgR1aWRwGAEgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISEAoIcm9sZV91aWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKjAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjMKDWdyb3VwX2ludml0ZXMYASADKAsyHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQiaAoYQ3JlYXRlR3JvdXBJbnZpdGVSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEjcKDGdyb3VwX2ludml0ZRgCIAEoCzIcLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZUID4EECIiwKGERlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiIxChhSZWRlZW1Hcm91cEludml0ZVJlcXVlc3QSFQoEY29kZRgBIAEoCUIH4EEC4PMYASJaChlSZWRlZW1Hcm91cEludml0ZVJlc3BvbnNlEhgKEHJvbGVfYmluZGluZ191aWQYASABKAkSEQoJZ3JvdXBfdWlkGAIgASgJEhAKCHJvbGVfdWlkGAMgASgJMugGChNHcm91cEludml0ZXNTZXJ2aWNlEpEBCg5HZXRHcm91cEludml0ZRImLnBsYXRmb3JtLmlhbS52Mi5HZXRHcm91cEludml0ZVJlcXVlc3QaHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUiOZACAcrzGA0aCwoDdWlkEAEaAssBgtPkkwIfEh0vaWFtL3YyL2dyb3VwSW52aXRlcy97dWlkPSoqfRKSAQoQTGlzdEdyb3VwSW52aXRlcxIoLnBsYXRmb3JtLmlhbS52Mi5MaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBopLnBsYXRmb3JtLmlhbS52Mi5MaXN0R3JvdXBJbnZpdGVzUmVzcG9uc2UiKZACAcrzGAYiBAoCywGC0+STAhYSFC9pYW0vdjIvZ3JvdXBJbnZpdGVzEsIBChFDcmVhdGVHcm91cEludml0ZRIpLnBsYXRmb3JtLmlhbS52Mi5DcmVhdGVHcm91cEludml0ZVJlcXVlc3QaHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUiZMrzGA4aDAoGcGFyZW50GgLJAdrzGBhpYW0uZ3JvdXBfaW52aXRlLmNyZWF0ZWSC0+STAjA6DGdyb3VwX2ludml0ZSIgL2lhbS92Mi9ncm91cEludml0ZXMve3BhcmVudD0qKn0SqgEKEURlbGV0ZUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLkRlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSJSyvMYDRoLCgN1aWQQARoCzAHa8xgYaWFtLmdyb3VwX2ludml0ZS5kZWxldGVkgtPkkwIfKh0vaWFtL3YyL2dyb3VwSW52aXRlcy97dWlkPSoqfRK1AQoRUmVkZWVtR3JvdXBJbnZpdGUSKS5wbGF0Zm9ybS5pYW0udjIuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0GioucGxhdGZvcm0uaWFtLnYyLlJlZGVlbUdyb3VwSW52aXRlUmVzcG9uc2UiScrzGAISANrzGBlpYW0uZ3JvdXBfaW52aXRlLnJlZGVlbWVkgtPkkwIgOgEqIhsvaWFtL3YyL2dyb3VwSW52aXRlczpyZWRlZW1iBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp, file_platform_iam_v2_group_invite]);
+  fileDesc("CitwbGF0Zm9ybS9pYW0vdjIvZ3JvdXBfaW52aXRlc19zZXJ2aWNlLnByb3RvEg9wbGF0Zm9ybS5pYW0udjIiKQoVR2V0R3JvdXBJbnZpdGVSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIqABChdMaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBIsCgR1aWRwGAEgASgLMh4ucGxhdGZvcm0uY29tbW9uLnYxLlVpZHBGaWx0ZXISEAoIcm9sZV91aWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKjAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjMKDWdyb3VwX2ludml0ZXMYASADKAsyHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhgKC3RvdGFsX2NvdW50GAMgASgDSACIAQESDwoHc2tpcHBlZBgEIAEoBUIOCgxfdG90YWxfY291bnQiaAoYQ3JlYXRlR3JvdXBJbnZpdGVSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEjcKDGdyb3VwX2ludml0ZRgCIAEoCzIcLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZUID4EECIoQBChhVcGRhdGVHcm91cEludml0ZVJlcXVlc3QSNwoMZ3JvdXBfaW52aXRlGAEgASgLMhwucGxhdGZvcm0uaWFtLnYyLkdyb3VwSW52aXRlQgPgQQISLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiwKGERlbGV0ZUdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiIxChhSZWRlZW1Hcm91cEludml0ZVJlcXVlc3QSFQoEY29kZRgBIAEoCUIH4EEC4PMYASJaChlSZWRlZW1Hcm91cEludml0ZVJlc3BvbnNlEhgKEHJvbGVfYmluZGluZ191aWQYASABKAkSEQoJZ3JvdXBfdWlkGAIgASgJEhAKCHJvbGVfdWlkGAMgASgJMsQIChNHcm91cEludml0ZXNTZXJ2aWNlEpEBCg5HZXRHcm91cEludml0ZRImLnBsYXRmb3JtLmlhbS52Mi5HZXRHcm91cEludml0ZVJlcXVlc3QaHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUiOZACAcrzGA0aCwoDdWlkEAEaAssBgtPkkwIfEh0vaWFtL3YyL2dyb3VwSW52aXRlcy97dWlkPSoqfRKSAQoQTGlzdEdyb3VwSW52aXRlcxIoLnBsYXRmb3JtLmlhbS52Mi5MaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBopLnBsYXRmb3JtLmlhbS52Mi5MaXN0R3JvdXBJbnZpdGVzUmVzcG9uc2UiKZACAcrzGAYiBAoCywGC0+STAhYSFC9pYW0vdjIvZ3JvdXBJbnZpdGVzEsIBChFDcmVhdGVHcm91cEludml0ZRIpLnBsYXRmb3JtLmlhbS52Mi5DcmVhdGVHcm91cEludml0ZVJlcXVlc3QaHC5wbGF0Zm9ybS5pYW0udjIuR3JvdXBJbnZpdGUiZMrzGA4aDAoGcGFyZW50GgLJAdrzGBhpYW0uZ3JvdXBfaW52aXRlLmNyZWF0ZWSC0+STAjA6DGdyb3VwX2ludml0ZSIgL2lhbS92Mi9ncm91cEludml0ZXMve3BhcmVudD0qKn0S2QEKEVVwZGF0ZUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLlVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBocLnBsYXRmb3JtLmlhbS52Mi5Hcm91cEludml0ZSJ7yvMYGxoZChBncm91cF9pbnZpdGUudWlkEAEaA5COBtrzGBhpYW0uZ3JvdXBfaW52aXRlLnVwZGF0ZWSC0+STAjo6DGdyb3VwX2ludml0ZTIqL2lhbS92Mi9ncm91cEludml0ZXMve2dyb3VwX2ludml0ZS51aWQ9Kip9EqoBChFEZWxldGVHcm91cEludml0ZRIpLnBsYXRmb3JtLmlhbS52Mi5EZWxldGVHcm91cEludml0ZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiUsrzGA0aCwoDdWlkEAEaAswB2vMYGGlhbS5ncm91cF9pbnZpdGUuZGVsZXRlZILT5JMCHyodL2lhbS92Mi9ncm91cEludml0ZXMve3VpZD0qKn0StQEKEVJlZGVlbUdyb3VwSW52aXRlEikucGxhdGZvcm0uaWFtLnYyLlJlZGVlbUdyb3VwSW52aXRlUmVxdWVzdBoqLnBsYXRmb3JtLmlhbS52Mi5SZWRlZW1Hcm91cEludml0ZVJlc3BvbnNlIknK8xgCEgDa8xgZaWFtLmdyb3VwX2ludml0ZS5yZWRlZW1lZILT5JMCIDoBKiIbL2lhbS92Mi9ncm91cEludml0ZXM6cmVkZWVtYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_platform_common_v1_authorization, file_platform_common_v1_events, file_platform_common_v1_uidp, file_platform_iam_v2_group_invite]);
 
 /**
  * GetGroupInviteRequest names one invite.
@@ -72,8 +72,9 @@ export type ListGroupInvitesRequest = Message<"platform.iam.v2.ListGroupInvitesR
   pageToken: string;
 
   /**
-   * `uid`, `create_time` (or `created_at`), `expiration_time`, each with an
-   * optional ` desc`, comma-separated. Default `uid`.
+   * `uid`, `create_time` (or `created_at`), `update_time` (or `updated_at`),
+   * `expiration_time`, each with an optional ` desc`, comma-separated. Default
+   * `uid`.
    *
    * @generated from field: string order_by = 5;
    */
@@ -153,6 +154,35 @@ export const CreateGroupInviteRequestSchema: GenMessage<CreateGroupInviteRequest
   messageDesc(file_platform_iam_v2_group_invites_service, 3);
 
 /**
+ * UpdateGroupInviteRequest patches `group_invite` (its `uid` names it).
+ *
+ * @generated from message platform.iam.v2.UpdateGroupInviteRequest
+ */
+export type UpdateGroupInviteRequest = Message<"platform.iam.v2.UpdateGroupInviteRequest"> & {
+  /**
+   * @generated from field: platform.iam.v2.GroupInvite group_invite = 1;
+   */
+  groupInvite?: GroupInvite | undefined;
+
+  /**
+   * Paths among `role_uid`, `email`, `ttl` and `single_use` (which must keep
+   * its value); `*` replaces them all (an absent `ttl` still keeps the
+   * expiration); empty means the fields present in the request. Output-only
+   * paths are ignored.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message platform.iam.v2.UpdateGroupInviteRequest.
+ * Use `create(UpdateGroupInviteRequestSchema)` to create a new message.
+ */
+export const UpdateGroupInviteRequestSchema: GenMessage<UpdateGroupInviteRequest> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_group_invites_service, 4);
+
+/**
  * DeleteGroupInviteRequest names the invite to delete.
  *
  * @generated from message platform.iam.v2.DeleteGroupInviteRequest
@@ -169,7 +199,7 @@ export type DeleteGroupInviteRequest = Message<"platform.iam.v2.DeleteGroupInvit
  * Use `create(DeleteGroupInviteRequestSchema)` to create a new message.
  */
 export const DeleteGroupInviteRequestSchema: GenMessage<DeleteGroupInviteRequest> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 4);
+  messageDesc(file_platform_iam_v2_group_invites_service, 5);
 
 /**
  * RedeemGroupInviteRequest carries the code of an invite.
@@ -188,7 +218,7 @@ export type RedeemGroupInviteRequest = Message<"platform.iam.v2.RedeemGroupInvit
  * Use `create(RedeemGroupInviteRequestSchema)` to create a new message.
  */
 export const RedeemGroupInviteRequestSchema: GenMessage<RedeemGroupInviteRequest> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 5);
+  messageDesc(file_platform_iam_v2_group_invites_service, 6);
 
 /**
  * RedeemGroupInviteResponse names the role binding the redemption made (or
@@ -218,7 +248,7 @@ export type RedeemGroupInviteResponse = Message<"platform.iam.v2.RedeemGroupInvi
  * Use `create(RedeemGroupInviteResponseSchema)` to create a new message.
  */
 export const RedeemGroupInviteResponseSchema: GenMessage<RedeemGroupInviteResponse> = /*@__PURE__*/
-  messageDesc(file_platform_iam_v2_group_invites_service, 6);
+  messageDesc(file_platform_iam_v2_group_invites_service, 7);
 
 /**
  * GroupInvitesService manages invitation codes to groups.
@@ -258,7 +288,25 @@ export const GroupInvitesService: GenService<{
     output: typeof GroupInviteSchema;
   },
   /**
-   * DeleteGroupInvite revokes an invite (AIP-135).
+   * UpdateGroupInvite patches an invite (AIP-134): its role, its email, and
+   * its lifetime (a `ttl` given sets `expiration_time` to the update's time
+   * plus `ttl`, so an invite may be extended or renewed; none keeps it).
+   * `single_use` is immutable (a different value is INVALID_ARGUMENT); the
+   * code is neither changed nor shown, a redeemed invite stays redeemed. A new
+   * role follows the rules of create: in scope, existing, and holding no
+   * capability the caller lacks on the group.
+   *
+   * @generated from rpc platform.iam.v2.GroupInvitesService.UpdateGroupInvite
+   */
+  updateGroupInvite: {
+    methodKind: "unary";
+    input: typeof UpdateGroupInviteRequestSchema;
+    output: typeof GroupInviteSchema;
+  },
+  /**
+   * DeleteGroupInvite revokes an invite (AIP-135). Idempotent, as the hosted
+   * service documents it: deleting an invite that is already gone, or never
+   * existed, succeeds too (and writes no event).
    *
    * @generated from rpc platform.iam.v2.GroupInvitesService.DeleteGroupInvite
    */

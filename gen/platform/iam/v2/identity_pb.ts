@@ -101,7 +101,9 @@ export const IdentitySchema: GenMessage<Identity> = /*@__PURE__*/
  */
 export type ClaimMatch = Message<"platform.iam.v2.ClaimMatch"> & {
   /**
-   * The token's `iss`, exactly. One of `issuer`, `issuer_pattern` is required.
+   * The token's `iss`, exactly: the issuer's URL, `https://` without
+   * credentials, query or fragment (plain `http://` only under
+   * `serve --allow-http-issuers`). One of `issuer`, `issuer_pattern` is required.
    *
    * @generated from field: string issuer = 1;
    */
@@ -165,7 +167,7 @@ export const ClaimMatchSchema: GenMessage<ClaimMatch> = /*@__PURE__*/
  */
 export type StaticKeys = Message<"platform.iam.v2.StaticKeys"> & {
   /**
-   * The tokens' `iss`; required.
+   * The tokens' `iss`: the issuer's URL, as for `ClaimMatch.issuer`; required.
    *
    * @generated from field: string issuer = 1;
    */

@@ -263,7 +263,9 @@ export const RoleBindingsService: GenService<{
     output: typeof RoleBindingSchema;
   },
   /**
-   * DeleteRoleBinding deletes a binding (AIP-135).
+   * DeleteRoleBinding deletes a binding (AIP-135). Idempotent, as the hosted
+   * service documents it: deleting a binding that is already gone, or never
+   * existed, succeeds too (and writes no event).
    *
    * @generated from rpc platform.iam.v2.RoleBindingsService.DeleteRoleBinding
    */

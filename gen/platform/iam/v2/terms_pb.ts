@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/terms.proto.
  */
 export const file_platform_iam_v2_terms: GenFile = /*@__PURE__*/
-  fileDesc("ChtwbGF0Zm9ybS9pYW0vdjIvdGVybXMucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKxAQoPVGVybXNBY2NlcHRhbmNlEhAKA3VpZBgBIAEoCUID4EEDEg4KBmRvY19pZBgCIAEoCRIYCgthY2NlcHRlZF9ieRgDIAEoCUID4EEDEhYKCWdyb3VwX3VpZBgEIAEoCUID4EEDEhQKB29yZ191aWQYBSABKAlCA+BBAxI0CgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBA2IGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("ChtwbGF0Zm9ybS9pYW0vdjIvdGVybXMucHJvdG8SD3BsYXRmb3JtLmlhbS52MiLnAQoPVGVybXNBY2NlcHRhbmNlEhAKA3VpZBgBIAEoCUID4EEDEg4KBmRvY19pZBgCIAEoCRIYCgthY2NlcHRlZF9ieRgDIAEoCUID4EEDEhYKCWdyb3VwX3VpZBgEIAEoCUID4EEDEhQKB29yZ191aWQYBSABKAlCA+BBAxI0CgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0Cgt1cGRhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBA2IGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * TermsAcceptance records that an identity accepted a terms document on
@@ -61,6 +61,14 @@ export type TermsAcceptance = Message<"platform.iam.v2.TermsAcceptance"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 6;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * An acceptance is never changed (accepting again keeps the first record),
+   * so this is its `create_time`.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 7;
+   */
+  updateTime?: Timestamp | undefined;
 };
 
 /**

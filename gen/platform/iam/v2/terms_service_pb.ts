@@ -105,8 +105,8 @@ export type ListTermsAcceptancesRequest = Message<"platform.iam.v2.ListTermsAcce
   pageToken: string;
 
   /**
-   * `uid`, `doc_id`, `create_time` (or `created_at`), each with an optional
-   * ` desc`, comma-separated. Default `uid`.
+   * `uid`, `doc_id`, `create_time` (or `created_at`), `update_time` (or
+   * `updated_at`), each with an optional ` desc`, comma-separated. Default `uid`.
    *
    * @generated from field: string order_by = 5;
    */

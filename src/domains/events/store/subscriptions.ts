@@ -19,6 +19,8 @@ export const subscriptionOrderable = {
   sink: "sink",
   create_time: "create_time",
   created_at: "create_time",
+  update_time: "update_time",
+  updated_at: "update_time",
 };
 
 const SUBSCRIPTION_COLUMNS: UidColumns = { uid: "subscriptions.uid", parent: "subscriptions.group_uid", ownerSegments: 1 };
@@ -41,10 +43,10 @@ export async function listSubscriptions(db: Db, uidp: UidpFilter, visible: Visib
   return { rows, total };
 }
 
-/** Inserts a subscription; throws NOT_FOUND when its group does not exist. */
+/** Inserts a subscription (its update time is its create time); throws NOT_FOUND when its group does not exist. */
 export async function insertSubscription(db: Db, row: Pick<SubscriptionRow, "uid" | "group_uid" | "sink" | "create_time">): Promise<SubscriptionRow> {
   await getGroup(db, row.group_uid);
-  const full: SubscriptionRow = { ...row, last_success_time: null, last_failure_time: null, last_failure_status: 0, last_failure_message: "" };
+  const full: SubscriptionRow = { ...row, update_time: row.create_time, last_success_time: null, last_failure_time: null, last_failure_status: 0, last_failure_message: "" };
   await db.insertInto("subscriptions").values(full).execute();
   return full;
 }

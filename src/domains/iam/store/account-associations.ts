@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import { alreadyExists } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -48,6 +48,7 @@ export function updateAccountAssociation(db: Db, uid: string, change: AccountAss
   return updateByUid(db, ACCOUNT_ASSOCIATIONS, uid, change);
 }
 
-export function deleteAccountAssociation(db: Db, uid: string): Promise<void> {
-  return deleteByUid(db, ACCOUNT_ASSOCIATIONS, uid);
+/** Deletes the account association `uid` if there is one; true when one was deleted (a delete of it is idempotent). */
+export function deleteAccountAssociation(db: Db, uid: string): Promise<boolean> {
+  return deleteByUidIfAny(db, ACCOUNT_ASSOCIATIONS, uid);
 }

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
-import { CREATE_TIME_ORDERABLE, deleteByUid, getByUid, listPage, resourceTable } from "../../../store/resource-table.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -10,7 +10,7 @@ export type GroupInviteRow = Selectable<GroupInviteTable>;
 
 /** Sortable invite fields: API name to column. */
 export const groupInviteOrderable = {
-  ...CREATE_TIME_ORDERABLE,
+  ...TIMES_ORDERABLE,
   expiration_time: "expire_time",
 };
 
@@ -42,19 +42,25 @@ export async function insertGroupInvite(db: Db, row: GroupInviteRow): Promise<Gr
   return row;
 }
 
-/** Marks a single-use invite used; false when it already was (a concurrent redemption won). */
+/** Writes what an update may change of invite `uid` and returns the row; throws NOT_FOUND. */
+export function updateGroupInvite(db: Db, uid: string, change: Pick<GroupInviteRow, "role_uid" | "email" | "expire_time" | "update_time">): Promise<GroupInviteRow> {
+  return updateByUid(db, GROUP_INVITES, uid, change);
+}
+
+/** Marks a single-use invite used at `time` (a change: its update time too); false when it already was (a concurrent redemption won). */
 export async function markGroupInviteUsed(db: Db, uid: string, time: number): Promise<boolean> {
   const { numUpdatedRows } = await db
     .updateTable("group_invites")
-    .set({ used_time: time })
+    .set({ used_time: time, update_time: time })
     .where("uid", "=", uid)
     .where("used_time", "is", null)
     .executeTakeFirst();
   return numUpdatedRows > 0n;
 }
 
-export function deleteGroupInvite(db: Db, uid: string): Promise<void> {
-  return deleteByUid(db, GROUP_INVITES, uid);
+/** Deletes the invite `uid` if there is one; true when one was deleted (a delete of it is idempotent). */
+export function deleteGroupInvite(db: Db, uid: string): Promise<boolean> {
+  return deleteByUidIfAny(db, GROUP_INVITES, uid);
 }
 
 

@@ -3,7 +3,7 @@ import { alreadyExists, notFound } from "../../../store/errors.js";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid } from "../../../api/uidp.js";
 import { applyPage, countRows, type ListScope } from "../../../store/list-query.js";
-import { CREATE_TIME_ORDERABLE, deleteByUid, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { RoleBindingTable } from "../tables.js";
 
@@ -128,7 +128,7 @@ export async function setBindingRole(db: Db, uid: string, roleUid: string): Prom
   );
 }
 
-/** Deletes a binding; throws NOT_FOUND. */
-export function deleteRoleBinding(db: Db, uid: string): Promise<void> {
-  return deleteByUid(db, ROLE_BINDINGS, uid);
+/** Deletes the role binding `uid` if there is one; true when one was deleted (a delete of it is idempotent). */
+export function deleteRoleBinding(db: Db, uid: string): Promise<boolean> {
+  return deleteByUidIfAny(db, ROLE_BINDINGS, uid);
 }

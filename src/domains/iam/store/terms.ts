@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../api/pagination.js";
 import { newChildUid, selfAndAncestors } from "../../../api/uidp.js";
-import { CREATE_TIME_ORDERABLE, listPage, resourceTable } from "../../../store/resource-table.js";
+import { listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TermsAcceptanceTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -11,7 +11,7 @@ export type TermsAcceptanceRow = Selectable<TermsAcceptanceTable>;
 /** Sortable acceptance fields: API name to column. */
 export const termsAcceptanceOrderable = {
   doc_id: "doc_id",
-  ...CREATE_TIME_ORDERABLE,
+  ...TIMES_ORDERABLE,
 };
 
 /**
@@ -21,7 +21,7 @@ export const termsAcceptanceOrderable = {
  */
 export async function acceptTerms(db: Db, groupUid: string, docIds: string[], acceptedBy: string, time: number): Promise<TermsAcceptanceRow[]> {
   await getGroup(db, groupUid);
-  const fresh = docIds.map((doc_id) => ({ uid: newChildUid(groupUid), group_uid: groupUid, doc_id, accepted_by: acceptedBy, create_time: time }));
+  const fresh = docIds.map((doc_id) => ({ uid: newChildUid(groupUid), group_uid: groupUid, doc_id, accepted_by: acceptedBy, create_time: time, update_time: time }));
   // A concurrent acceptance of the same document is no error: its row stands.
   await db
     .insertInto("terms_acceptances")

@@ -6,13 +6,14 @@ import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js"
 import { identityFromV1, identityToV1 } from "./identity-mapper.js";
 
 const v2 = IdentitiesService.method;
-const PARENT = { parent: "parent_id" };
+/** v2 field paths of a Create as v1 names them (v1 calls static keys `static`, their expiration `expiration`). */
+const CREATE_FIELDS = { parent: "parent_id", "identity.static_keys": "identity.static", "identity.static_keys.expiration_time": "identity.static.expiration" };
 
 /** Identities v1 (`/iam/v1/identities`): each call is the v2 IdentitiesService call it maps onto. */
 export function createIdentitiesV1Service(identities: ServiceImpl<typeof IdentitiesService>): ServiceImpl<typeof Identities> {
   return {
     create: async (req, ctx) =>
-      identityToV1(await callV2(v2.createIdentity, identities.createIdentity, { parent: req.parentId, identity: identityFromV1(req.identity) }, ctx, PARENT)),
+      identityToV1(await callV2(v2.createIdentity, identities.createIdentity, { parent: req.parentId, identity: identityFromV1(req.identity) }, ctx, CREATE_FIELDS)),
 
     update: async (req, ctx) =>
       identityToV1(await callV2(v2.updateIdentity, identities.updateIdentity, { identity: identityFromV1(req), updateMask: replaceAll() }, ctx, { identity: "", "identity.static_keys": "static", "identity.static_keys.expiration_time": "static.expiration" })),

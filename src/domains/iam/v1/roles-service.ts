@@ -12,9 +12,9 @@ const v2 = RolesService.method;
 /** Roles v1 (`/iam/v1/roles`): each call is the v2 RolesService call it maps onto. */
 export function createRolesV1Service(roles: ServiceImpl<typeof RolesService>): ServiceImpl<typeof Roles> {
   return {
-    create: async (req, ctx) => roleToV1(await callV2(v2.createRole, roles.createRole, { parent: req.parentId, role: roleFromV1(req.role) }, ctx, { parent: "parent_id" })),
+    create: async (req, ctx) => roleToV1(await callV2(v2.createRole, roles.createRole, { parent: req.parentId, role: roleFromV1(req.role, "role.capabilities") }, ctx, { parent: "parent_id" })),
 
-    update: async (req, ctx) => roleToV1(await callV2(v2.updateRole, roles.updateRole, { role: roleFromV1(req), updateMask: replaceAll() }, ctx, { role: "" })),
+    update: async (req, ctx) => roleToV1(await callV2(v2.updateRole, roles.updateRole, { role: roleFromV1(req, "capabilities"), updateMask: replaceAll() }, ctx, { role: "" })),
 
     list: async (req, ctx) => {
       new Violations().uid("parent", req.parent, false).throwIfAny();
