@@ -6,7 +6,7 @@ import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "./http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 const gzipAsync = promisify(gzip);
@@ -126,6 +126,7 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
       if (!header.has("content-type")) header.set("content-type", binary ? contentTypeUnaryProto : contentTypeUnaryJson);
       body = encodeAnswer(method, binary, answer.message, compressionOf(req));
     } catch (e) {
+      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
       const answered = options.callError(error, method);
       status = codeToHttpStatus(answered.code);
@@ -211,7 +212,7 @@ function decode(method: DescMethod, binary: boolean, body: Uint8Array): Message 
 async function readBody(req: NodeRequest, length: number | undefined, max: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of requestChunks(req)) {
     if (length !== undefined && size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
     if (length === undefined && size + chunk.byteLength > max) throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
     chunks.push(chunk);

@@ -3,7 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodedOnce } from "./api/kept-encoding.js";
 import type { NodeRequest, NodeResponse } from "./http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./http/rpc-request.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./http/rpc-request.js";
 import type { UnaryAnswer, UnaryCaller } from "./rest/in-memory-call.js";
 
 /** The content type of every answer, as connect-es writes it for binary gRPC. */
@@ -64,8 +64,8 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
         url: `http://in-process${req.url}`,
       });
     } catch (e) {
+      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-      if (res.destroyed) return;
       const trailer = new Headers();
       setTrailerStatus(trailer, options.callError(error, method));
       res.writeHead(200, { "content-type": CONTENT_TYPE });
@@ -92,7 +92,7 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
 async function readBody(req: NodeRequest, max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of requestChunks(req)) {
     size += chunk.byteLength;
     if (size > max + 5) throw new ConnectError(`message size ${size - 5} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
     chunks.push(chunk);
