@@ -105,6 +105,20 @@ for (const host of ["api", "registry"] as const) {
       assertClosedAfter(await (await rawConnection(port(), "PRI * HTTP/2.0\r\n")).closed, HEADERS_MS);
     });
 
+    test("an HTTP/2 header block left unfinished (HEADERS without END_HEADERS, written at once) is closed after the headers timeout", BOUNDED, async () => {
+      const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
+        const head = Buffer.alloc(9);
+        head.writeUIntBE(payload.length, 0, 3);
+        head[3] = type;
+        head[4] = flags;
+        head.writeUInt32BE(stream, 5);
+        return Buffer.concat([head, payload]);
+      };
+      // The preface, an empty SETTINGS, then HEADERS (END_STREAM, no END_HEADERS) holding :method GET, :scheme http, :path /.
+      const bytes = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(0x4, 0, 0, Buffer.alloc(0)), frame(0x1, 0x1, 1, Buffer.from([0x82, 0x86, 0x84]))]);
+      assertClosedAfter(await (await rawConnection(port(), bytes)).closed, HEADERS_MS);
+    });
+
     test("an HTTP/1.1 connection idle after its answer is closed after the keep-alive timeout", BOUNDED, async () => {
       const { closed } = await rawConnection(port(), "GET /v2/ HTTP/1.1\r\nHost: x\r\n\r\n");
       const out = await closed;
