@@ -52,8 +52,32 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * is bounded in time (see `ListenerLimits`; the TLS handshake by the headers timeout), and so
  * is their number.
  */
-export function createDualListener(handler: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
+/**
+ * HTTP/1.1: once an answer is written, the rest of its request's body must arrive within `graceMs`
+ * (the headers timeout)
+ * (Node reads and discards it to reuse the connection), else the connection is closed. So a client
+ * that never finishes a body it was answered for (a 401 to an unauthenticated upload, a refusal)
+ * holds no connection until the request timeout, which on the registry is long (for large uploads).
+ */
+function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
+  return (req, res) => {
+    if (req.httpVersionMajor === 1) {
+      res.once("finish", () => {
+        if (req.complete) return;
+        const timer = setTimeout(() => req.socket.destroy(), graceMs);
+        req.once("end", () => clearTimeout(timer));
+        req.socket.once("close", () => clearTimeout(timer));
+      });
+    }
+    return handler(req, res);
+  };
+}
+
+export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
   const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
+  /** How long the rest of a body may take once its request was answered: as long as a slow client's headers. */
+  const answeredGraceMs = headersTimeoutMs;
+  const handler = endsAbandonedRequests(served, answeredGraceMs);
   const h1 = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -86,9 +110,18 @@ export function createDualListener(handler: Handler, limits: ListenerLimits, cre
     let idle = setTimeout(() => session.destroy(), headersTimeoutMs);
     session.on("stream", (stream: http2.ServerHttp2Stream) => {
       if (open++ === 0) clearTimeout(idle);
-      // The request (headers and body) must arrive within the request timeout; an answer may take longer.
-      const receipt = stream.endAfterHeaders ? undefined : setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), limits.requestTimeoutMs);
-      if (receipt) stream.once("end", () => clearTimeout(receipt));
+      // The request (headers and body) must arrive within the request timeout, and once it was
+      // answered within the answered grace (as on HTTP/1.1); an answer may take longer.
+      const cancel = () => stream.close(http2.constants.NGHTTP2_CANCEL);
+      let receipt = stream.endAfterHeaders ? undefined : setTimeout(cancel, limits.requestTimeoutMs);
+      if (receipt) {
+        stream.once("end", () => clearTimeout(receipt));
+        stream.once("finish", () => {
+          if (stream.readableEnded || stream.closed) return;
+          clearTimeout(receipt);
+          receipt = setTimeout(cancel, answeredGraceMs);
+        });
+      }
       stream.once("close", () => {
         clearTimeout(receipt);
         if (--open === 0 && !session.closed && !session.destroyed) idle = setTimeout(() => session.close(), limits.keepAliveTimeoutMs);
