@@ -13,6 +13,11 @@ export interface FileInventory {
   packages: InventoryPackage[];
 }
 
+/** Appends `items` one by one: `push(...items)` passes each as an argument, and overflows the stack past about 100,000. */
+export function appendAll<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
 /**
  * The packages the files name, in a stable order: apk, dpkg status, status.d (by path), then
  * lockfiles by path. Throws InventoryError naming the first file that is not what its path says.
@@ -23,15 +28,15 @@ export function packagesOfFiles(files: ReadonlyMap<string, Buffer>): FileInvento
   const distro = osRelease === undefined ? undefined : parseOsRelease(osRelease);
   const packages: InventoryPackage[] = [];
   const apk = text("lib/apk/db/installed");
-  if (apk !== undefined) packages.push(...parseApkInstalled(apk, distro));
+  if (apk !== undefined) appendAll(packages, parseApkInstalled(apk, distro));
   const status = text("var/lib/dpkg/status");
-  if (status !== undefined) packages.push(...parseDpkgStatus(status, distro));
+  if (status !== undefined) appendAll(packages, parseDpkgStatus(status, distro));
   const paths = [...files.keys()].sort();
-  for (const path of paths.filter((p) => p.startsWith("var/lib/dpkg/status.d/"))) packages.push(...parseDpkgStatus(text(path)!, distro, path));
+  for (const path of paths.filter((p) => p.startsWith("var/lib/dpkg/status.d/"))) appendAll(packages, parseDpkgStatus(text(path)!, distro, path));
   for (const path of paths) {
     const base = posix.basename(path);
-    if (base === "package-lock.json" || base === ".package-lock.json") packages.push(...parsePackageLock(text(path)!, path));
-    else if (base === "Cargo.lock") packages.push(...parseCargoLock(text(path)!, path));
+    if (base === "package-lock.json" || base === ".package-lock.json") appendAll(packages, parsePackageLock(text(path)!, path));
+    else if (base === "Cargo.lock") appendAll(packages, parseCargoLock(text(path)!, path));
   }
   return distro === undefined ? { packages } : { distro, packages };
 }

@@ -6,7 +6,7 @@ export { compressionOf, decompressed } from "./decompress.js";
 export { distroQualifier, parseOsRelease, type Distro } from "./distro.js";
 export { controlStanzas, parseDpkgStatus } from "./dpkg.js";
 export { InventoryError } from "./errors.js";
-export { packagesOfFiles, type FileInventory } from "./image.js";
+export { appendAll, packagesOfFiles, type FileInventory } from "./image.js";
 export { DEFAULT_LAYER_LIMITS, entryPath, isWantedPath, readImageFiles, type LayerInput, type LayerLimits } from "./layers.js";
 export { parseCargoLock, parsePackageLock } from "./lockfiles.js";
 export { osvIdentity, packageOf, packageOfPurl, uniquePackages, type InventoryPackage } from "./package.js";

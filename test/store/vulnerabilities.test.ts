@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { sql } from "kysely";
+import { readOsvFeed } from "../../src/advisories/osv/feed.js";
 import type { FeedEntry } from "../../src/advisories/osv/feed.js";
 import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js";
 import { importOsvFeed, StrictImportError } from "../../src/domains/vulnerabilities/osv-import.js";
@@ -135,6 +139,23 @@ for (const database of await testDatabases()) {
       });
       const stored = await store.db.selectFrom("osv_records").select("uid").where("uid", "in", ["TEST-2024-0007", "TEST-2024-0008", "TEST-2024-0009", "TEST-2024-0010"]).execute();
       assert.deepEqual(stored.map((r) => r.uid).sort(), ["TEST-2024-0007", "TEST-2024-0008"], "the committed batch stands; the one in progress is not written");
+    });
+
+    test("a record nested 5,000 deep is refused alone; the records around it are imported", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "osv-deep-"));
+      try {
+        const record = (id: string) => JSON.stringify(osvRecord(id));
+        writeFileSync(join(dir, "a.json"), record("DEEP-2024-0001"));
+        writeFileSync(join(dir, "b.json"), `{"id":"DEEP-2024-0002","modified":"2024-01-01T00:00:00Z","database_specific":${"[".repeat(5000)}${"]".repeat(5000)}}`);
+        writeFileSync(join(dir, "c.json"), record("DEEP-2024-0003"));
+        const seen: string[] = [];
+        const counts = await importOsvFeed(store.db, readOsvFeed([dir]), { onRejected: (e) => seen.push(e.message) });
+        assert.deepEqual(counts, { read: 3, added: 2, updated: 0, unchanged: 0, rejected: 1 });
+        assert.equal(seen.length, 1);
+        assert.match(seen[0], /b\.json: nested more than 64 levels deep/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     // SQLite only: PostgreSQL has no such setting.

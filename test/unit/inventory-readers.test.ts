@@ -189,4 +189,12 @@ describe("an image's files", () => {
     assert.ok(packages.some((p) => p.purl === "pkg:cargo/libc@0.2.54"));
     assert.ok(packages.some((p) => p.purl === "pkg:npm/jquery@3.4.0"));
   });
+
+  test("300,000 crates in a Cargo.lock and 300,000 purls in an SBOM are read (no argument list that large)", () => {
+    const crates = Array.from({ length: 300_000 }, (_, i) => `[[package]]\nname = "crate-${i}"\nversion = "1.0.${i}"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n`).join("\n");
+    const { packages } = packagesOfFiles(new Map([["app/Cargo.lock", Buffer.from(`version = 3\n\n${crates}`)]]));
+    assert.equal(packages.length, 300_000);
+    const sbom = { bomFormat: "CycloneDX", specVersion: "1.5", components: Array.from({ length: 300_000 }, (_, i) => ({ type: "library", name: `p${i}`, version: "1", purl: `pkg:npm/p${i}@1` })) };
+    assert.equal(parseSbom(Buffer.from(JSON.stringify(sbom)), "a large SBOM")?.packages.length, 300_000);
+  });
 });

@@ -269,7 +269,21 @@ class Checker {
  * schema order, arrays in index order); kind "not-osv" when the document is not an OSV record at all.
  */
 export function parseOsvRecord(json: unknown, source: string, options: ParseOsvOptions = {}): OsvRecord {
+  // Serializing the record (to store it) recurses per level: a deep one would overflow the stack.
+  if (nestedDeeperThan(json, OSV_LIMITS.depth)) throw new OsvRecordError(source, "", `nested more than ${OSV_LIMITS.depth} levels deep`, "invalid");
   return new Checker(source, options).record(json);
+}
+
+/** Whether arrays and objects nest in `json` more than `max` levels deep; without recursion, so any depth is measured. */
+export function nestedDeeperThan(json: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[json, 0]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /**

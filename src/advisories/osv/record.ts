@@ -111,4 +111,6 @@ export const OSV_LIMITS = {
   contacts: 100,
   contact: 1_024,
   creditType: 64,
+  /** Levels of nesting of arrays and objects (the schema's own deepest is 5; `database_specific` is free-form). */
+  depth: 64,
 } as const;

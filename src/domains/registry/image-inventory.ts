@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, uniquePackages, distroQualifier, type InventoryPackage, type LayerLimits } from "../../inventory/index.js";
+import { appendAll, InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, uniquePackages, distroQualifier, type InventoryPackage, type LayerLimits } from "../../inventory/index.js";
 import type { ContentStore } from "../../registry/content-store.js";
 import type { Db } from "../../store/tables.js";
 import { ensureReport } from "./store/image-reports.js";
@@ -121,7 +121,7 @@ export async function inventoryImage(db: Db, content: ContentStore, repoUid: str
       if (!isSbomMediaType(layer.mediaType) && !(typed && /json|octet-stream/.test(layer.mediaType))) continue;
       const what = `the SBOM ${layer.digest} (${layer.mediaType}) of referrer ${referrer.digest}`;
       const sbom = parseSbom(await readBlob(content, layer, what), what);
-      if (sbom) fromSboms.push(...sbom.packages);
+      if (sbom) appendAll(fromSboms, sbom.packages);
     }
   }
   return { distro: distroQualifier(fromLayers.distro), packages: uniquePackages([...fromLayers.packages, ...fromSboms]) };
