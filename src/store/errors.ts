@@ -41,6 +41,14 @@ export class InUseError extends StoreError {
   }
 }
 
+/** The caller's signal aborted (its deadline passed, or it left) before the transaction could commit: nothing was written. */
+export class TransactionAbortedError extends StoreError {
+  constructor(description: string) {
+    super(description);
+    this.name = "TransactionAbortedError";
+  }
+}
+
 export function notFound(type: string, key: string): NotFoundError {
   return new NotFoundError(type, key);
 }

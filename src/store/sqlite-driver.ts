@@ -1,5 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import { CompiledQuery, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { TransactionAbortedError } from "./errors.js";
+import { currentSignal } from "./signal.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -59,10 +61,32 @@ class LockWaitingSqliteDriver extends SqliteDriver {
     return this.wrapped;
   }
 
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  /**
+   * `BEGIN IMMEDIATE`, waiting up to `lockTimeoutMs` for a write lock another connection holds.
+   * Between two tries the connection is given back, so reads (and writes that find the lock free)
+   * run meanwhile instead of queueing behind the wait; the wait ends early, with the store's
+   * aborted error, when the transaction's signal (`currentSignal`) aborts.
+   */
+  override async beginTransaction(_connection: DatabaseConnection): Promise<void> {
+    const deadline = Date.now() + this.lockTimeoutMs;
+    const signal = currentSignal();
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      try {
+        this.database.exec("begin immediate");
+        return;
+      } catch (error) {
+        if (!isSqliteBusy(error) || Date.now() + pause > deadline) throw error;
+      }
+      await super.releaseConnection();
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      await super.acquireConnection();
+      if (signal?.aborted) {
+        throw new TransactionAbortedError("the call ended while its change waited for the database's write lock; nothing was written");
+      }
+    }
   }
 
+  /** A statement outside a transaction, retried while the lock is busy, the connection given back between tries (as `beginTransaction`). */
   private async waitForLock<R>(run: () => Promise<QueryResult<R>>): Promise<QueryResult<R>> {
     const deadline = Date.now() + this.lockTimeoutMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
@@ -71,7 +95,9 @@ class LockWaitingSqliteDriver extends SqliteDriver {
       } catch (error) {
         if (!isSqliteBusy(error) || Date.now() + pause > deadline) throw error;
       }
+      await super.releaseConnection();
       await new Promise((resolve) => setTimeout(resolve, pause));
+      await super.acquireConnection();
     }
   }
 }

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Kysely, Transaction } from "kysely";
-import { deadlineExceeded } from "../api/errors.js";
+import { TransactionAbortedError } from "./errors.js";
+import { withSignal } from "./signal.js";
 import type { Database } from "./tables.js";
 
 /**
@@ -24,8 +25,9 @@ export function transactionHookRan(): boolean {
 
 /**
  * Runs `work` in a transaction. When `signal` has aborted by the time `work`
- * finishes (the call's deadline passed or its client left), the transaction
- * rolls back and DEADLINE_EXCEEDED is thrown: nothing unacknowledged is written.
+ * finishes (the call's deadline passed or its client left), or while the
+ * transaction waits for a write lock, the transaction rolls back and
+ * TransactionAbortedError is thrown: nothing unacknowledged is written.
  * The enclosing `withTransactionHook`'s hook, when it has not run yet, runs in the
  * same transaction: what it writes commits or rolls back with the work. When
  * `options.changed` says the work's result changed nothing (a delete of a row that
@@ -39,13 +41,15 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const attached = hooks.getStore();
   let pending = attached && !attached.done ? attached : undefined;
-  const result = await db.transaction().execute(async (trx) => {
-    const result = await work(trx);
-    if (pending && options.changed && !options.changed(result)) pending = undefined;
-    if (pending) await pending.hook(trx, result);
-    if (signal?.aborted) throw deadlineExceeded("the call ended before its change was committed; nothing was written");
-    return result;
-  });
+  const result = await withSignal(signal, () =>
+    db.transaction().execute(async (trx) => {
+      const result = await work(trx);
+      if (pending && options.changed && !options.changed(result)) pending = undefined;
+      if (pending) await pending.hook(trx, result);
+      if (signal?.aborted) throw new TransactionAbortedError("the call ended before its change was committed; nothing was written");
+      return result;
+    }),
+  );
   if (pending) pending.done = true;
   return result;
 }

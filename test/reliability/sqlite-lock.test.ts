@@ -101,6 +101,41 @@ for (const wireName of ["grpc", "connect", "rest"] as const) {
   });
 }
 
+describe("SQLite write lock held by another connection: reads and deadlines", () => {
+  test("reads are served while several writes wait for the lock", async () => {
+    const released = holdLock(1200);
+    let lockHeld = true;
+    void released.then(() => (lockHeld = false));
+    const writes = [1, 2, 3, 4].map((i) => createGroup(wires[0], `queued ${i}`));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const wire of wires) {
+        const read = await wire.call(methodOf(GroupsService, "GetGroup"), { uid: server.org.uid }, { method: "GET", path: `/iam/v2/groups/${server.org.uid}` }, server.ownerToken);
+        assert.equal(read.code, 0, read.message);
+        assert.equal(lockHeld, true, `${wire.name}: a read is answered while the writes wait for the lock`);
+      }
+    } finally {
+      await released;
+    }
+    for (const out of await Promise.all(writes)) assert.equal(out.code, 0, out.message);
+  });
+
+  test("a write's own deadline ends its wait for the lock: DEADLINE_EXCEEDED, nothing written", async () => {
+    const released = holdLock(LOCK_TIMEOUT_MS + 500);
+    const started = performance.now();
+    const res = await fetch(`${server.apiUrl}/iam/v2/groups/${server.org.uid}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json", "connect-timeout-ms": "300" },
+      body: JSON.stringify({ name: "deadline while locked" }),
+    });
+    const waited = performance.now() - started;
+    await released;
+    assert.equal(res.status, 504, await res.text());
+    assert.ok(waited < LOCK_TIMEOUT_MS - 300, `answered after ${Math.round(waited)} ms`);
+    assert.equal(await groupsNamed("deadline while locked"), 0);
+  });
+});
+
 describe("SQLite write lock held by another connection, on the registry host", () => {
   test("an upload that cannot get the lock in time is 503 UNAVAILABLE", async () => {
     const name = "acme/locked";
