@@ -207,6 +207,22 @@ describe("an image's layers together", () => {
     assert.equal((await readImageFiles([flaky], {}, { cache })).size, 0, "read again after the store failed");
   });
 
+  test("the layer cache keeps the most recently used outcomes within its entries and bytes", () => {
+    const outcome = (bytes: number) => ({ changes: { removed: [], opaque: [], written: new Map([["var/lib/dpkg/status", Buffer.alloc(bytes)]]) }, bytes });
+    const cache = createLayerCache({ maxEntries: 2, maxBytes: 100 });
+    cache.set("a", outcome(40));
+    cache.set("b", outcome(40));
+    assert.ok(cache.get("a"), "a used again");
+    cache.set("c", outcome(40));
+    assert.deepEqual(["a", "b", "c"].map((k) => cache.get(k) !== undefined), [true, false, true], "the least recently used went");
+    cache.set("d", outcome(70));
+    assert.deepEqual(["a", "c", "d"].map((k) => cache.get(k) !== undefined), [false, false, true], "bytes bound the rest");
+    cache.set("e", outcome(101));
+    assert.equal(cache.get("e"), undefined, "an outcome holding more than the cache may is not kept");
+    cache.set("f", { error: new InventoryError("bomb") });
+    assert.ok(cache.get("f") && cache.get("d"));
+  });
+
   test("a stopped read ends at once with the signal's reason, its stalled source closed", async () => {
     const stalled = new Readable({ read() {} });
     stalled.push(Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
