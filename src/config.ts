@@ -40,6 +40,8 @@ export interface EventsConfig {
   timeoutMs: number;
   /** Deliveries in flight at once (to distinct subscriptions). */
   concurrency: number;
+  /** Deliveries in flight at once to the subscriptions of one organization (of `concurrency`): the others' share. */
+  perOrganization: number;
   /** How often the dispatcher looks for due deliveries, ms. */
   pollIntervalMs: number;
   /** How long an event is kept once it has no delivery left to make, and a failed delivery once given up, ms (`serve --events-retention`). */
@@ -55,7 +57,8 @@ export const defaultEventsConfig: EventsConfig = {
   initialBackoffMs: 1_000,
   maxBackoffMs: 300_000,
   timeoutMs: 10_000,
-  concurrency: 8,
+  concurrency: 16,
+  perOrganization: 8,
   pollIntervalMs: 500,
   retentionMs: 7 * 24 * 3600_000,
   pruneIntervalMs: 3600_000,

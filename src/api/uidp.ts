@@ -97,6 +97,14 @@ export function isSelfOrDescendant(uid: Uidp, ancestor: Uidp): boolean {
 }
 
 /**
+ * The half-open range [low, high) of strings holding exactly `uid` and its descendants under
+ * byte-order collation: `uid` up to `uid + "0"`.
+ */
+export function subtreeRange(uid: Uidp): { low: string; high: string } {
+  return { low: uid, high: `${uid}0` };
+}
+
+/**
  * The half-open range [low, high) of strings holding exactly the strict descendants
  * of `uid` under byte-order collation: `uid + "/"` up to `uid + "0"` ("0" follows "/").
  */

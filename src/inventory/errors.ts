@@ -5,3 +5,8 @@
 export class InventoryError extends Error {
   override readonly name = "InventoryError";
 }
+
+/** The InventoryError an inventory stopped by `signal` throws: the signal's reason when it is one (a time budget), else "the inventory was stopped". */
+export function stopReason(signal: AbortSignal): InventoryError {
+  return signal.reason instanceof InventoryError ? signal.reason : new InventoryError("the inventory was stopped");
+}

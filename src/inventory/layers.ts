@@ -1,14 +1,15 @@
-// Reads the few files an inventory needs out of an image's layers, streaming: each layer is
+// Reads the few files an inventory needs out of an image's layers, streaming: each distinct layer is
 // decompressed and walked once (tar-stream), every other entry skipped unread, and only the wanted
 // files are held, each bounded. Layers apply in order with the OCI image spec's whiteouts: a later
 // layer's `.wh.<name>` removes `<name>` (and what lies below it) from the layers before it, and
-// `.wh..wh..opq` empties its directory of them.
+// `.wh..wh..opq` empties its directory of them. A layer listed twice is read once and its changes
+// applied at each place it is listed.
 import { posix } from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract as tarExtract } from "tar-stream";
 import { decompressed } from "./decompress.js";
-import { InventoryError } from "./errors.js";
+import { InventoryError, stopReason } from "./errors.js";
 
 export interface LayerInput {
   /** For messages: `sha256:...`. */
@@ -18,6 +19,10 @@ export interface LayerInput {
 }
 
 export interface LayerLimits {
+  /** Most filesystem layers one image may list (a layer listed twice counts twice). */
+  maxLayers: number;
+  /** Most bytes the distinct layers of one image may decompress to together. */
+  maxImageBytes: number;
   /** Largest wanted file read, bytes. */
   maxFileBytes: number;
   /** Most bytes one layer may decompress to (bounds a compression bomb's work). */
@@ -29,6 +34,8 @@ export interface LayerLimits {
 }
 
 export const DEFAULT_LAYER_LIMITS: LayerLimits = {
+  maxLayers: 500,
+  maxImageBytes: 64 * 1024 ** 3,
   maxFileBytes: 64 * 1024 * 1024,
   maxLayerBytes: 64 * 1024 ** 3,
   maxFiles: 2000,
@@ -80,88 +87,199 @@ async function readEntry(stream: Readable, limit: number, path: string, layer: s
 }
 
 /** One layer's effect: what it removes from the layers below, and the wanted files it writes. */
-interface LayerChanges {
+export interface LayerChanges {
   removed: string[];
   opaque: string[];
   written: Map<string, Buffer | null>;
 }
 
-async function walkLayer(layer: LayerInput, limits: LayerLimits, signal?: AbortSignal): Promise<LayerChanges> {
+/**
+ * What reading one layer under given per-layer limits comes to, whenever it is read: its changes
+ * and the bytes it decompresses to, or the error its bytes earn.
+ */
+export type LayerOutcome = { changes: LayerChanges; bytes: number } | { error: InventoryError };
+
+/** Where outcomes of layers already read are kept between images (`createLayerCache`). */
+export interface LayerCache {
+  get(key: string): LayerOutcome | undefined;
+  set(key: string, outcome: LayerOutcome): void;
+}
+
+/** The cache key of a layer read under `limits`: its digest and the limits that decide its outcome. */
+const cacheKey = (digest: string, limits: LayerLimits) => `${digest} ${limits.maxFileBytes} ${limits.maxLayerBytes} ${limits.maxFiles} ${limits.maxTotalBytes}`;
+
+/** Bytes of wanted files a layer's changes hold. */
+export function changesBytes(changes: LayerChanges): number {
+  let total = 0;
+  for (const content of changes.written.values()) total += content?.length ?? 0;
+  return total;
+}
+
+/**
+ * Reads one layer with at most `budget` decompressed bytes (the image's remaining bytes, when fewer
+ * than `limits.maxLayerBytes`). `lasting` tells whether the outcome would be the same on any other
+ * read: false when the store failed to deliver the bytes, the read was stopped, or the image's budget
+ * (not the layer's limit) cut it short.
+ */
+async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number, signal?: AbortSignal): Promise<{ outcome: LayerOutcome; lasting: boolean }> {
+  if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
   const changes: LayerChanges = { removed: [], opaque: [], written: new Map() };
+  const limit = Math.min(limits.maxLayerBytes, budget);
   let held = 0;
   let source: Readable;
   try {
     source = layer.open();
   } catch (error) {
-    throw new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`);
+    return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
   }
-  const { stream, compression } = await decompressed(source).catch((error: Error) => {
-    throw new InventoryError(`layer ${layer.digest} cannot be read: ${error.message}`);
-  });
-  const extract = tarExtract();
-  let total = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      total += chunk.length;
-      if (total > limits.maxLayerBytes) callback(new InventoryError(`layer ${layer.digest} decompresses to more than ${limits.maxLayerBytes} bytes`));
-      else if (signal?.aborted) callback(new InventoryError("the inventory was stopped"));
-      else callback(null, chunk);
-    },
-  });
-  // Errors of the source, the decompressor or the counter reach `extract`, and so the loop below.
-  const feeding = pipeline(stream, counter, extract).catch(() => {});
+  let sourceFailed = false;
+  source.once("error", () => (sourceFailed = true));
+  let stream: Readable | undefined;
+  const onAbort = () => {
+    const reason = stopReason(signal!);
+    source.destroy(reason);
+    stream?.destroy(reason);
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    for await (const entry of extract) {
-      const header = entry.header;
-      const path = entryPath(header.name, layer.digest);
-      const base = posix.basename(path);
-      if (base.startsWith(".wh.")) {
-        const dir = posix.dirname(path) === "." ? "" : posix.dirname(path);
-        if (base === ".wh..wh..opq") changes.opaque.push(dir);
-        else changes.removed.push(dir === "" ? base.slice(4) : `${dir}/${base.slice(4)}`);
-        entry.resume();
-        continue;
-      }
-      if (!isWantedPath(path)) {
-        entry.resume();
-        continue;
-      }
-      if (header.type === "file" || header.type === "contiguous-file") {
-        if (!changes.written.has(path) && changes.written.size >= limits.maxFiles) {
-          throw new InventoryError(`layer ${layer.digest}: more than ${limits.maxFiles} package databases and lockfiles`);
-        }
-        const content = await readEntry(entry, limits.maxFileBytes, path, layer.digest);
-        held += content.length;
-        if (held > limits.maxTotalBytes) throw new InventoryError(`layer ${layer.digest}: package databases and lockfiles exceed ${limits.maxTotalBytes} bytes`);
-        changes.written.set(path, content);
-      } else {
-        // A link or directory where a wanted file was: the file is gone from this layer on.
-        changes.written.set(path, null);
-        entry.resume();
-      }
+    let compression: string;
+    try {
+      ({ stream, compression } = await decompressed(source));
+    } catch (error) {
+      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
+      return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
     }
-  } catch (error) {
-    stream.destroy();
-    extract.destroy();
+    const extract = tarExtract();
+    let total = 0;
+    let overBudget = false;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        total += chunk.length;
+        if (total > limit) {
+          overBudget = limit < limits.maxLayerBytes;
+          callback(
+            new InventoryError(
+              overBudget ? `the image's layers decompress to more than ${limits.maxImageBytes} bytes` : `layer ${layer.digest} decompresses to more than ${limits.maxLayerBytes} bytes`,
+            ),
+          );
+        } else if (signal?.aborted) callback(stopReason(signal));
+        else callback(null, chunk);
+      },
+    });
+    // Errors of the source, the decompressor or the counter reach `extract`, and so the loop below.
+    const feeding = pipeline(stream, counter, extract).catch(() => {});
+    try {
+      for await (const entry of extract) {
+        const header = entry.header;
+        const path = entryPath(header.name, layer.digest);
+        const base = posix.basename(path);
+        if (base.startsWith(".wh.")) {
+          const dir = posix.dirname(path) === "." ? "" : posix.dirname(path);
+          if (base === ".wh..wh..opq") changes.opaque.push(dir);
+          else changes.removed.push(dir === "" ? base.slice(4) : `${dir}/${base.slice(4)}`);
+          entry.resume();
+          continue;
+        }
+        if (!isWantedPath(path)) {
+          entry.resume();
+          continue;
+        }
+        if (header.type === "file" || header.type === "contiguous-file") {
+          if (!changes.written.has(path) && changes.written.size >= limits.maxFiles) {
+            throw new InventoryError(`layer ${layer.digest}: more than ${limits.maxFiles} package databases and lockfiles`);
+          }
+          const content = await readEntry(entry, limits.maxFileBytes, path, layer.digest);
+          held += content.length;
+          if (held > limits.maxTotalBytes) throw new InventoryError(`layer ${layer.digest}: package databases and lockfiles exceed ${limits.maxTotalBytes} bytes`);
+          changes.written.set(path, content);
+        } else {
+          // A link or directory where a wanted file was: the file is gone from this layer on.
+          changes.written.set(path, null);
+          entry.resume();
+        }
+      }
+    } catch (error) {
+      source.destroy();
+      stream.destroy();
+      extract.destroy();
+      await feeding;
+      const lasting = !sourceFailed && !signal?.aborted && !overBudget;
+      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting };
+      if (error instanceof InventoryError) return { outcome: { error }, lasting };
+      const what = compression === "none" ? "tar" : `${compression}-compressed tar`;
+      return { outcome: { error: new InventoryError(`layer ${layer.digest} is not a valid ${what}: ${(error as Error).message}`) }, lasting };
+    }
     await feeding;
-    if (error instanceof InventoryError) throw error;
-    throw new InventoryError(`layer ${layer.digest} is not a valid ${compression === "none" ? "tar" : `${compression}-compressed tar`}: ${(error as Error).message}`);
+    if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
+    return { outcome: { changes, bytes: total }, lasting: true };
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
-  await feeding;
-  return changes;
+}
+
+/** One layer's outcome: from `cache` when it holds it, else read (and kept there when lasting). */
+async function readLayer(layer: LayerInput, limits: LayerLimits, budget: number, options: ReadOptions): Promise<{ changes: LayerChanges; bytes: number }> {
+  const key = cacheKey(layer.digest, limits);
+  let outcome = options.cache?.get(key);
+  if (outcome === undefined) {
+    const read = await walkLayer(layer, limits, budget, options.signal);
+    outcome = read.outcome;
+    if (read.lasting) options.cache?.set(key, outcome);
+  }
+  if ("error" in outcome) throw outcome.error;
+  return outcome;
+}
+
+export interface ReadOptions {
+  /** Stops the reading: it throws the signal's reason when that is an InventoryError, else "the inventory was stopped". */
+  signal?: AbortSignal;
+  /** Outcomes of layers read for earlier images (one cache may serve any limits: they are part of its keys). */
+  cache?: LayerCache;
+}
+
+/** Bytes of the distinct file contents `maps` hold between them. */
+function heldBytes(maps: Iterable<ReadonlyMap<string, Buffer | null>>): number {
+  const seen = new Set<Buffer>();
+  let total = 0;
+  for (const map of maps) {
+    for (const content of map.values()) {
+      if (content === null || seen.has(content)) continue;
+      seen.add(content);
+      total += content.length;
+    }
+  }
+  return total;
 }
 
 /**
  * The wanted files of the image the layers make, in order of the layers (lowest first): each
- * path with the content of the last layer that wrote it, unless a later layer removed it.
- * Throws InventoryError naming the layer that could not be read (not gzip/zstd/tar, truncated,
- * an absolute or `..` path, a limit passed).
+ * path with the content of the last layer that wrote it, unless a later layer removed it. Each
+ * distinct digest is read once (or taken from `options.cache`); a digest listed again has its
+ * changes applied again at that place. Throws InventoryError naming the layer that could not be
+ * read (not gzip/zstd/tar, truncated, an absolute or `..` path, a layer limit passed) or the image
+ * limit passed (more than `maxLayers` layers, more than `maxImageBytes` decompressed between its
+ * distinct layers, more wanted files or bytes than `maxFiles` and `maxTotalBytes` held at once).
  */
-export async function readImageFiles(layers: LayerInput[], limits: Partial<LayerLimits> = {}, signal?: AbortSignal): Promise<Map<string, Buffer>> {
+export async function readImageFiles(layers: LayerInput[], limits: Partial<LayerLimits> = {}, options: ReadOptions = {}): Promise<Map<string, Buffer>> {
   const bounded = { ...DEFAULT_LAYER_LIMITS, ...limits };
+  if (layers.length > bounded.maxLayers) throw new InventoryError(`the image lists ${layers.length} layers, more than ${bounded.maxLayers}`);
+  const last = new Map<string, number>();
+  layers.forEach((layer, i) => last.set(layer.digest, i));
+  /** Changes of layers read already and listed again further on. */
+  const again = new Map<string, LayerChanges>();
   const files = new Map<string, Buffer>();
-  for (const layer of layers) {
-    const changes = await walkLayer(layer, bounded, signal);
+  let bytes = 0;
+  for (const [i, layer] of layers.entries()) {
+    let changes = again.get(layer.digest);
+    if (changes === undefined) {
+      const read = await readLayer(layer, bounded, bounded.maxImageBytes - bytes, options);
+      bytes += read.bytes;
+      if (bytes > bounded.maxImageBytes) throw new InventoryError(`the image's layers decompress to more than ${bounded.maxImageBytes} bytes`);
+      changes = read.changes;
+      if (last.get(layer.digest)! > i) again.set(layer.digest, changes);
+    } else if (last.get(layer.digest) === i) {
+      again.delete(layer.digest);
+    }
     for (const path of [...files.keys()]) {
       if (changes.removed.some((r) => under(path, r)) || changes.opaque.some((dir) => path !== dir && under(path, dir))) files.delete(path);
     }
@@ -170,9 +288,9 @@ export async function readImageFiles(layers: LayerInput[], limits: Partial<Layer
       else files.set(path, content);
     }
     if (files.size > bounded.maxFiles) throw new InventoryError(`the image holds more than ${bounded.maxFiles} package databases and lockfiles`);
-    let total = 0;
-    for (const content of files.values()) total += content.length;
-    if (total > bounded.maxTotalBytes) throw new InventoryError(`the image's package databases and lockfiles exceed ${bounded.maxTotalBytes} bytes`);
+    if (heldBytes([files, ...[...again.values()].map((c) => c.written)]) > bounded.maxTotalBytes) {
+      throw new InventoryError(`the image's package databases and lockfiles exceed ${bounded.maxTotalBytes} bytes`);
+    }
   }
   return files;
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newChildUid, newRootUid } from "../../src/api/uidp.js";
-import { claimDeliveries, deliveryFailed, deliverySucceeded, emitEvent, pruneOutbox } from "../../src/domains/events/store/outbox.js";
+import { claimDeliveries, deliveryFailed, deliverySucceeded, emitEvent, pruneOutbox, type ClaimedDelivery, type DeliveryTurns } from "../../src/domains/events/store/outbox.js";
 import { deleteSubscription, deliveryCounts, insertSubscription } from "../../src/domains/events/store/subscriptions.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { openStore, type Store } from "../../src/store/store.js";
@@ -88,6 +88,32 @@ for (const database of await testDatabases()) {
       } finally {
         await Promise.all(others.map((o) => o.close()));
       }
+    });
+
+    test("organizations take turns: heads in rounds by organization, at most perOrganization held each, a full organization looked past", async () => {
+      const [x, y] = [newRootUid(), newRootUid()];
+      const xFolder = newChildUid(x);
+      await insertGroup(store.db, { uid: x, parent_uid: "", name: "ev-turns-x", description: "", create_time: 1, update_time: 1 });
+      await insertGroup(store.db, { uid: y, parent_uid: "", name: "ev-turns-y", description: "", create_time: 1, update_time: 1 });
+      await insertGroup(store.db, { uid: xFolder, parent_uid: x, name: "f", description: "", create_time: 1, update_time: 1 });
+      const mine = new Set<string>();
+      for (let i = 0; i < 6; i++) {
+        const group = i < 3 ? x : xFolder;
+        mine.add((await insertSubscription(store.db, { uid: newChildUid(group), group_uid: group, sink: `https://x${i}.example/`, create_time: 1 })).uid);
+      }
+      for (let i = 0; i < 2; i++) mine.add((await insertSubscription(store.db, { uid: newChildUid(y), group_uid: y, sink: `https://y${i}.example/`, create_time: 1 })).uid);
+      await inTransaction(store.db, undefined, (trx) => emitEvent(trx, event(xFolder, "x"), 30_000));
+      await inTransaction(store.db, undefined, (trx) => emitEvent(trx, event(y, "y"), 30_001));
+      const others = (await store.db.selectFrom("subscriptions").select("uid").execute()).map((s) => s.uid).filter((uid) => !mine.has(uid));
+      const claim = (limit: number, turns: DeliveryTurns) => claimDeliveries(store.db, 40_000, { limit, leaseMs: 1000, busy: others, turns });
+      const organizations = (rows: ClaimedDelivery[]) => rows.map((r) => (r.organization === x ? "x" : r.organization === y ? "y" : "?"));
+
+      const turns: DeliveryTurns = { perOrganization: 1, held: new Map() };
+      assert.deepEqual(organizations(await claim(2, turns)), ["x", "y"], "x's heads are older and fill the window, but x holds one at most: y's is looked past to");
+      assert.deepEqual([...turns.held].sort(), [[x, 1], [y, 1]].sort());
+      assert.deepEqual(await claim(10, turns), [], "both hold their share");
+      const fresh = await claimDeliveries(store.db, 50_000, { limit: 4, leaseMs: 1000, busy: others, turns: { perOrganization: 10, held: new Map() } });
+      assert.deepEqual(organizations(fresh), ["x", "y", "x", "y"], "in rounds: the oldest head of each organization, then the second");
     });
 
     test("retention prunes events owed to nobody and failed deliveries given up before the cutoff; pending ones stay at any age", async () => {

@@ -61,6 +61,19 @@ for (const database of await testDatabases()) {
       assert.ok(!(await getRole(db, viewer.uid)).capabilities.includes("CAP_REGISTRY_PULL"));
     });
 
+    test("queued report jobs get their repo's organization; a match naming no repo gets none", async () => {
+      const db = (await installedAt("2026-11-27-0080-grants-clock")).db;
+      const org = newRootUid();
+      const job = (digest: string, repo_uid: string, kind: string) => ({ digest, repo_uid, kind, generation: 1, attempts: 0, next_attempt_time: 1, lease_until: 0, create_time: 1 });
+      await (db as unknown as Kysely<Record<string, Record<string, unknown>>>)
+        .insertInto("report_jobs")
+        .values([job("sha256:1", `${org}/0123456789abcdef/0123456789abcdef`, "inventory"), job("sha256:2", "", "match")])
+        .execute();
+      await migrate(db);
+      const rows = await db.selectFrom("report_jobs").select(["digest", "organization"]).orderBy("digest").execute();
+      assert.deepEqual(rows, [{ digest: "sha256:1", organization: org }, { digest: "sha256:2", organization: "" }]);
+    });
+
     test("an account association's Azure client id and GitHub installation ids move to the keyed forms", async () => {
       const db = (await installedAt("2026-11-24-0008-hosted-capability-names")).db;
       const org = newRootUid();

@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 import { createGzip, gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
-import { InventoryError, isWantedPath, readImageFiles } from "../../src/inventory/index.js";
+import { createLayerCache, InventoryError, isWantedPath, readImageFiles, type LayerInput } from "../../src/inventory/index.js";
 import { gzipLayer, layerInput, tarOfEntries, zstdLayer } from "../support/layers.js";
 
 const text = (files: Map<string, Buffer>) => Object.fromEntries([...files].map(([k, v]) => [k, v.toString()]));
@@ -137,5 +137,100 @@ describe("layers", () => {
     const seconds = (Date.now() - started) / 1000;
     assert.ok(seconds < 120, `took ${seconds} s`);
     assert.ok(peak - before < 200 * 1024 * 1024, `RSS grew by ${Math.round((peak - before) / 1048576)} MiB`);
+  });
+});
+
+describe("an image's layers together", () => {
+  /** Layers that count their opens. */
+  const counted = (layers: Record<string, Buffer>) => {
+    const opens = new Map<string, number>();
+    const input = (digest: string): LayerInput => ({
+      digest,
+      open: () => {
+        opens.set(digest, (opens.get(digest) ?? 0) + 1);
+        return Readable.from([layers[digest]]);
+      },
+    });
+    return { input, opens };
+  };
+
+  test("a layer listed again is read once, and its changes apply again at each place it is listed", async () => {
+    const { input, opens } = counted({
+      "sha256:a": await gzipLayer([{ name: "var/lib/dpkg/status", content: "a" }, { name: "srv/Cargo.lock", content: "a" }]),
+      "sha256:b": await gzipLayer([{ name: "var/lib/dpkg/status", content: "b" }, { name: "srv/.wh.Cargo.lock" }, { name: "app/package-lock.json", content: "b" }]),
+    });
+    const again = await readImageFiles([input("sha256:a"), input("sha256:b"), input("sha256:a")]);
+    assert.deepEqual(text(again), { "var/lib/dpkg/status": "a", "srv/Cargo.lock": "a", "app/package-lock.json": "b" }, "the second a undoes what b changed of it");
+    const removed = await readImageFiles([input("sha256:a"), input("sha256:a"), input("sha256:b")]);
+    assert.deepEqual(text(removed), { "var/lib/dpkg/status": "b", "app/package-lock.json": "b" }, "b removes what both a wrote");
+    assert.deepEqual(Object.fromEntries(opens), { "sha256:a": 2, "sha256:b": 2 }, "one read of each digest per image");
+  });
+
+  test("an image listing more layers than maxLayers is refused before any is read", async () => {
+    const { input, opens } = counted({ "sha256:a": await gzipLayer([{ name: "etc/os-release", content: "ID=x" }]) });
+    await assert.rejects(readImageFiles([input("sha256:a"), input("sha256:a"), input("sha256:a")], { maxLayers: 2 }), (error: unknown) => error instanceof InventoryError && /the image lists 3 layers, more than 2/.test(error.message));
+    assert.equal(opens.size, 0);
+  });
+
+  test("the distinct layers of an image decompress to at most maxImageBytes together: a layer listed again counts once", async () => {
+    const blob = (seed: number) => ({ name: `data/${seed}.bin`, content: Buffer.alloc(600 * 1024, seed) });
+    const { input } = counted({ "sha256:a": await gzipLayer([blob(1)]), "sha256:b": await gzipLayer([blob(2)]) });
+    const limits = { maxImageBytes: 1 << 20 };
+    assert.equal((await readImageFiles([input("sha256:a"), input("sha256:a"), input("sha256:a")], limits)).size, 0);
+    await assert.rejects(readImageFiles([input("sha256:a"), input("sha256:b")], limits), /the image's layers decompress to more than 1048576 bytes/);
+    // A gzip bomb spread over layers, none over its own limit.
+    const bombs = counted(Object.fromEntries([1, 2, 3, 4].map((n) => [`sha256:bomb${n}`, gzipSync(Buffer.alloc((3 << 20) + n * 512))])));
+    await assert.rejects(readImageFiles([1, 2, 3, 4].map((n) => bombs.input(`sha256:bomb${n}`)), { maxLayerBytes: 4 << 20, maxImageBytes: 8 << 20 }), /the image's layers decompress to more than 8388608 bytes/);
+  });
+
+  test("a cache shared between images: a layer read for one is not read again for the next, nor a bomb's verdict; a store failure is not kept", async () => {
+    const { input, opens } = counted({
+      "sha256:base": await gzipLayer([{ name: "var/lib/dpkg/status", content: "Package: base\n" }]),
+      "sha256:bomb": gzipSync(Buffer.alloc(4 << 20)),
+      "sha256:app": await gzipLayer([{ name: "app/package-lock.json", content: "{}" }]),
+    });
+    const cache = createLayerCache();
+    const limits = { maxLayerBytes: 1 << 20 };
+    for (let platform = 0; platform < 3; platform++) {
+      assert.deepEqual(Object.keys(text(await readImageFiles([input("sha256:base"), input("sha256:app")], limits, { cache }))).sort(), ["app/package-lock.json", "var/lib/dpkg/status"]);
+      await assert.rejects(readImageFiles([input("sha256:base"), input("sha256:bomb")], limits, { cache }), /layer sha256:bomb decompresses to more than 1048576 bytes/);
+    }
+    assert.deepEqual(Object.fromEntries(opens), { "sha256:base": 1, "sha256:app": 1, "sha256:bomb": 1 });
+    await readImageFiles([input("sha256:base")], { maxLayerBytes: 2 << 20 }, { cache });
+    assert.equal(opens.get("sha256:base"), 2, "other limits, another read");
+    let reads = 0;
+    const flaky: LayerInput = {
+      digest: "sha256:flaky",
+      open: () => (++reads === 1 ? Readable.from((async function* () { yield Buffer.from([0x1f, 0x8b]); throw new Error("connection reset"); })()) : Readable.from([gzipSync(Buffer.alloc(1024))])),
+    };
+    await assert.rejects(readImageFiles([flaky], {}, { cache }), /layer sha256:flaky/);
+    assert.equal((await readImageFiles([flaky], {}, { cache })).size, 0, "read again after the store failed");
+  });
+
+  test("the layer cache keeps the most recently used outcomes within its entries and bytes", () => {
+    const outcome = (bytes: number) => ({ changes: { removed: [], opaque: [], written: new Map([["var/lib/dpkg/status", Buffer.alloc(bytes)]]) }, bytes });
+    const cache = createLayerCache({ maxEntries: 2, maxBytes: 100 });
+    cache.set("a", outcome(40));
+    cache.set("b", outcome(40));
+    assert.ok(cache.get("a"), "a used again");
+    cache.set("c", outcome(40));
+    assert.deepEqual(["a", "b", "c"].map((k) => cache.get(k) !== undefined), [true, false, true], "the least recently used went");
+    cache.set("d", outcome(70));
+    assert.deepEqual(["a", "c", "d"].map((k) => cache.get(k) !== undefined), [false, false, true], "bytes bound the rest");
+    cache.set("e", outcome(101));
+    assert.equal(cache.get("e"), undefined, "an outcome holding more than the cache may is not kept");
+    cache.set("f", { error: new InventoryError("bomb") });
+    assert.ok(cache.get("f") && cache.get("d"));
+  });
+
+  test("a stopped read ends at once with the signal's reason, its stalled source closed", async () => {
+    const stalled = new Readable({ read() {} });
+    stalled.push(Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new InventoryError("reading the image took longer than 1 s")), 100);
+    const started = Date.now();
+    await assert.rejects(readImageFiles([{ digest: "sha256:slow", open: () => stalled }], {}, { signal: controller.signal }), /took longer than 1 s/);
+    assert.ok(Date.now() - started < 5_000);
+    assert.ok(stalled.destroyed);
   });
 });

@@ -5,7 +5,7 @@ import { OutboundFetchError, outboundRequest } from "../../http/outbound-fetch.j
 import type { Logger } from "../../logger.js";
 import type { Database } from "../../store/tables.js";
 import { sinkPolicy } from "./sink.js";
-import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type EventRow } from "./store/outbox.js";
+import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type DeliveryTurns, type EventRow } from "./store/outbox.js";
 
 export interface Dispatcher {
   /** Stops polling and waits for the deliveries in flight. */
@@ -14,8 +14,9 @@ export interface Dispatcher {
 
 /**
  * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs` it claims the
- * oldest due delivery of each subscription (at most `concurrency` at once) for a lease
- * (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so the dispatchers of several
+ * oldest due delivery of each subscription (at most `concurrency` at once, at most
+ * `perOrganization` of them to one organization's subscriptions, organizations taking turns) for
+ * a lease (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so the dispatchers of several
  * processes on one database send each delivery once in the normal case), POSTs the
  * CloudEvent and deletes the delivery only after a 2xx. Anything else (an answer that is not
  * 2xx, a timeout, a refused or failed connection) is retried with exponential backoff and
@@ -30,6 +31,7 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
   const policy = sinkPolicy(config);
   const leaseMs = config.timeoutMs * 2 + 5_000;
   const inFlight = new Set<Promise<void>>();
+  const turns: DeliveryTurns = { perOrganization: Math.max(1, Math.min(config.perOrganization, config.concurrency)), held: new Map() };
   let closed = false;
   let ticking = false;
 
@@ -39,12 +41,15 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
     try {
       const room = config.concurrency - inFlight.size;
       if (room <= 0) return;
-      for (const row of await claimDeliveries(db, now(), { limit: room, leaseMs, busy: [...inFlightSubscriptions] })) {
+      for (const row of await claimDeliveries(db, now(), { limit: room, leaseMs, busy: [...inFlightSubscriptions], turns })) {
         inFlightSubscriptions.add(row.subscription_uid);
         const work = deliver(row)
           .catch((error: unknown) => logger.error("event delivery failed", { subscription: row.subscription_uid, event: row.event_id, error: String(error) }))
           .finally(() => {
             inFlightSubscriptions.delete(row.subscription_uid);
+            const held = (turns.held.get(row.organization) ?? 1) - 1;
+            if (held > 0) turns.held.set(row.organization, held);
+            else turns.held.delete(row.organization);
             inFlight.delete(work);
           });
         inFlight.add(work);

@@ -1,5 +1,5 @@
-import type { Readable } from "node:stream";
-import { appendAll, InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, uniquePackages, distroQualifier, type InventoryPackage, type LayerLimits } from "../../inventory/index.js";
+import { addAbortSignal, type Readable } from "node:stream";
+import { appendAll, InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, stopReason, uniquePackages, distroQualifier, type InventoryPackage, type LayerCache, type LayerLimits } from "../../inventory/index.js";
 import type { ContentStore } from "../../registry/content-store.js";
 import type { Db } from "../../store/tables.js";
 import { ensureReport } from "./store/image-reports.js";
@@ -62,14 +62,18 @@ export async function queueReportWork(db: Db, repoUid: string, digest: string, m
   }
 }
 
-async function readBlob(content: ContentStore, descriptor: Descriptor, what: string): Promise<Buffer> {
+async function readBlob(content: ContentStore, descriptor: Descriptor, what: string, signal: AbortSignal): Promise<Buffer> {
   if (descriptor.size > MAX_SBOM_BYTES) throw new InventoryError(`${what} is larger than ${MAX_SBOM_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of content.read(descriptor.digest)) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_SBOM_BYTES) throw new InventoryError(`${what} is larger than ${MAX_SBOM_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of addAbortSignal(signal, content.read(descriptor.digest))) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_SBOM_BYTES) throw new InventoryError(`${what} is larger than ${MAX_SBOM_BYTES} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    throw signal.aborted ? stopReason(signal) : error;
   }
   return Buffer.concat(chunks);
 }
@@ -92,6 +96,16 @@ async function referrersOf(db: Db, repoUid: string, digest: string): Promise<Man
   return [...out.values()].sort((a, b) => (a.digest < b.digest ? -1 : 1));
 }
 
+export interface InventoryOptions {
+  limits?: Partial<LayerLimits>;
+  /** Stops the inventory (the worker stopping): it throws an InventoryError, the signal's reason is not recorded. */
+  signal?: AbortSignal;
+  /** Outcomes of layers read for earlier images. */
+  cache?: LayerCache;
+  /** The time the image may take, ms: then it throws InventoryError "reading the image took longer than ...". */
+  timeoutMs?: number;
+}
+
 export interface ImageInventory {
   /** The purl `distro` qualifier of the image's os-release; "" when none. */
   distro: string;
@@ -100,29 +114,43 @@ export interface ImageInventory {
 
 /**
  * Reads the inventory of image `digest` of repo `repoUid`. Throws InventoryError (the image's
- * report fails with its message) or, for a store or content store failure, the error itself.
+ * report fails with its message: unreadable, a limit passed, out of time) or, for a store or
+ * content store failure, the error itself.
  */
-export async function inventoryImage(db: Db, content: ContentStore, repoUid: string, digest: string, options: { limits?: Partial<LayerLimits>; signal?: AbortSignal } = {}): Promise<ImageInventory> {
+export async function inventoryImage(db: Db, content: ContentStore, repoUid: string, digest: string, options: InventoryOptions = {}): Promise<ImageInventory> {
   const row = await findManifest(db, repoUid, digest);
   if (row === undefined) throw new InventoryError(`the manifest ${digest} is no longer stored`);
   const manifest = parseManifest(row.content, row.media_type);
   if (manifest.kind !== "image") throw new InventoryError(`${digest} is an index: its platform images have the reports`);
-  const layers = manifest.layers
-    .filter((layer) => isLayerMediaType(layer.mediaType))
-    .map((layer) => ({ digest: layer.digest, open: (): Readable => content.read(layer.digest) }));
-  const files = await readImageFiles(layers, options.limits, options.signal);
-  const fromLayers = packagesOfFiles(files);
-  const fromSboms: InventoryPackage[] = [];
-  for (const referrer of await referrersOf(db, repoUid, digest)) {
-    const attached = parseManifest(referrer.content, referrer.media_type);
-    if (attached.kind !== "image") continue;
-    const typed = isSbomMediaType(attached.artifactType);
-    for (const layer of attached.layers) {
-      if (!isSbomMediaType(layer.mediaType) && !(typed && /json|octet-stream/.test(layer.mediaType))) continue;
-      const what = `the SBOM ${layer.digest} (${layer.mediaType}) of referrer ${referrer.digest}`;
-      const sbom = parseSbom(await readBlob(content, layer, what), what);
-      if (sbom) appendAll(fromSboms, sbom.packages);
+  const budget = new AbortController();
+  const stop = () => budget.abort(options.signal!.reason);
+  if (options.signal?.aborted) stop();
+  options.signal?.addEventListener("abort", stop, { once: true });
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => budget.abort(new InventoryError(`reading the image took longer than ${options.timeoutMs! / 1000} s`)), options.timeoutMs);
+  try {
+    const layers = manifest.layers
+      .filter((layer) => isLayerMediaType(layer.mediaType))
+      .map((layer) => ({ digest: layer.digest, open: (): Readable => content.read(layer.digest) }));
+    const files = await readImageFiles(layers, options.limits, { signal: budget.signal, cache: options.cache });
+    const fromLayers = packagesOfFiles(files);
+    const fromSboms: InventoryPackage[] = [];
+    for (const referrer of await referrersOf(db, repoUid, digest)) {
+      const attached = parseManifest(referrer.content, referrer.media_type);
+      if (attached.kind !== "image") continue;
+      const typed = isSbomMediaType(attached.artifactType);
+      for (const layer of attached.layers) {
+        if (!isSbomMediaType(layer.mediaType) && !(typed && /json|octet-stream/.test(layer.mediaType))) continue;
+        const what = `the SBOM ${layer.digest} (${layer.mediaType}) of referrer ${referrer.digest}`;
+        const sbom = parseSbom(await readBlob(content, layer, what, budget.signal), what);
+        if (sbom) appendAll(fromSboms, sbom.packages);
+      }
     }
+    return { distro: distroQualifier(fromLayers.distro), packages: uniquePackages([...fromLayers.packages, ...fromSboms]) };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", stop);
   }
-  return { distro: distroQualifier(fromLayers.distro), packages: uniquePackages([...fromLayers.packages, ...fromSboms]) };
 }

@@ -10,6 +10,7 @@ import { blobs } from "./migrations/2026-11-23-0006-blobs.js";
 import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
 import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
 import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
+import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-organization.js";
 import { createReposService } from "./repos-service.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
@@ -36,6 +37,7 @@ export const registry: Domain = {
     "2026-11-24-0007-blob-use-time": blobUseTime,
     "2026-11-26-0040-vulnerability-reports": vulnerabilityReports,
     "2026-11-27-0110-tag-forms": tagForms,
+    "2026-11-28-0010-report-job-organization": reportJobOrganization,
   },
   ownedByGroup: ["repos"],
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],

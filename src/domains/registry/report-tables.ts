@@ -14,6 +14,8 @@ export interface ReportJobTable {
   digest: string;
   /** A repo holding the manifest: its blobs are read. */
   repo_uid: string;
+  /** The root uid of `repo_uid` ("" when it names none, as a match's may not): the queue takes turns by it. */
+  organization: string;
   kind: "inventory" | "match";
   generation: number;
   attempts: number;

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { InventoryError, type InventoryPackage, type LayerLimits } from "../../inventory/index.js";
+import { createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../inventory/index.js";
 import type { Logger } from "../../logger.js";
 import type { ContentStore } from "../../registry/content-store.js";
 import type { Database, Db } from "../../store/tables.js";
@@ -8,7 +8,7 @@ import { apiEventType, emitEvent } from "../events/store/outbox.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/store/advisories.js";
 import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
-import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ReportJobRow } from "./store/report-jobs.js";
+import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ClaimTurns, type ReportJobRow } from "./store/report-jobs.js";
 import { refreshResolvedReports } from "./store/resolved-vulns.js";
 import { candidateNames, countBySeverity, matchPackages, type Finding } from "./vulnerability-match.js";
 
@@ -18,8 +18,11 @@ import { candidateNames, countBySeverity, matchPackages, type Finding } from "./
  * inventory (an `inventory` job) or its stored packages (a `match` job), matches them against the
  * advisories, and writes the report, its event and the resolved-vulnerability reports it
  * completes in one transaction. A job that fails for a reason a retry may cure (the store, the
- * content store) is retried with backoff, `maxAttempts` times; an unreadable image fails its
- * report with the reason at once. Pushes never wait for it.
+ * content store) is retried with backoff, `maxAttempts` times; an unreadable image, one past a
+ * limit or out of time fails its report with the reason at once. Pushes never wait for it.
+ * Organizations take turns: jobs are claimed round robin between them, and one organization holds
+ * at most `perOrganization` of the `concurrency` slots, so its slow or hostile images leave the
+ * others a slot. Layers read for one image are kept for the next (`createLayerCache`).
  */
 
 export interface ReportWorkerOptions {
@@ -31,6 +34,10 @@ export interface ReportWorkerOptions {
   pollIntervalMs?: number;
   /** Jobs worked at once. */
   concurrency?: number;
+  /** Jobs of one organization worked at once; default half of `concurrency`, at least 1. */
+  perOrganization?: number;
+  /** The time one image's inventory may take, ms (less than `leaseMs`, or another worker would take the job meanwhile). */
+  inventoryTimeoutMs?: number;
   /** How long a claimed job is held before another worker may take it, ms. */
   leaseMs?: number;
   maxAttempts?: number;
@@ -38,7 +45,7 @@ export interface ReportWorkerOptions {
   now?: () => number;
 }
 
-export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, concurrency: 1, leaseMs: 10 * 60_000, maxAttempts: 5 };
+export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, concurrency: 2, leaseMs: 10 * 60_000, maxAttempts: 5, inventoryTimeoutMs: 5 * 60_000 };
 
 export interface ReportWorker {
   /** Stops claiming, aborts the jobs in flight (given back to the queue, nothing of them written) and waits for them. */
@@ -133,7 +140,7 @@ async function record(
 
 /** Works one claimed job to its end (written, failed, or left to a retry). */
 export async function runReportJob(
-  options: Pick<ReportWorkerOptions, "db" | "content" | "logger" | "typePrefix" | "limits"> & { now: () => number; maxAttempts: number; signal?: AbortSignal },
+  options: Pick<ReportWorkerOptions, "db" | "content" | "logger" | "typePrefix" | "limits" | "inventoryTimeoutMs"> & { now: () => number; maxAttempts: number; signal?: AbortSignal; cache?: LayerCache },
   job: ReportJobRow,
 ): Promise<void> {
   const { db, content, logger, now } = options;
@@ -154,7 +161,7 @@ export async function runReportJob(
     }
     let inventory;
     try {
-      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, { limits: options.limits, signal: options.signal });
+      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, { limits: options.limits, signal: options.signal, cache: options.cache, timeoutMs: options.inventoryTimeoutMs });
     } catch (error) {
       if (!(error instanceof InventoryError) || options.signal?.aborted) throw error;
       logger.warn("image inventory failed", { digest: job.digest, reason: error.message });
@@ -195,6 +202,8 @@ export async function queueMissingReports(db: Kysely<Database>, now: number): Pr
 
 export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
   const settings = { ...REPORT_WORKER_DEFAULTS, ...options };
+  const turns: ClaimTurns = { perOrganization: options.perOrganization ?? Math.max(1, Math.floor(settings.concurrency / 2)), held: new Map(), served: new Set() };
+  const cache = createLayerCache();
   const now = options.now ?? Date.now;
   const controller = new AbortController();
   const inFlight = new Set<Promise<void>>();
@@ -207,11 +216,16 @@ export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
     try {
       const room = settings.concurrency - inFlight.size;
       if (room <= 0) return 0;
-      const jobs = await claimReportJobs(options.db, now(), settings.leaseMs, room);
+      const jobs = await claimReportJobs(options.db, now(), settings.leaseMs, room, turns);
       for (const job of jobs) {
-        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, signal: controller.signal }, job)
+        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, inventoryTimeoutMs: settings.inventoryTimeoutMs, signal: controller.signal, cache }, job)
           .catch((error: unknown) => options.logger.error("report job failed", { digest: job.digest, error: String(error) }))
-          .finally(() => inFlight.delete(work));
+          .finally(() => {
+            const held = (turns.held.get(job.organization) ?? 1) - 1;
+            if (held > 0) turns.held.set(job.organization, held);
+            else turns.held.delete(job.organization);
+            inFlight.delete(work);
+          });
         inFlight.add(work);
       }
       return jobs.length;

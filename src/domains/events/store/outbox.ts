@@ -1,12 +1,26 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable, Transaction } from "kysely";
-import { isUidp, selfAndAncestors } from "../../../api/uidp.js";
+import { isUidp, rootOf, selfAndAncestors, subtreeRange } from "../../../api/uidp.js";
 import { dialectOfDb } from "../../../store/dialect.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { EventDeliveryTable, EventTable } from "../tables.js";
 
 export type EventRow = Selectable<EventTable>;
 export type DeliveryRow = Selectable<EventDeliveryTable>;
+/** A claimed delivery, with the organization of its subscription. */
+export type ClaimedDelivery = DeliveryRow & { organization: string };
+
+/**
+ * A dispatcher's share of deliveries per organization (the root of a subscription's group), which
+ * `claimDeliveries` reads and updates: it adds each delivery it claims to `held` (the dispatcher
+ * takes it out when the delivery ends).
+ */
+export interface DeliveryTurns {
+  /** Most deliveries to one organization's subscriptions the dispatcher holds at once. */
+  perOrganization: number;
+  /** The deliveries the dispatcher holds, by organization. */
+  held: Map<string, number>;
+}
 
 /** A change to record: the outbox adds the id, position and time. */
 export interface NewEvent {
@@ -75,47 +89,85 @@ export async function emitEvent(trx: Transaction<Database>, event: NewEvent, tim
 /**
  * Claims due deliveries for `leaseMs`, at most `limit`, none of the subscriptions in `busy`:
  * of each subscription only its oldest pending delivery (so its events go in order), and only
- * when it is due and no dispatcher holds it. One transaction: on PostgreSQL the rows are read
- * `FOR UPDATE SKIP LOCKED`, so dispatchers of several processes claim disjoint rows without
- * waiting for each other; on SQLite (one writer) the conditional update alone decides. A
- * claimed row's `lease_until` keeps it from every other dispatcher until it is settled or
- * the lease runs out.
+ * when it is due and no dispatcher holds it. With `turns`, none of an organization that holds
+ * `perOrganization` deliveries, and organizations take turns: the heads are taken in rounds, the
+ * oldest head of each organization (fewest held first) before the second of any, so one
+ * organization's backlog or slow sinks leave the others their share of the slots. One
+ * transaction: on PostgreSQL the rows are read `FOR UPDATE SKIP LOCKED`, so dispatchers of
+ * several processes claim disjoint rows without waiting for each other; on SQLite (one writer)
+ * the conditional update alone decides. A claimed row's `lease_until` keeps it from every other
+ * dispatcher until it is settled or the lease runs out.
  */
-export async function claimDeliveries(db: Kysely<Database>, now: number, options: { limit: number; leaseMs: number; busy: string[] }): Promise<DeliveryRow[]> {
-  if (options.limit <= 0) return [];
+export async function claimDeliveries(
+  db: Kysely<Database>,
+  now: number,
+  options: { limit: number; leaseMs: number; busy: string[]; turns?: DeliveryTurns },
+): Promise<ClaimedDelivery[]> {
+  const { limit, turns } = options;
+  if (limit <= 0) return [];
+  const held = (organization: string) => turns?.held.get(organization) ?? 0;
+  const full = (organization: string) => turns !== undefined && held(organization) >= turns.perOrganization;
+  const fullOrganizations = () => (turns === undefined ? [] : [...turns.held.keys()].filter(full));
   // Nothing due: no transaction (on SQLite it would take the write lock on every poll).
-  if ((await dueHeads(db, now, 1, options.busy).execute()).length === 0) return [];
+  if ((await dueHeads(db, now, 1, options.busy, fullOrganizations()).execute()).length === 0) return [];
   const postgres = dialectOfDb(db) === "postgres";
   return db.transaction().execute(async (trx) => {
-    let query = dueHeads(trx, now, options.limit, options.busy);
-    if (postgres) query = query.forUpdate(["d"]).skipLocked();
-    const claimed: DeliveryRow[] = [];
-    for (const row of await query.execute()) {
-      const result = await trx
-        .updateTable("event_deliveries")
-        .set({ lease_until: now + options.leaseMs })
-        .where("subscription_uid", "=", row.subscription_uid)
-        .where("event_id", "=", row.event_id)
-        .where("lease_until", "<=", now)
-        .where("state", "=", "pending")
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1) claimed.push({ ...row, lease_until: now + options.leaseMs });
+    const claimed: ClaimedDelivery[] = [];
+    const tried = new Set(options.busy);
+    // A pass ends short of `limit` only when organizations fill up: the next one looks past them.
+    for (let pass = 0; pass < 4 && claimed.length < limit; pass++) {
+      // Twice the room: enough heads of other organizations to take turns with.
+      let query = dueHeads(trx, now, (limit - claimed.length) * 2, [...tried], fullOrganizations());
+      if (postgres) query = query.forUpdate(["d"]).skipLocked();
+      const heads = (await query.execute()).map((row) => ({ ...row, organization: rootOf(row.group_uid) }));
+      if (heads.length === 0) break;
+      const rank = new Map<string, number>();
+      const order = heads
+        .map((head) => {
+          const r = (rank.get(head.organization) ?? held(head.organization)) + 1;
+          rank.set(head.organization, r);
+          return { head, r };
+        })
+        .sort((a, b) => a.r - b.r || (a.head.position < b.head.position ? -1 : 1));
+      let skipped = false;
+      for (const { head } of order) {
+        if (claimed.length >= limit) break;
+        tried.add(head.subscription_uid);
+        if (full(head.organization)) {
+          skipped = true;
+          continue;
+        }
+        const result = await trx
+          .updateTable("event_deliveries")
+          .set({ lease_until: now + options.leaseMs })
+          .where("subscription_uid", "=", head.subscription_uid)
+          .where("event_id", "=", head.event_id)
+          .where("lease_until", "<=", now)
+          .where("state", "=", "pending")
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== 1) continue;
+        const { group_uid: _group, ...row } = head;
+        claimed.push({ ...row, lease_until: now + options.leaseMs });
+        turns?.held.set(head.organization, held(head.organization) + 1);
+      }
+      if (!skipped) break;
     }
     return claimed;
   });
 }
 
 /**
- * The due, unleased head (oldest pending delivery) of each subscription not in `busy`, oldest
- * first, at most `limit`: from each subscription to its head, an index seek each, not a scan of
- * every pending row (CROSS JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an
- * inner join).
+ * The due, unleased head (oldest pending delivery) of each subscription not in `busy` and of no
+ * organization in `organizations`, oldest first, at most `limit`, with the subscription's group:
+ * from each subscription to its head, an index seek each, not a scan of every pending row (CROSS
+ * JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an inner join).
  */
-function dueHeads(db: Db, now: number, limit: number, busy: string[]) {
+function dueHeads(db: Db, now: number, limit: number, busy: string[], organizations: string[]) {
   let query = db
     .selectFrom("subscriptions as s")
     .crossJoin("event_deliveries as d")
     .selectAll("d")
+    .select("s.group_uid")
     .whereRef("d.subscription_uid", "=", "s.uid")
     .where("d.state", "=", "pending")
     .where("d.position", "=", (eb) =>
@@ -132,6 +184,10 @@ function dueHeads(db: Db, now: number, limit: number, busy: string[]) {
     .orderBy("d.position")
     .limit(limit);
   if (busy.length > 0) query = query.where("s.uid", "not in", busy);
+  for (const organization of organizations) {
+    const { low, high } = subtreeRange(organization);
+    query = query.where((eb) => eb.or([eb("s.group_uid", "<", low), eb("s.group_uid", ">=", high)]));
+  }
   return query;
 }
 

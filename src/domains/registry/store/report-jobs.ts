@@ -1,4 +1,5 @@
 import type { Selectable } from "kysely";
+import { rootOf } from "../../../api/uidp.js";
 import type { Db } from "../../../store/tables.js";
 import type { ReportJobTable } from "../report-tables.js";
 
@@ -14,7 +15,17 @@ export async function enqueueReportJob(db: Db, job: { digest: string; repoUid: s
   // A match reads no blobs: it keeps the repo an inventory queued before it named.
   await db
     .insertInto("report_jobs")
-    .values({ digest: job.digest, repo_uid: job.repoUid, kind: job.kind, generation: 1, attempts: 0, next_attempt_time: now, lease_until: 0, create_time: now })
+    .values({
+      digest: job.digest,
+      repo_uid: job.repoUid,
+      organization: job.repoUid === "" ? "" : rootOf(job.repoUid),
+      kind: job.kind,
+      generation: 1,
+      attempts: 0,
+      next_attempt_time: now,
+      lease_until: 0,
+      create_time: now,
+    })
     .onConflict((oc) =>
       oc.column("digest").doUpdateSet((eb) => ({
         generation: eb(eb.ref("report_jobs.generation"), "+", 1),
@@ -25,6 +36,7 @@ export async function enqueueReportJob(db: Db, job: { digest: string; repoUid: s
           .else("match" as const)
           .end(),
         repo_uid: eb.case().when(eb(eb.ref("excluded.kind"), "=", "inventory")).then(eb.ref("excluded.repo_uid")).else(eb.ref("report_jobs.repo_uid")).end(),
+        organization: eb.case().when(eb(eb.ref("excluded.kind"), "=", "inventory")).then(eb.ref("excluded.organization")).else(eb.ref("report_jobs.organization")).end(),
         attempts: 0,
         next_attempt_time: eb.ref("excluded.next_attempt_time"),
       })),
@@ -33,32 +45,71 @@ export async function enqueueReportJob(db: Db, job: { digest: string; repoUid: s
 }
 
 /**
+ * A worker's turns between organizations (a job's `organization`), which `claimReportJobs` reads
+ * and updates: it adds each job it takes to `held` and `served` (the worker takes a job out of
+ * `held` when it ends).
+ */
+export interface ClaimTurns {
+  /** Most jobs of one organization the worker holds at once. */
+  perOrganization: number;
+  /** The jobs the worker holds, by organization. */
+  held: Map<string, number>;
+  /** The organizations served in the current round: each other organization with a due job is served first. */
+  served: Set<string>;
+}
+
+/** Organizations one round remembers at most; past them a new round begins. */
+const MAX_ROUND = 256;
+/** Due jobs read at a time. */
+const WINDOW = 8;
+
+/** Due, unleased jobs of organizations not in `skip`, oldest due first. */
+function dueJobs(db: Db, now: number, skip: string[]) {
+  let query = db.selectFrom("report_jobs").selectAll().where("next_attempt_time", "<=", now).where("lease_until", "<=", now);
+  if (skip.length > 0) query = query.where("organization", "not in", skip);
+  return query.orderBy("next_attempt_time").orderBy("digest").limit(WINDOW).execute();
+}
+
+/**
  * Takes up to `limit` due jobs for `leaseMs`: each with a conditional update on its generation and
  * free lease, so two workers (two processes on one database) never hold one job at once. Taking a
  * job counts an attempt (`attempts` is the number of runs started, this one included), so a run
- * that kills its process still counts. Returns the jobs this worker got, oldest due first.
+ * that kills its process still counts. Without `turns`, the oldest due first. With `turns`, round
+ * robin between organizations: the oldest due job of each organization not yet served this round
+ * (a round ends when every organization with a due job was served), none of an organization that
+ * holds `perOrganization` jobs; so one organization's queue, however long or slow, delays
+ * another's job by at most one job of each organization ahead of it.
  */
-export async function claimReportJobs(db: Db, now: number, leaseMs: number, limit: number): Promise<ReportJobRow[]> {
-  const due = await db
-    .selectFrom("report_jobs")
-    .selectAll()
-    .where("next_attempt_time", "<=", now)
-    .where("lease_until", "<=", now)
-    .orderBy("next_attempt_time")
-    .orderBy("digest")
-    .limit(limit * 4)
-    .execute();
+export async function claimReportJobs(db: Db, now: number, leaseMs: number, limit: number, turns?: ClaimTurns): Promise<ReportJobRow[]> {
   const claimed: ReportJobRow[] = [];
-  for (const row of due) {
-    if (claimed.length >= limit) break;
-    const result = await db
-      .updateTable("report_jobs")
-      .set({ lease_until: now + leaseMs, attempts: Number(row.attempts) + 1 })
-      .where("digest", "=", row.digest)
-      .where("generation", "=", row.generation)
-      .where("lease_until", "<=", now)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) claimed.push({ ...row, generation: Number(row.generation), attempts: Number(row.attempts) + 1, lease_until: now + leaseMs });
+  const full = (organization: string) => turns !== undefined && (turns.held.get(organization) ?? 0) >= turns.perOrganization;
+  // Each pass takes a job or finds a lost race (then the job is leased, or enqueued again): bounded.
+  for (let pass = 0; claimed.length < limit && pass < limit * 2 + 2; pass++) {
+    if (turns !== undefined && turns.served.size > MAX_ROUND) turns.served.clear();
+    const fullOrganizations = turns === undefined ? [] : [...turns.held.keys()].filter(full);
+    let due = await dueJobs(db, now, [...fullOrganizations, ...(turns?.served ?? [])]);
+    if (due.length === 0 && turns !== undefined && turns.served.size > 0) {
+      turns.served.clear();
+      due = await dueJobs(db, now, fullOrganizations);
+    }
+    if (due.length === 0) break;
+    for (const row of due) {
+      if (claimed.length >= limit) break;
+      if (turns !== undefined && (full(row.organization) || turns.served.has(row.organization))) continue;
+      const result = await db
+        .updateTable("report_jobs")
+        .set({ lease_until: now + leaseMs, attempts: Number(row.attempts) + 1 })
+        .where("digest", "=", row.digest)
+        .where("generation", "=", row.generation)
+        .where("lease_until", "<=", now)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) continue;
+      claimed.push({ ...row, generation: Number(row.generation), attempts: Number(row.attempts) + 1, lease_until: now + leaseMs });
+      if (turns !== undefined) {
+        turns.held.set(row.organization, (turns.held.get(row.organization) ?? 0) + 1);
+        turns.served.add(row.organization);
+      }
+    }
   }
   return claimed;
 }
