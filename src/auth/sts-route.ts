@@ -10,6 +10,7 @@ import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { BodyRefusedError, readBody, type BodySource } from "../rest/request-body.js";
 import type { FieldViolation } from "../api/errors.js";
 import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../http/status-json.js";
+import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
 import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
 import type { Db } from "../store/tables.js";
@@ -58,6 +59,11 @@ export function createStsRoute(options: StsRouteOptions) {
       await handle(req, res, path, query, log);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Canceled) return true; // the client went away mid-body
+      if (isUnavailable(error)) {
+        log.warn("sts exchange: the store is busy or unreachable", { error: String(error) });
+        if (!res.headersSent) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, target.domain, { ...noStore, "retry-after": "1" });
+        return true;
+      }
       log.error("sts exchange failed", { error: String(error) });
       if (!res.headersSent) sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, target.domain, noStore);
     }
@@ -140,7 +146,11 @@ export function createStsRoute(options: StsRouteOptions) {
       return;
     }
 
-    await touchLastSeen(db, identity.uid, now());
+    // When the identity was last seen is bookkeeping: a store too busy to record it refuses no exchange.
+    await touchLastSeen(db, identity.uid, now()).catch((error: unknown) => {
+      if (!isUnavailable(error)) throw error;
+      logger.warn("sts exchange: last seen time not recorded", { identity: identity.uid, error: String(error) });
+    });
     const { token, expiry } = await tokens.issue({ subject: identity.uid, audience: audience! });
     logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience });
     writeJson(res, 200, JSON.stringify({ token, expiry: expiry.toISOString() }), noStore);
