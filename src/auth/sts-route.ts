@@ -12,6 +12,7 @@ import type { FieldViolation } from "../api/errors.js";
 import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../http/status-json.js";
 import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
+import { inTransaction } from "../store/transaction.js";
 import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
 import type { Db } from "../store/tables.js";
 import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
@@ -147,7 +148,8 @@ export function createStsRoute(options: StsRouteOptions) {
     }
 
     // When the identity was last seen is bookkeeping: a store too busy to record it refuses no exchange.
-    await touchLastSeen(db, identity.uid, now()).catch((error: unknown) => {
+    // In a transaction, so a lock held on identities bounds its wait (lock_timeout on PostgreSQL).
+    await inTransaction(db, undefined, (trx) => touchLastSeen(trx, identity.uid, now())).catch((error: unknown) => {
       if (!isUnavailable(error)) throw error;
       logger.warn("sts exchange: last seen time not recorded", { identity: identity.uid, error: String(error) });
     });

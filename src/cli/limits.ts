@@ -15,7 +15,7 @@ const LIMIT_FLAGS: Record<keyof Limits, { flag: string; unit: Unit; help: string
   maxConnections: { flag: "max-connections", unit: "count", help: "open connections per host" },
   maxBlobBytes: { flag: "max-blob-bytes", unit: "bytes", help: "largest blob the registry accepts" },
   registryRequestTimeoutMs: { flag: "registry-request-timeout", unit: "duration", help: "time to receive one registry request (an upload)" },
-  lockTimeoutMs: { flag: "lock-timeout", unit: "duration", help: "SQLite: longest wait for the write lock" },
+  lockTimeoutMs: { flag: "lock-timeout", unit: "duration", help: "longest wait of a write for a lock another connection holds (SQLite: the write lock; PostgreSQL: lock_timeout)" },
   upstreamFetchTimeoutMs: { flag: "upstream-fetch-timeout", unit: "duration", help: "one fetch of another issuer's discovery document or keys" },
   upstreamFetchMaxBytes: { flag: "upstream-fetch-max-bytes", unit: "bytes", help: "largest discovery document or key set fetched" },
 };

@@ -266,6 +266,7 @@ async function serve(args: string[]): Promise<void> {
   const content = await contentStoreOf(o, true);
   const store = await openStore(o.db as string, {
     lockTimeoutMs: limits.lockTimeoutMs,
+    statementTimeoutMs: limits.requestTimeoutMs,
     poolSize,
     onConnectionLost: (error) => logger.warn("the database closed a pooled connection; another is opened when needed", { error: error.message }),
   });

@@ -1,11 +1,25 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresAdapter, PostgresDialect, sql, type LogEvent, type RawBuilder } from "kysely";
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  PostgresDriver,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+  type LogEvent,
+  type PostgresDialectConfig,
+  type RawBuilder,
+  type TransactionSettings,
+} from "kysely";
 import pg from "pg";
 import { defaultLimits } from "../config.js";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
 import type { Database } from "./tables.js";
+import { limitTransactions } from "./transaction.js";
 
 /** Every difference between SQLite and PostgreSQL lives in this file. */
 export type DialectName = "sqlite" | "postgres";
@@ -53,8 +67,13 @@ export function dialectOf(url: string): DialectName {
 export interface DatabaseOptions {
   /** PostgreSQL connections in the pool. Default 10. */
   poolSize?: number;
-  /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY, ms. Default 5000. */
+  /**
+   * How long a write waits for a lock another connection holds, ms (default 5000): on SQLite the
+   * write lock (then SQLITE_BUSY), on PostgreSQL any lock a transaction's statement needs (`lock_timeout`).
+   */
   lockTimeoutMs?: number;
+  /** PostgreSQL: the longest a transaction's statement may run, and a transaction stay idle, ms (default 30000). */
+  statementTimeoutMs?: number;
   /**
    * PostgreSQL: told when the server closes an idle pooled connection (a restart, a failover,
    * `idle_session_timeout`, `pg_terminate_backend`, a pooler going away). The pool has already
@@ -90,8 +109,11 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
     pool.on("error", () => {});
     const safe = new URL(url);
     safe.password = "";
+    const db = new Kysely<Database>({ dialect: new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs, options.statementTimeoutMs ?? defaultLimits.requestTimeoutMs), log });
+    // Transactions may hold all but READ_RESERVE connections: a lock that holds writes up leaves reads a way through.
+    limitTransactions(db, Math.max(1, max - READ_RESERVE));
     return {
-      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log }),
+      db,
       dialect: "postgres",
       description: safe.toString(),
       observeQueries,
@@ -107,6 +129,40 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
   database.pragma("busy_timeout = 0");
   const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs);
   return { db: new Kysely<Database>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
+}
+
+/** PostgreSQL connections kept from transactions for reads outside them. */
+const READ_RESERVE = 2;
+
+/**
+ * Kysely's PostgreSQL dialect whose transactions begin with their bounds, in the same round trip
+ * as `begin` (`SET LOCAL`, so they hold through a pooler in transaction mode): a statement that
+ * waits longer than `lockTimeoutMs` for a lock fails (55P03, UNAVAILABLE) instead of holding its
+ * connection as long as the lock is held, none runs longer than `statementTimeoutMs`, and a
+ * transaction left idle that long is ended by the server.
+ */
+class BoundedPostgresDialect extends PostgresDialect {
+  private readonly begin: string;
+
+  constructor(
+    private readonly config: PostgresDialectConfig,
+    lockTimeoutMs: number,
+    statementTimeoutMs: number,
+  ) {
+    super(config);
+    const ms = (n: number) => `'${Math.max(1, Math.round(n))}ms'`;
+    this.begin = `begin; set local lock_timeout = ${ms(lockTimeoutMs)}; set local statement_timeout = ${ms(statementTimeoutMs)}; set local idle_in_transaction_session_timeout = ${ms(statementTimeoutMs)}`;
+  }
+
+  override createDriver(): Driver {
+    const begin = this.begin;
+    return new (class extends PostgresDriver {
+      override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+        if (settings.isolationLevel || settings.accessMode) return super.beginTransaction(connection, settings);
+        await connection.executeQuery(CompiledQuery.raw(begin));
+      }
+    })(this.config);
+  }
 }
 
 /** Column type modifier giving byte-order comparison, which uidp prefix ranges need. */

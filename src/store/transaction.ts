@@ -23,6 +23,50 @@ export function transactionHookRan(): boolean {
   return hooks.getStore()?.done ?? false;
 }
 
+/** A count of slots, taken in the order asked for. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(count: number) {
+    this.free = count;
+  }
+
+  /** Takes a slot; an abort of `signal` while waiting throws TransactionAbortedError. */
+  async take(signal: AbortSignal | undefined): Promise<void> {
+    if (this.free > 0 && this.waiting.length === 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const granted = () => {
+        signal?.removeEventListener("abort", aborted);
+        resolve();
+      };
+      const aborted = () => {
+        this.waiting.splice(this.waiting.indexOf(granted), 1);
+        reject(new TransactionAbortedError("the call ended while its change waited for a connection; nothing was written"));
+      };
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener("abort", aborted, { once: true });
+      this.waiting.push(granted);
+    });
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
+const transactionSlots = new WeakMap<Kysely<Database>, Slots>();
+
+/** At most `count` transactions of `db` at once; more wait their turn (PostgreSQL: connections left for reads). */
+export function limitTransactions(db: Kysely<Database>, count: number): void {
+  transactionSlots.set(db, new Slots(count));
+}
+
 /**
  * Runs `work` in a transaction. When `signal` has aborted by the time `work`
  * finishes (the call's deadline passed or its client left), or while the
@@ -41,15 +85,21 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const attached = hooks.getStore();
   let pending = attached && !attached.done ? attached : undefined;
-  const result = await withSignal(signal, () =>
-    db.transaction().execute(async (trx) => {
-      const result = await work(trx);
-      if (pending && options.changed && !options.changed(result)) pending = undefined;
-      if (pending) await pending.hook(trx, result);
-      if (signal?.aborted) throw new TransactionAbortedError("the call ended before its change was committed; nothing was written");
-      return result;
-    }),
-  );
-  if (pending) pending.done = true;
-  return result;
+  const slots = transactionSlots.get(db);
+  await slots?.take(signal);
+  try {
+    const result = await withSignal(signal, () =>
+      db.transaction().execute(async (trx) => {
+        const result = await work(trx);
+        if (pending && options.changed && !options.changed(result)) pending = undefined;
+        if (pending) await pending.hook(trx, result);
+        if (signal?.aborted) throw new TransactionAbortedError("the call ended before its change was committed; nothing was written");
+        return result;
+      }),
+    );
+    if (pending) pending.done = true;
+    return result;
+  } finally {
+    slots?.give();
+  }
 }
