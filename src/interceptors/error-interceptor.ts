@@ -8,8 +8,8 @@ import {
 } from "../../gen/google/rpc/error_details_pb.js";
 import { apiErrorOf } from "../api/store-errors.js";
 import { StoreError } from "../store/errors.js";
-import { ApiError, codeName, unavailable, type ErrorKind } from "../api/errors.js";
-import { isUnavailable } from "../store/dialect.js";
+import { ApiError, codeName, resourceExhausted, unavailable, type ErrorKind } from "../api/errors.js";
+import { isStorageFull, isUnavailable } from "../store/dialect.js";
 
 import { withFields, type Logger } from "../logger.js";
 import { requestIdKey } from "../telemetry/request-id.js";
@@ -92,6 +92,10 @@ export function toConnectError(error: unknown, logger: Logger, domain: string, i
     if (error.findDetails(ErrorInfoSchema).length > 0) return error;
     const info = create(ErrorInfoSchema, { reason: codeName(error.code), domain });
     return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);
+  }
+  if (isStorageFull(error)) {
+    logger.error("the store cannot write: its storage is full", { error: String(error) });
+    return toConnectError(resourceExhausted("STORAGE_FULL", "the server's storage is full; nothing was written"), logger, domain);
   }
   if (isUnavailable(error)) {
     logger.warn("store unavailable", { error: String(error) });

@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { requestIdOf } from "../telemetry/request-id.js";
 import { withContext } from "../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
-import { isUnavailable } from "../store/dialect.js";
+import { isStorageFull, isUnavailable } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
@@ -96,6 +96,12 @@ export function createRegistryHost(options: RegistryHostOptions) {
       if (error instanceof RegistryFailure) {
         req.resume(); // an unread body must not stall the connection
         writeRegistryError(res, error.error);
+        return;
+      }
+      if (isStorageFull(error)) {
+        logger.error("the registry cannot write: its storage is full", { error: String(error), requestId: requestIdOf(req) });
+        if (!res.headersSent) writeRegistryError(res, { status: 507, code: "UNAVAILABLE", message: "the registry's storage is full; nothing was written" });
+        else res.destroy();
         return;
       }
       if (isUnavailable(error)) {

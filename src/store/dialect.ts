@@ -198,6 +198,14 @@ export function isUnavailable(error: unknown): boolean {
   );
 }
 
+/** Codes of a store that cannot write for want of space: SQLite's full database, PostgreSQL's disk_full, the file system's. */
+const FULL_CODES = new Set(["SQLITE_FULL", "53100", "ENOSPC", "EDQUOT"]);
+
+/** True when a write failed because the database's disk (or quota, or size limit) is full: nothing was written. */
+export function isStorageFull(error: unknown): boolean {
+  return FULL_CODES.has((error as { code?: unknown } | null)?.code as string);
+}
+
 /** The dialect of an open Kysely instance (migrations receive only the instance). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function dialectOfDb(db: Kysely<any>): DialectName {

@@ -86,6 +86,14 @@ class LockWaitingSqliteDriver extends SqliteDriver {
     }
   }
 
+  /**
+   * SQLite ends a transaction itself on some errors (SQLITE_FULL, an I/O error): a ROLLBACK then
+   * fails with "no transaction is active" and would replace the error that ended it.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.database.inTransaction) await super.rollbackTransaction(connection);
+  }
+
   /** A statement outside a transaction, retried while the lock is busy, the connection given back between tries (as `beginTransaction`). */
   private async waitForLock<R>(run: () => Promise<QueryResult<R>>): Promise<QueryResult<R>> {
     const deadline = Date.now() + this.lockTimeoutMs;
