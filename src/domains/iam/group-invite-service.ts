@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { getRole, rolesByUid } from "./store/roles.js";
-import { checkRoleScope } from "./role-binding-validation.js";
+import { checkBindingScope } from "./role-binding-validation.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
 import {
@@ -123,7 +123,9 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
           throw failedPrecondition([{ type: "INVITE_EXPIRED", subject: invite.uid, description: "this invite has expired" }]);
         }
         if (invite.single_use === 1 && invite.used_time !== null) throw inviteUsed(invite.uid);
-        checkRoleScope(invite.group_uid, invite.role_uid);
+        // The binding rule of CreateRoleBinding: an identity of another organization (or of a group
+        // not above the invite's) cannot join by a code either.
+        checkBindingScope(invite.group_uid, caller.identityUid, invite.role_uid);
         await getRole(trx, invite.role_uid);
         if (!(await identityExists(trx, caller.identityUid))) throw notFound("identity", caller.identityUid);
         let bindingUid = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
