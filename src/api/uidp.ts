@@ -17,6 +17,8 @@ export interface UidpFilter {
 }
 
 const UIDP = /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/;
+/** The longest uid accepted anywhere (about 240 levels of groups). */
+export const MAX_UID_LENGTH = 4096;
 const ROOT_LENGTH = 40;
 const SEGMENT_LENGTH = 17; // "/" + 16 hex
 

@@ -1,5 +1,5 @@
 import { invalidArgument, type FieldViolation } from "./errors.js";
-import { isUidp } from "./uidp.js";
+import { childUidLength, isUidp, MAX_UID_LENGTH } from "./uidp.js";
 
 /**
  * Collects every failing field of a request, then throws one INVALID_ARGUMENT
@@ -22,8 +22,18 @@ export class Violations {
   uid(field: string, value: string, required = true): this {
     if (value === "") {
       if (required) this.add(field, "is required");
-    } else if (value.length > 4096 || !isUidp(value)) {
+    } else if (value.length > MAX_UID_LENGTH || !isUidp(value)) {
       this.add(field, "must be a uid: 40 lowercase hex characters, then /-separated groups of 16");
+    }
+    return this;
+  }
+
+  /** The uid of a parent something is created below: a uid (`uid`) with room for a child's uid within MAX_UID_LENGTH. */
+  parent(field: string, value: string, required = true): this {
+    const before = this.list.length;
+    this.uid(field, value, required);
+    if (this.list.length === before && value !== "" && childUidLength(value) > MAX_UID_LENGTH) {
+      this.add(field, `is nested too deep: a uid below it would be longer than ${MAX_UID_LENGTH} characters`);
     }
     return this;
   }

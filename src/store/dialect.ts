@@ -124,12 +124,17 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
   const database = new SqliteDatabase(url);
   database.pragma("journal_mode = WAL");
   database.pragma("synchronous = NORMAL");
+  // A checkpoint truncates the WAL back to this size: without it, a file grown behind a long reader stays that large.
+  database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
   database.pragma("foreign_keys = ON");
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
   const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs);
   return { db: new Kysely<Database>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
 }
+
+/** SQLite: bytes the write-ahead log is truncated to after a checkpoint. */
+export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 /** PostgreSQL connections kept from transactions for reads outside them. */
 const READ_RESERVE = 2;

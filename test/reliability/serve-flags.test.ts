@@ -27,13 +27,13 @@ after(async () => {
 });
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  execFileAsync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "", ...env } });
+  execFileAsync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "", METRICS_PORT: "0", ...env } });
 
 /** Runs `serve` on free ports over `db` with `args`; `use` gets the API's base URL; the server is stopped after. */
 async function withServe(args: string[], env: Record<string, string>, use: (api: string) => Promise<void>): Promise<void> {
   const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--registry-port", "0", "--db", db, "--api-url", API_URL, "--log-level", "warn", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, DATABASE_URL: "", ...env },
+    env: { ...process.env, DATABASE_URL: "", METRICS_PORT: "0", ...env },
   });
   const exited = new Promise((resolve) => child.on("exit", resolve));
   try {

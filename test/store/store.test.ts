@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { WAL_SIZE_LIMIT } from "../../src/store/dialect.js";
 import { InUseError, StoreError } from "../../src/store/errors.js";
 import { apiErrorOf } from "../../src/api/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
@@ -39,6 +41,13 @@ for (const database of await testDatabases()) {
       await store?.close();
       await dropFresh(url);
     });
+
+    if (database.name === "sqlite") {
+      test("the write-ahead log is truncated to WAL_SIZE_LIMIT after a checkpoint (journal_size_limit)", async () => {
+        const limit = Number((await sql<{ journal_size_limit: number }>`pragma journal_size_limit`.execute(store.db)).rows[0].journal_size_limit);
+        assert.equal(limit, WAL_SIZE_LIMIT);
+      });
+    }
 
     test("migrations are idempotent", async () => {
       await migrate(store.db);

@@ -40,7 +40,7 @@ export function createSubscriptionsService({ db, pager, now, events }: ServiceDe
 
     async createSubscription(req, ctx) {
       const subscription = req.subscription ?? create(SubscriptionSchema);
-      new Violations().uid("parent", req.parent).throwIfAny();
+      new Violations().parent("parent", req.parent).throwIfAny();
       const sink = await checkSink(subscription.sink, events);
       const row = { uid: newChildUid(req.parent), group_uid: req.parent, sink: sink.href, create_time: now() };
       return inTransaction(db, ctx.signal, async (trx) => subscriptionFromRow(await insertSubscription(trx, row)));

@@ -40,7 +40,7 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
 
     async createAccountAssociation(req, ctx) {
       const association = req.accountAssociation ?? create(AccountAssociationSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       checkAccountAssociationFields(violations, association);
       violations.throwIfAny();
       const time = now();

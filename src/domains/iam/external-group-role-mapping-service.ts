@@ -50,7 +50,7 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
 
     async createExternalGroupRoleMapping(req, ctx) {
       const mapping = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       if (violations.list.length === 0 && depth(req.parent) < 2) violations.add("parent", "must be an identity provider uid");
       checkExternalGroupRoleMappingFields(violations, mapping);
       violations.throwIfAny();

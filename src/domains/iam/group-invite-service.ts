@@ -67,7 +67,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
 
     async createGroupInvite(req, ctx) {
       const invite = req.groupInvite ?? create(GroupInviteSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       const ttl = checkGroupInviteFields(violations, invite);
       violations.throwIfAny();
       const time = now();

@@ -39,7 +39,7 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
       if (isOrganization && organizationCreation !== "anyone") {
         throw permissionDenied("organizations are created by the operator (`platform-api bootstrap`); this server does not let callers create them");
       }
-      const violations = new Violations();
+      const violations = new Violations().parent("parent", req.parent, false);
       checkGroupFields(violations, group, isOrganization);
       violations.throwIfAny();
       const time = now();

@@ -42,7 +42,7 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
 
     async createIdentityProvider(req, ctx) {
       const idp = req.identityProvider ?? create(IdentityProviderSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       checkIdentityProviderFields(violations, idp, true);
       violations.throwIfAny();
       const time = now();

@@ -68,7 +68,7 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
 
     async createIdentity(req, ctx) {
       const identity = req.identity ?? create(IdentitySchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       checkIdentityFields(violations, identity, { allowHttp: allowHttpIssuers });
       violations.throwIfAny();
       const time = now();

@@ -52,7 +52,7 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
 
     async createRoleBinding(req, ctx) {
       const input = req.roleBinding ?? create(RoleBindingInputSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       identityUid(violations, "role_binding.identity_uid", input.identityUid);
       violations.uid("role_binding.role_uid", input.roleUid);
       violations.throwIfAny();

@@ -36,7 +36,7 @@ export function createRolesService({ db, pager, now }: ServiceDeps): ServiceImpl
 
     async createRole(req, ctx) {
       const role = req.role ?? create(RoleSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       const capabilities = checkRoleFields(violations, role);
       violations.throwIfAny();
       const time = now();

@@ -30,7 +30,7 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
 
     async createRepo(req, ctx) {
       const repo = req.repo ?? create(RepoSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       checkRepoFields(violations, repo);
       violations.throwIfAny();
       const time = now();

@@ -38,7 +38,7 @@ export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<
 
     async createTag(req, ctx) {
       const tag = req.tag ?? create(TagSchema);
-      const violations = new Violations().uid("parent", req.parent);
+      const violations = new Violations().parent("parent", req.parent);
       checkTagFields(violations, tag);
       violations.throwIfAny();
       return inTransaction(db, ctx.signal, async (trx) => tagFromRow(await upsertTag(trx, req.parent, { name: tag.name, digest: tag.digest, deprecated: tag.deprecated }, now())));
