@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK, type JWTPayload } from "jose";
+import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK, type JWTPayload } from "jose";
 import { ApiError, unauthenticated } from "../api/errors.js";
 import { insertSigningKey, listSigningKeys, type SigningKeyRow } from "../store/server-keys.js";
 import type { Db } from "../store/tables.js";
@@ -59,6 +59,19 @@ interface LoadedKeys {
   jwks: JSONWebKeySet;
 }
 
+/** How far apart replicas' clocks may be (as the token exchange allows upstream tokens). */
+const REPLICA_CLOCK_SKEW_MS = 30_000;
+
+/** A token's `iat` in ms, read without verifying it; undefined when it has none. */
+function issuedAtMs(token: string): number | undefined {
+  try {
+    const iat = decodeJwt(token).iat;
+    return typeof iat === "number" ? iat * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Loads the server's signing keys from the store, creating the first one on first start, and
  * keeps them current: the set is read again when older than `reloadIntervalMs`, and at once
@@ -72,6 +85,8 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
   const privateKeys = new Map<string, KeyLike>();
   let keys: LoadedKeys = { verifying: new Map(), ordered: [], jwks: { keys: [] } };
   let loadedAt = -Infinity;
+  /** When (wall clock, ms) the set held now was read: a key added later signed no token issued before it. */
+  let loadedAtWall = -Infinity;
   let loading: { started: number; done: Promise<void> } | undefined;
 
   async function read(): Promise<void> {
@@ -85,8 +100,9 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
   function reload(): Promise<void> {
     if (loading) return loading.done;
     const started = clock();
+    const startedWall = now();
     const done = read()
-      .then(() => void (loadedAt = started))
+      .then(() => void ((loadedAt = started), (loadedAtWall = startedWall)))
       .finally(() => (loading = undefined));
     loading = { started, done };
     return done;
@@ -139,6 +155,11 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
     const asked = clock();
     let key = keys.verifying.get(kid);
     if (key === undefined) {
+      // A key another replica (or `keys rotate`) added after the set here was read signed no token
+      // issued before that read (clocks apart by up to the tolerance): such a token's key will not be
+      // found by reading again, so it is refused at once rather than waiting for a read.
+      const issuedAt = issuedAtMs(token);
+      if (issuedAt !== undefined && issuedAt + REPLICA_CLOCK_SKEW_MS < loadedAtWall) throw unauthenticated("the token is not a valid token of this server");
       await reloadSince(asked);
       key = keys.verifying.get(kid);
     }

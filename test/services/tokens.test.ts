@@ -67,3 +67,14 @@ test("a token signed with the server's own key is still refused without an expir
   assert.equal((await tokens.verify(await signed(new SignJWT({}).setIssuedAt(iat).setExpirationTime(iat + 60)), ISSUER)).sub, "s");
   await refused(await signed(new SignJWT({}).setIssuedAt(iat)));
 });
+
+test("tokens naming an unknown key and issued before the key set was read are refused at once, not one read at a time", async () => {
+  const foreign = await generateKeyPair("ES256");
+  const iat = Math.floor(now / 1000) - 3600;
+  const forged = (i: number) =>
+    new SignJWT({ sub: "s" }).setProtectedHeader({ alg: "ES256", kid: `unknown-${i}` }).setIssuer(ISSUER).setAudience(ISSUER).setIssuedAt(iat).setExpirationTime(iat + 7200).sign(foreign.privateKey);
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 40 }, async (_, i) => refused(await forged(i))));
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed < 150, `40 callers took ${Math.round(elapsed)} ms (reads are at least 200 ms apart)`);
+});
