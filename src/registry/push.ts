@@ -9,7 +9,7 @@ import { ConflictError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
 import type { Database } from "../store/tables.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
-import { MissingReferences, recordManifest } from "../domains/registry/images.js";
+import { MismatchedSizes, MissingReferences, recordManifest } from "../domains/registry/images.js";
 import { queueReportWork } from "../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../domains/registry/manifest.js";
 import { fail } from "./registry-errors.js";
@@ -143,6 +143,7 @@ export async function pushManifest(
       if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
     } catch (error) {
       if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
+      if (error instanceof MismatchedSizes) fail(400, "MANIFEST_INVALID", error.message, { mismatches: error.mismatches });
       throw error;
     }
     const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;

@@ -248,6 +248,13 @@ describe("OCI Distribution API", () => {
     assertError(await call("GET", `/v2/acme/app/manifests/${sha(randomBytes(3))}`, { token: read }), 404, "MANIFEST_UNKNOWN");
     assertError(await call("GET", "/token?scope=repository:acme/nothing:pull", { headers: { authorization: `Bearer ${(await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" })).token}` } }), 404, "NAME_UNKNOWN");
     assertError(await pushManifest("acme/app", image.layers[0].digest, image.manifest, t), 400, "DIGEST_INVALID");
+    // A descriptor stating another size than the stored blob's (sizes feed GetImageSize) is refused.
+    const lying = JSON.parse(image.manifest.bytes.toString()) as { layers: Array<{ size: number }> };
+    lying.layers[0].size += 1_000_000;
+    const lyingBlob = blobOf(Buffer.from(JSON.stringify(lying)), image.manifest.mediaType);
+    const refused = await pushManifest("acme/app", "lying", lyingBlob, t);
+    assertError(refused, 400, "MANIFEST_INVALID");
+    assert.match(refused.bytes.toString(), /is \d+ bytes, not \d+/);
     assertError(await call("PUT", "/v2/acme/app/manifests/v2", { token: t, body: "{}", headers: { "content-type": MEDIA_TYPE.ociManifest } }), 400, "MANIFEST_INVALID");
     assertError(await pushManifest("acme/app", "-bad", image.manifest, t), 400, "TAG_INVALID");
     assertError(await call("PUT", "/v2/acme/app/manifests/big", { token: t, body: Buffer.alloc(4 * 1024 * 1024 + 1, 32) }), 413, "SIZE_INVALID");

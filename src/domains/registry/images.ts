@@ -1,5 +1,5 @@
 import { notFound } from "../../api/errors.js";
-import { touchBlobs, unlinkedBlobs } from "./store/blobs.js";
+import { blobSizes, touchBlobs, unlinkedBlobs } from "./store/blobs.js";
 import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "./store/manifests.js";
 import type { Db } from "../../store/tables.js";
 import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
@@ -19,6 +19,13 @@ export class MissingReferences extends Error {
   }
 }
 
+/** A manifest's descriptor states another size than the blob the repo holds (sizes feed GetImageSize). */
+export class MismatchedSizes extends Error {
+  constructor(readonly mismatches: Array<{ digest: string; stated: number; stored: number }>) {
+    super(`the manifest states sizes that are not those of the blobs: ${mismatches.map((m) => `${m.digest} is ${m.stored} bytes, not ${m.stated}`).join("; ")}`);
+  }
+}
+
 export interface RecordedManifest {
   digest: string;
   manifest: Manifest;
@@ -29,7 +36,8 @@ export interface RecordedManifest {
 /**
  * Stores `bytes` (parsed as `manifest`) as a manifest of the repo, with the manifests an
  * index names. Everything an index names must be in the repo, and with `requireBlobs` an
- * image's config and layers too; otherwise throws MissingReferences and writes nothing.
+ * image's config and layers too, at the sizes its descriptors state; otherwise throws
+ * MissingReferences (or MismatchedSizes) and writes nothing.
  * `platform` is the image's architecture and OS when its config blob is at hand.
  */
 export async function recordManifest(
@@ -46,6 +54,12 @@ export async function recordManifest(
   const present = await existingManifests(db, repoUid, needed.manifests);
   const missing = [...(options.requireBlobs ? await unlinkedBlobs(db, repoUid, needed.blobs) : []), ...needed.manifests.filter((d) => !present.has(d))];
   if (missing.length > 0) throw new MissingReferences(missing);
+  if (options.requireBlobs && manifest.kind === "image") {
+    const descriptors = [manifest.config, ...manifest.layers];
+    const stored = await blobSizes(db, descriptors.map((d) => d.digest));
+    const mismatches = descriptors.filter((d) => stored.has(d.digest) && stored.get(d.digest) !== d.size).map((d) => ({ digest: d.digest, stated: d.size, stored: stored.get(d.digest)! }));
+    if (mismatches.length > 0) throw new MismatchedSizes(mismatches);
+  }
   const row: ManifestRow = {
     repo_uid: repoUid,
     digest,

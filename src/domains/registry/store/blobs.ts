@@ -78,6 +78,14 @@ export async function unlinkedBlobs(db: Db, repoUid: string, digests: string[]):
   return unique.filter((d) => !linked.has(d));
 }
 
+/** The stored sizes of those of `digests` the content store holds. */
+export async function blobSizes(db: Db, digests: string[]): Promise<Map<string, number>> {
+  const unique = [...new Set(digests)];
+  if (unique.length === 0) return new Map();
+  const rows = await db.selectFrom("blobs").select(["digest", "size"]).where("digest", "in", unique).execute();
+  return new Map(rows.map((r) => [r.digest, Number(r.size)]));
+}
+
 export async function insertUpload(db: Db, row: UploadRow): Promise<void> {
   await db.insertInto("uploads").values(row).execute();
 }
