@@ -9,6 +9,7 @@ import { createGunzip } from "node:zlib";
 import { collectBounded, readFileBounded } from "../advisories/osv/bounded-read.js";
 import { ZipArchive } from "../advisories/osv/zip.js";
 import { parseCoreMetadata, type CoreMetadata } from "./core-metadata.js";
+import { utf8Text } from "./library-package.js";
 import { LibraryDocumentError } from "./library-package.js";
 import { findTarEntry, TarFormatError } from "./tar.js";
 
@@ -101,6 +102,5 @@ export async function readDistribution(path: string, kind: DistributionKind): Pr
     bytes = kind === "wheel" ? await wheelMetadata(path) : await sdistMetadata(path);
     sizeBytes = (await stat(path)).size;
   }
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
-  return { metadata: parseCoreMetadata(text, path), sizeBytes };
+  return { metadata: parseCoreMetadata(utf8Text(bytes, path), path), sizeBytes };
 }

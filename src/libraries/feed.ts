@@ -10,7 +10,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { distributionKind, readDistribution, type Distribution } from "./distributions.js";
-import { isObject, LibraryDocumentError, type LibraryPackage } from "./library-package.js";
+import { isObject, LibraryDocumentError, utf8Text, type LibraryPackage } from "./library-package.js";
 import { isMavenMetadataName, readMavenArtifact } from "./maven.js";
 import { parseNpmDocument } from "./npm.js";
 import { parsePypiDocument, pypiProjectKey, pypiProjectOf } from "./pypi.js";
@@ -119,7 +119,7 @@ async function readDocument(source: string): Promise<LibraryFeedEntry> {
   try {
     const info = await stat(source);
     if (info.size > MAX_DOCUMENT_BYTES) return { source, error: new LibraryDocumentError(source, `larger than ${MAX_DOCUMENT_BYTES} bytes`) };
-    return { source, item: parseLibraryDocument(await readFile(source, "utf8"), source) };
+    return { source, item: parseLibraryDocument(utf8Text(await readFile(source), source), source) };
   } catch (error) {
     return { source, error: asDocumentError(source, error) };
   }

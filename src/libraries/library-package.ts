@@ -42,3 +42,13 @@ export function timeOf(value: unknown): number | undefined {
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 export const stringOr = (value: unknown, fallback = ""): string => (typeof value === "string" ? value : fallback);
+
+/** `bytes` as UTF-8 text; bytes that are not UTF-8 refuse the document, as the advisory import does. */
+export function utf8Text(bytes: Uint8Array, source: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new LibraryDocumentError(source, "not UTF-8 text");
+  }
+}
+

@@ -60,3 +60,23 @@ test("latest version: the highest that is not a prerelease, in the ecosystem's o
   assert.ok(isPrerelease("Maven", "3.0.0-M1"));
   assert.ok(!isPrerelease("Maven", "5.3.1.Final") && !isPrerelease("Maven", "32.1.3-jre"));
 });
+
+test("a metadata file that is not UTF-8 is refused alone (as the advisory import refuses one), never stored with its bytes replaced", async () => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { readLibraryFeed } = await import("../../src/libraries/feed.js");
+  const dir = mkdtempSync(join(tmpdir(), "libraries-utf8-"));
+  try {
+    writeFileSync(join(dir, "bad.json"), Buffer.concat([Buffer.from('{"name":"bad","description":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","versions":{}}')]));
+    writeFileSync(join(dir, "good.json"), JSON.stringify({ name: "good", "dist-tags": { latest: "1.0.0" }, versions: { "1.0.0": { name: "good", version: "1.0.0" } } }));
+    const entries = [];
+    for await (const entry of readLibraryFeed([dir])) entries.push(entry);
+    const bad = entries.find((e) => e.source.endsWith("bad.json"))!;
+    assert.ok(bad.error instanceof LibraryDocumentError);
+    assert.match(bad.error.message, /not UTF-8 text/);
+    assert.equal(entries.find((e) => e.source.endsWith("good.json"))?.item?.name, "good");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
