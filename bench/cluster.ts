@@ -6,7 +6,7 @@ import pg from "pg";
 import { GroupsService } from "../gen/platform/iam/v2/groups_service_pb.js";
 import { ReposService } from "../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
-import { newChildUid } from "../src/api/uidp.js";
+import { newChildUid } from "../src/aip/uidp.js";
 import { insertGroup } from "../src/domains/iam/store/groups.js";
 import { insertRepo } from "../src/domains/registry/store/repos.js";
 import { openStore } from "../src/store/store.js";

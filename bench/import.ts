@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readOsvFeed } from "../src/advisories/osv/feed.js";
+import { readOsvFeed } from "../src/engines/advisories/osv/feed.js";
 import { importOsvFeed, type ImportCounts } from "../src/domains/vulnerabilities/osv-import.js";
 import { openStore } from "../src/store/store.js";
 import { cpuMicros, type TimedPass } from "./servers/messages.js";

@@ -5,14 +5,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { createGunzip, gzipSync } from "node:zlib";
 import { extract as tarExtract, pack } from "tar-stream";
-import { readOsvFeed } from "../src/advisories/osv/feed.js";
+import { readOsvFeed } from "../src/engines/advisories/osv/feed.js";
 import { startReportWorker } from "../src/domains/registry/report-worker.js";
 import { writeInventory, writeReport } from "../src/domains/registry/store/image-reports.js";
 import { enqueueMatches, pendingReportJobs } from "../src/domains/registry/store/report-jobs.js";
 import { importOsvFeed } from "../src/domains/vulnerabilities/osv-import.js";
-import { packageOf, readImageFiles } from "../src/inventory/index.js";
+import { packageOf, readImageFiles } from "../src/engines/inventory/index.js";
 import { createLogger } from "../src/logger.js";
-import { createFileContentStore } from "../src/registry/content-store.js";
+import { createFileContentStore } from "../src/transport/oci/content-store.js";
 import { openStore } from "../src/store/store.js";
 import { inTransaction } from "../src/store/transaction.js";
 

@@ -6,8 +6,8 @@ import { writeFileSync } from "node:fs";
 import { fromBinary, createFileRegistry, type DescEnum, type DescField, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { API_SERVICES } from "../src/domains/index.js";
-import { OPENAPI_FILE, OPENAPI_INFO } from "../src/rest/api-docs.js";
-import { buildOpenApi } from "../src/rest/openapi.js";
+import { OPENAPI_FILE, OPENAPI_INFO } from "../src/transport/rest/api-docs.js";
+import { buildOpenApi } from "../src/transport/rest/openapi.js";
 
 const image = execFileSync("buf", ["build", "-o", "-"], { maxBuffer: 64 * 1024 * 1024 });
 const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, image));

@@ -1,5 +1,5 @@
 import type { LogLevel } from "./logger.js";
-import type { TlsCredentials } from "./tls-credentials.js";
+import type { TlsCredentials } from "./transport/tls-credentials.js";
 
 /** Everything the server is configured with. Defaults are in `defaultLimits` and the CLI. */
 export interface ServerConfig {

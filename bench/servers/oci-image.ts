@@ -70,7 +70,7 @@ export function buildPullImage(): { layer: Buffer; config: Buffer; manifest: Buf
   return { layer, config, manifest };
 }
 
-/** The headers the registry host answers a blob GET with (src/registry/blob-endpoints.ts, handleBlob). */
+/** The headers the registry host answers a blob GET with (src/transport/oci/blob-endpoints.ts, handleBlob). */
 export function blobHeaders(digest: string, size: number): Record<string, string> {
   return {
     "docker-distribution-api-version": "registry/2.0",
@@ -83,7 +83,7 @@ export function blobHeaders(digest: string, size: number): Record<string, string
   };
 }
 
-/** The headers the registry host answers a manifest GET with (src/registry/manifest-endpoints.ts, handleManifestGet). */
+/** The headers the registry host answers a manifest GET with (src/transport/oci/manifest-endpoints.ts, handleManifestGet). */
 export function manifestHeaders(manifest: SeededImage["manifest"]): Record<string, string> {
   return {
     "docker-distribution-api-version": "registry/2.0",

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
-import { OsvRecordError } from "../../src/advisories/osv/errors.js";
-import type { FeedEntry } from "../../src/advisories/osv/feed.js";
-import { parseOsvDocument } from "../../src/advisories/osv/parse.js";
+import { OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
+import type { FeedEntry } from "../../src/engines/advisories/osv/feed.js";
+import { parseOsvDocument } from "../../src/engines/advisories/osv/parse.js";
 import { importOsvFeed, type ImportCounts } from "../../src/domains/vulnerabilities/osv-import.js";
 import type { Database } from "../../src/store/tables.js";
 import { cpuMicros, type TimedPass } from "./messages.js";

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import type { Kysely } from "kysely";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
-import { readLibraryFeed } from "../../src/libraries/feed.js";
-import type { LibraryPackage } from "../../src/libraries/library-package.js";
+import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
+import type { LibraryPackage } from "../../src/engines/package-feeds/library-package.js";
 import type { Database } from "../../src/store/tables.js";
 
 /**

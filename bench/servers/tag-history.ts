@@ -1,4 +1,4 @@
-import { HISTORY_LIMIT } from "../../src/registry/tag-history-endpoint.js";
+import { HISTORY_LIMIT } from "../../src/transport/oci/tag-history-endpoint.js";
 
 /**
  * The Tag History figure's data, the same in every process: the platform

@@ -1,5 +1,5 @@
 import type { ServerConfig } from "../config.js";
-import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
 import { SIGNING_ALGORITHM, type TokenService } from "./tokens.js";
 
 export const JWKS_PATH = "/.well-known/jwks.json";

@@ -1,5 +1,5 @@
 import { createContextKey } from "@connectrpc/connect";
-import { isSelfOrDescendant } from "../api/uidp.js";
+import { isSelfOrDescendant } from "../aip/uidp.js";
 
 /** What the caller may do: the groups where it holds each capability (and everything below them). */
 export interface Grants {

@@ -1,4 +1,4 @@
-import { readOsvFeed } from "../advisories/osv/feed.js";
+import { readOsvFeed } from "../engines/advisories/osv/feed.js";
 import { importOsvFeed } from "../domains/vulnerabilities/osv-import.js";
 import { StrictImportError } from "../store/batched-import.js";
 import type { Store } from "../store/store.js";

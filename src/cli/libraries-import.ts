@@ -1,8 +1,8 @@
 import { importLibraries } from "../domains/libraries/library-import.js";
 import { isOrganization } from "../domains/libraries/store/artifacts.js";
 import { findOrganizationByName } from "../domains/iam/store/groups.js";
-import { isUidp } from "../api/uidp.js";
-import { LibraryFeedError, readLibraryFeed } from "../libraries/feed.js";
+import { isUidp } from "../aip/uidp.js";
+import { LibraryFeedError, readLibraryFeed } from "../engines/package-feeds/feed.js";
 import { StrictImportError } from "../store/batched-import.js";
 import type { Store } from "../store/store.js";
 import { runImportCommand } from "./import-progress.js";

@@ -138,13 +138,13 @@ function flag(name: string, options: Record<string, string | boolean | undefined
  * The registry's content store: `--registry-storage s3://...` or the folder `--registry-dir`. With
  * `checked`, an S3 bucket must answer first (a server fails at start, not at its first push).
  */
-async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../registry/content-store.js").ContentStore> {
+async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../transport/oci/content-store.js").ContentStore> {
   const storage = options["registry-storage"] as string | undefined;
   if (storage === undefined || storage === "") {
-    const { createFileContentStore } = await import("../registry/content-store.js");
+    const { createFileContentStore } = await import("../transport/oci/content-store.js");
     return createFileContentStore(options["registry-dir"] as string);
   }
-  const { createS3ContentStore, InvalidStorageUrl, parseS3Url } = await import("../registry/s3-content-store.js");
+  const { createS3ContentStore, InvalidStorageUrl, parseS3Url } = await import("../transport/oci/s3-content-store.js");
   let store: ReturnType<typeof createS3ContentStore>;
   try {
     store = createS3ContentStore(parseS3Url(storage));
@@ -254,11 +254,11 @@ async function serve(args: string[]): Promise<void> {
   const metricsPort = metricsPortOf(o["metrics-port"] as string);
   const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
 
-  const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../tls-credentials.js"), import("../logger.js")]);
+  const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../transport/tls-credentials.js"), import("../logger.js")]);
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
     throw error instanceof TlsCredentialsError ? new CommandError(error.message) : error;
   }));
-  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../store/store.js"), import("../server.js"), import("../telemetry/tracing.js")]);
+  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../store/store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
   const logger = createLogger(logLevel);
   const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
     throw new UsageError((error as Error).message);
@@ -355,7 +355,7 @@ async function bootstrap(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../store/store.js"), import("../bootstrap.js"), import("../auth/tokens.js")]);
+  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../store/store.js"), import("../server/bootstrap.js"), import("../auth/tokens.js")]);
   const store = await openStore(o.db as string);
   try {
     const now = Date.now();
@@ -370,7 +370,7 @@ async function bootstrap(args: string[]): Promise<void> {
 
 async function token(args: string[]): Promise<void> {
   const o = parse(args, tokenOptions);
-  const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../api/uidp.js"), import("../auth/tokens.js")]);
+  const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../aip/uidp.js"), import("../auth/tokens.js")]);
   if (o.help) return void process.stdout.write(usage("token", `Print a fresh access token for an existing identity, living at most ${MAX_TOKEN_TTL_SECONDS / 3600}h.`, tokenOptions));
   let ttl: number;
   try {
@@ -382,7 +382,7 @@ async function token(args: string[]): Promise<void> {
   const identity = o.identity as string | undefined;
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../store/store.js"), import("../bootstrap.js"), import("../domains/iam/store/identities.js")]);
+  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../store/store.js"), import("../server/bootstrap.js"), import("../domains/iam/store/identities.js")]);
   const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());
@@ -408,7 +408,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../registry/import.js"), import("./import-progress.js")]);
+  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../transport/oci/import.js"), import("./import-progress.js")]);
   const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   const progress = byteProgressLine(process.stderr);
@@ -432,7 +432,7 @@ async function registry(args: string[]): Promise<void> {
 
 async function registryGc(args: string[]): Promise<void> {
   const o = parse(args, gcOptions);
-  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../registry/gc.js");
+  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../transport/oci/gc.js");
   const summary =
     `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
     "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +
@@ -466,7 +466,7 @@ async function advisories(args: string[]): Promise<void> {
     "Prints `read N, new N, updated N, unchanged N, rejected N`.";
   if (o.help) return void process.stdout.write(usage("advisories import", summary, advisoriesImportOptions, "<file | directory | .zip>..."));
   if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
-  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../store/store.js"), import("./advisories-import.js"), import("../advisories/osv/errors.js")]);
+  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../store/store.js"), import("./advisories-import.js"), import("../engines/advisories/osv/errors.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importAdvisories(store, paths, flag("strict", o));
@@ -493,7 +493,7 @@ async function libraries(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("libraries import", summary, librariesImportOptions, "<file | directory>..."));
   if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
   if (paths.length === 0) throw new UsageError("give at least one metadata file or folder of them");
-  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../store/store.js"), import("./libraries-import.js"), import("../libraries/feed.js")]);
+  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../store/store.js"), import("./libraries-import.js"), import("../engines/package-feeds/feed.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));
@@ -539,7 +539,7 @@ async function userMessage(error: unknown, argv: string[]): Promise<string | und
       : (error as Error).message.split(/\.?\n|\. /)[0];
     return `${message} ${help}`;
   }
-  const [{ ApiError }, { StoreError }, { StorageUnavailable }] = await Promise.all([import("../api/errors.js"), import("../store/errors.js"), import("../registry/s3-content-store.js")]);
+  const [{ ApiError }, { StoreError }, { StorageUnavailable }] = await Promise.all([import("../aip/errors.js"), import("../store/errors.js"), import("../transport/oci/s3-content-store.js")]);
   if (error instanceof ApiError || error instanceof StoreError || error instanceof StorageUnavailable) return (error as Error).message;
   if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EACCES|ENOENT|EROFS|ENOSPC|28P01|3D000|3F000|SQLITE_CANTOPEN|SQLITE_NOTADB)$/.test(code)) {
     return `${(error as Error).message}${/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|3D000|3F000)$/.test(code) ? " (the database of --db)" : ""}`;

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Pager } from "../api/pagination.js";
+import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { EventsConfig, OrganizationCreation } from "../config.js";
 import type { Database } from "../store/tables.js";

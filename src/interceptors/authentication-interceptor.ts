@@ -1,7 +1,7 @@
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
-import { bearerToken } from "../http/credentials.js";
-import { unauthenticated } from "../api/errors.js";
+import { bearerToken } from "../transport/http/credentials.js";
+import { unauthenticated } from "../aip/errors.js";
 import type { GrantsCache } from "../auth/grants-cache.js";
 import { principalKey } from "../auth/principal.js";
 import type { TokenService } from "../auth/tokens.js";

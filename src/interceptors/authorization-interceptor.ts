@@ -1,7 +1,7 @@
 import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { invalidField, permissionDenied, unauthenticated } from "../api/errors.js";
-import { isRoot, isUidp, stripSegments } from "../api/uidp.js";
+import { invalidField, permissionDenied, unauthenticated } from "../aip/errors.js";
+import { isRoot, isUidp, stripSegments } from "../aip/uidp.js";
 import { principalKey, scopeKey, visibilityKey } from "../auth/principal.js";
 import { requirementOf, type Requirement } from "../auth/rules.js";
 

@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { deadlineExceeded } from "../api/errors.js";
+import { deadlineExceeded } from "../aip/errors.js";
 
 /** Why the call's own signal ended it: its reason when it is a ConnectError (deadline, client gone), else CANCELED. */
 function endedBy(reason: unknown): ConnectError {

@@ -6,9 +6,9 @@ import {
   PreconditionFailureSchema,
   ResourceInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
-import { apiErrorOf } from "../api/store-errors.js";
+import { apiErrorOf } from "../aip/store-errors.js";
 import { StoreError } from "../store/errors.js";
-import { ApiError, codeName, resourceExhausted, unavailable, type ErrorKind } from "../api/errors.js";
+import { ApiError, codeName, resourceExhausted, unavailable, type ErrorKind } from "../aip/errors.js";
 import { isStorageFull, isUnavailable } from "../store/dialect.js";
 
 import { withFields, type Logger } from "../logger.js";

@@ -2,8 +2,8 @@ import { getOption, isMessage, type DescMessage, type DescMethod, type Message }
 import { EmptySchema, MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
-import { isUidp, rootOf } from "../api/uidp.js";
-import { v2CallKey } from "../api/v1/call.js";
+import { isUidp, rootOf } from "../aip/uidp.js";
+import { v2CallKey } from "../aip/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
 import { eventBody } from "../domains/events/event-body.js";
 import { apiEventType, emitEvent } from "../domains/events/store/outbox.js";

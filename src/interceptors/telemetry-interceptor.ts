@@ -1,6 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { codeName } from "../api/errors.js";
+import { codeName } from "../aip/errors.js";
 import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../logger.js";
 import type { Metrics, RpcLabels } from "../telemetry/metrics.js";

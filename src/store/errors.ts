@@ -1,6 +1,6 @@
 /**
  * The store's own errors: what a repository found, in the store's terms. They know no wire
- * and no API; `apiErrorOf` (src/api/store-errors.ts) is the one place that turns them into
+ * and no API; `apiErrorOf` (src/aip/store-errors.ts) is the one place that turns them into
  * the API's error vocabulary.
  */
 export abstract class StoreError extends Error {}

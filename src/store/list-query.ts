@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
-import type { Page } from "../api/pagination.js";
+import type { Page } from "../aip/pagination.js";
 import { CACHEABLE_READ } from "./sqlite-driver.js";
-import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../api/uidp.js";
+import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../aip/uidp.js";
 
 export type { UidpFilter };
 

@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool, Updateable } from "kysely";
-import type { Page } from "../api/pagination.js";
+import type { Page } from "../aip/pagination.js";
 import { isUniqueViolation } from "./dialect.js";
 import { notFound, type ConflictError } from "./errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";

@@ -1,5 +1,5 @@
 import type { Context } from "@opentelemetry/api";
-import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
 import type { Logger } from "../logger.js";
 import type { HostName, Metrics } from "./metrics.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";

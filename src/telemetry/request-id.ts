@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createContextKey } from "@connectrpc/connect";
-import type { NodeRequest } from "../http/node-types.js";
+import type { NodeRequest } from "../transport/http/node-types.js";
 
 /** The request id of a call (set by the adapter and the REST transcoder from `requestIdOf`); "" in-process. */
 export const requestIdKey = createContextKey<string>("", { description: "request id of the call, for logs" });

@@ -5,7 +5,7 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { openStore, type Store } from "../../src/store/store.js";

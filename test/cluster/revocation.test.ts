@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { GRANTS_MAX_AGE_MS } from "../../src/auth/grants-cache.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { openStore, type Store } from "../../src/store/store.js";

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { SecurityAdvisory } from "../../gen/platform/advisory/v1/advisory_pb.js";
 import { SecurityAdvisoryService } from "../../gen/platform/advisory/v2/security_advisory_service_pb.js";
-import { readOsvFeed } from "../../src/advisories/osv/feed.js";
+import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";

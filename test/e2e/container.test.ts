@@ -14,7 +14,7 @@ import { startTestServer } from "../support/test-server.js";
  */
 
 const run = promisify(execFile);
-const root = new URL("../../", import.meta.url).pathname;
+const root = new URL("../..", import.meta.url).pathname;
 const HEALTHCHECK = `${root}bin/healthcheck.js`;
 
 /** The exit status of the image's HEALTHCHECK command with `env`. */

@@ -16,7 +16,7 @@ import { freePort, skopeoSkip } from "../support/skopeo.js";
  * The receiver of `examples/event-receiver.mjs` must print the pushed tag's event, verified.
  */
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "bin/platform-api.js");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** The clients in examples/, each run as a user would, in a child process against a live server. */
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = `${ROOT}node_modules/.bin`;
 
 let server: TestServer;

@@ -3,8 +3,8 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { newChildUid } from "../../src/aip/uidp.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire } from "../support/wires.js";
 

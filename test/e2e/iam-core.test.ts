@@ -5,7 +5,7 @@ import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire, violatedFields as fields } from "../support/wires.js";

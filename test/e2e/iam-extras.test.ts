@@ -9,7 +9,7 @@ import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";

@@ -12,7 +12,7 @@ import { RoleBindings } from "../../gen/platform/iam/v1/role_binding_pb.js";
 import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
 import { PingService } from "../../gen/platform/ping/v1/ping_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { rest } from "../support/v1-differential.js";

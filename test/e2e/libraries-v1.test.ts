@@ -6,11 +6,11 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Artifacts } from "../../gen/platform/libraries/v1/artifacts_pb.js";
 import { ArtifactsService } from "../../gen/platform/libraries/v2/artifacts_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { newChildUid } from "../../src/aip/uidp.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
-import { readLibraryFeed } from "../../src/libraries/feed.js";
+import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, methodOf, type Outcome, type Wire, violatedFields as fields, queryString as query } from "../support/wires.js";
 

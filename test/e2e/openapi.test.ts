@@ -4,11 +4,11 @@ import { after, before, describe, test } from "node:test";
 import type { DescMethod } from "@bufbuild/protobuf";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { API_SERVICES } from "../../src/domains/index.js";
-import { OPENAPI_INFO } from "../../src/rest/api-docs.js";
-import { resolveFieldPath } from "../../src/rest/field-path.js";
-import { routesFromServices } from "../../src/rest/http-rules.js";
-import { buildOpenApi, type Schema } from "../../src/rest/openapi.js";
-import { pathShape } from "../../src/rest/openapi-paths.js";
+import { OPENAPI_INFO } from "../../src/transport/rest/api-docs.js";
+import { resolveFieldPath } from "../../src/transport/rest/field-path.js";
+import { routesFromServices } from "../../src/transport/rest/http-rules.js";
+import { buildOpenApi, type Schema } from "../../src/transport/rest/openapi.js";
+import { pathShape } from "../../src/transport/rest/openapi-paths.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 type Operation = { operationId: string; parameters?: Array<{ name: string; in: string; description?: string }>; requestBody?: unknown; security: unknown[]; description: string };

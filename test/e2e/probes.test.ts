@@ -4,7 +4,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { after, describe, test } from "node:test";
 import { sql } from "kysely";
-import { createProbes } from "../../src/http/probes.js";
+import { createProbes } from "../../src/transport/http/probes.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { startTestServer } from "../support/test-server.js";
 

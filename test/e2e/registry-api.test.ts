@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Wire, violatedFields as violations } from "../support/wires.js";

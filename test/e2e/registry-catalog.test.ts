@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { builtInRole } from "../../src/auth/capabilities.js";
-import { newChildUid } from "../../src/api/uidp.js";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { newChildUid } from "../../src/aip/uidp.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, test } from "node:test";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /**

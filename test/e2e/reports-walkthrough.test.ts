@@ -17,7 +17,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  */
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "bin/platform-api.js");
 const skip = skopeoSkip;
 

@@ -4,7 +4,7 @@ import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { ExchangeRefused, verifyForIdentity } from "../../src/auth/exchange.js";
 import { createUpstreamKeys, UpstreamFetchError } from "../../src/auth/upstream-keys.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { getIdentity, insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";

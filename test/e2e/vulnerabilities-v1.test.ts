@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Advisories } from "../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
-import type { OsvAffected } from "../../src/advisories/osv/record.js";
+import type { OsvAffected } from "../../src/engines/advisories/osv/record.js";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";

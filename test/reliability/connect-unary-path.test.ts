@@ -10,18 +10,18 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, HealthListResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { GetGroupRequestSchema, ListGroupsRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { encodedOnce, keepEncodings } from "../../src/api/kept-encoding.js";
-import { newChildUid } from "../../src/api/uidp.js";
-import { withConnectUnaryPath } from "../../src/connect-unary-path.js";
-import { withGrpcUnaryPath } from "../../src/grpc-unary-path.js";
-import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../../src/framework-errors.js";
+import { encodedOnce, keepEncodings } from "../../src/aip/kept-encoding.js";
+import { newChildUid } from "../../src/aip/uidp.js";
+import { withConnectUnaryPath } from "../../src/transport/rpc/connect-unary.js";
+import { withGrpcUnaryPath } from "../../src/transport/rpc/grpc-unary.js";
+import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../../src/transport/rpc/framework-errors.js";
 import { createLogger } from "../../src/logger.js";
-import { createUnaryCaller, recordingRouter, type RecordedService, type UnaryCaller } from "../../src/rest/in-memory-call.js";
+import { createUnaryCaller, recordingRouter, type RecordedService, type UnaryCaller } from "../../src/transport/rpc/call.js";
 import { h1Exchange, h2Exchange, type RawAnswer, type RawRequest } from "../support/raw-exchange.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /**
- * Connect unary POST calls are answered before connect-node's adapter (`src/connect-unary-path.ts`),
+ * Connect unary POST calls are answered before connect-node's adapter (`src/transport/rpc/connect-unary.ts`),
  * and must answer byte for byte what the adapter with `withFrameworkErrorsAsApiErrors` answers.
  *
  * Equality is differential: every request of a table is sent twice, over HTTP/1.1 and over HTTP/2,
@@ -33,7 +33,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  *
  * That the first request really took the fast path is shown where it can be counted without
  * anything added to production code for it: the second part builds the path exactly as
- * src/server.ts does (the adapter with its handlers wrapped by `withFrameworkErrorsAsApiErrors`,
+ * src/server/server.ts does (the adapter with its handlers wrapped by `withFrameworkErrorsAsApiErrors`,
  * `withConnectUnaryPath` in front with a caller from `createUnaryCaller`) around a small test
  * service, with counting wrappers on the `call` and `callError` it is given. Each fast-path case
  * must reach one of them and each fallback case (GET, a compressed body, a query, a streaming content type, a
@@ -273,7 +273,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
       },
       adapter,
     );
-    // As src/server.ts chains them: the gRPC unary path, then this one, then the adapter.
+    // As src/server/server.ts chains them: the gRPC unary path, then this one, then the adapter.
     const grpc = withGrpcUnaryPath(
       {
         services: implementations.map((r) => r.service),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { MAX_UID_LENGTH, newChildUid } from "../../src/api/uidp.js";
+import { MAX_UID_LENGTH, newChildUid } from "../../src/aip/uidp.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { defaultEventsConfig } from "../../src/config.js";
 import { insertSubscription } from "../../src/domains/events/store/subscriptions.js";
 import { emitEvent } from "../../src/domains/events/store/outbox.js";

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { violatedFields } from "../support/wires.js";
 import { createIdentity, exchange, identityUid, unverifiedToken } from "./exchange-helpers.js";

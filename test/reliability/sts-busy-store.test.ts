@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { routesFromServices } from "../../src/rest/http-rules.js";
-import type { RestRoute } from "../../src/rest/http-rules.js";
-import { decodeCapture, MalformedEscapeError, matchPathTemplate, parsePathTemplate, PathTemplateSyntaxError, splitPath } from "../../src/rest/path-template.js";
-import { RouteTable } from "../../src/rest/route-table.js";
+import { routesFromServices } from "../../src/transport/rest/http-rules.js";
+import type { RestRoute } from "../../src/transport/rest/http-rules.js";
+import { decodeCapture, MalformedEscapeError, matchPathTemplate, parsePathTemplate, PathTemplateSyntaxError, splitPath } from "../../src/transport/rest/path-template.js";
+import { RouteTable } from "../../src/transport/rest/route-table.js";
 
 /** The decoded captures, as the transcoder sets them. */
 function match(template: string, path: string): Record<string, string> | undefined {

@@ -13,8 +13,8 @@ import {
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { ListGroupsRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { applyQueryParams } from "../../src/rest/query-params.js";
-import type { BoundFields } from "../../src/rest/query-params.js";
+import { applyQueryParams } from "../../src/transport/rest/query-params.js";
+import type { BoundFields } from "../../src/transport/rest/query-params.js";
 
 // A request type with every kind of field the query mapping handles (jsonName set as protoc does).
 const file = createFileRegistry(

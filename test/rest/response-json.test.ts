@@ -5,7 +5,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ListGroupsResponseSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { GroupSchema } from "../../gen/platform/iam/v2/group_pb.js";
 import { TagSchema } from "../../gen/platform/registry/v2/tag_pb.js";
-import { millisecondTime, responseJson } from "../../src/rest/response-json.js";
+import { millisecondTime, responseJson } from "../../src/transport/rest/response-json.js";
 
 const registry = createRegistry();
 

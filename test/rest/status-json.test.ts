@@ -4,8 +4,8 @@ import { createRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { GroupSchema } from "../../gen/platform/iam/v2/group_pb.js";
-import type { NodeResponse } from "../../src/http/node-types.js";
-import { httpStatusFromCode, sendStatus, statusJson } from "../../src/http/status-json.js";
+import type { NodeResponse } from "../../src/transport/http/node-types.js";
+import { httpStatusFromCode, sendStatus, statusJson } from "../../src/transport/http/status-json.js";
 
 describe("status JSON", () => {
   it("maps gRPC codes to HTTP statuses", () => {

@@ -15,9 +15,9 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import type { ListGroupsRequest, UpdateGroupRequest } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
 import { protocolKey } from "../../src/interceptors/request-context.js";
-import { createUnaryCaller, recordingRouter, type RecordedService } from "../../src/rest/in-memory-call.js";
-import { createRestTranscoder } from "../../src/rest/transcoder.js";
-import type { RestHandler } from "../../src/rest/transcoder.js";
+import { createUnaryCaller, recordingRouter, type RecordedService } from "../../src/transport/rpc/call.js";
+import { createRestTranscoder } from "../../src/transport/rest/transcoder.js";
+import type { RestHandler } from "../../src/transport/rest/transcoder.js";
 
 const ORG = "a".repeat(40);
 const FOLDER = `${ORG}/${"b".repeat(16)}`;
@@ -109,7 +109,7 @@ const recorder: Interceptor = (next) => async (req) => {
 };
 
 function buildNodeHandler(): ReturnType<typeof connectNodeAdapter> {
-  // The wiring recommended in src/rest/transcoder.ts: one router for RPC and REST.
+  // The wiring recommended in src/transport/rest/transcoder.ts: one router for RPC and REST.
   const services: RecordedService[] = [];
   const nodeHandler = connectNodeAdapter({
     interceptors: [recorder],

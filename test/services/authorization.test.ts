@@ -13,7 +13,7 @@ import { authorizationInterceptor } from "../../src/interceptors/authorization-i
 
 /** Every service defined in our protos (gen/platform), found by reading the generated files. */
 async function servicesInProtos(): Promise<string[]> {
-  const root = fileURLToPath(new URL("../../gen/platform/", import.meta.url));
+  const root = fileURLToPath(new URL("../../gen/platform", import.meta.url));
   const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("_pb.ts"));
   const names: string[] = [];
   for (const file of files) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 
 const code = (e: unknown) => ConnectError.from(e).code;

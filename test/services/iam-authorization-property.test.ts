@@ -11,9 +11,9 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 

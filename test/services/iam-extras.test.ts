@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PreconditionFailureSchema, BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, PreconditionFailureSchema, ResourceInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { Cap } from "../../gen/platform/common/v1/authorization_pb.js";
-import { newChildUid } from "../../src/api/uidp.js";
+import { newChildUid } from "../../src/aip/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 

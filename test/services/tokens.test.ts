@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from "jose";
-import { ApiError } from "../../src/api/errors.js";
+import { ApiError } from "../../src/aip/errors.js";
 import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
 import { openStore, type Store } from "../../src/store/store.js";
 

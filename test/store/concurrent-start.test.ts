@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
 import { createTokenService } from "../../src/auth/tokens.js";
-import { prepareStore } from "../../src/bootstrap.js";
+import { prepareStore } from "../../src/server/bootstrap.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { serverSecret } from "../../src/store/server-keys.js";
 import { openStore, type Store } from "../../src/store/store.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { claimDeliveries, deliveryFailed, deliverySucceeded, emitEvent, pruneOutbox, type ClaimedDelivery, type DeliveryTurns } from "../../src/domains/events/store/outbox.js";
 import { deleteSubscription, deliveryCounts, insertSubscription } from "../../src/domains/events/store/subscriptions.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";

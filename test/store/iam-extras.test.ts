@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { InUseError, StoreError } from "../../src/store/errors.js";
-import { apiErrorOf } from "../../src/api/store-errors.js";
+import { apiErrorOf } from "../../src/aip/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { checkRoleScope } from "../../src/domains/iam/role-binding-validation.js";
 import { after, before, describe, test } from "node:test";
-import { ApiError } from "../../src/api/errors.js";
-import { createPager } from "../../src/api/pagination.js";
-import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { ApiError } from "../../src/aip/errors.js";
+import { createPager } from "../../src/aip/pagination.js";
+import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import {
   getAccountAssociation,

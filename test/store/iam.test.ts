@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { InUseError, StoreError } from "../../src/store/errors.js";
-import { apiErrorOf } from "../../src/api/store-errors.js";
-import { ApiError } from "../../src/api/errors.js";
-import { createPager, type Page } from "../../src/api/pagination.js";
-import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { apiErrorOf } from "../../src/aip/store-errors.js";
+import { ApiError } from "../../src/aip/errors.js";
+import { createPager, type Page } from "../../src/aip/pagination.js";
+import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { createIdentity, deleteIdentity, getIdentity, identityOrderable, listIdentities, updateIdentity, type IdentityRow } from "../../src/domains/iam/store/identities.js";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
-import type { Page } from "../../src/api/pagination.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
+import type { Page } from "../../src/aip/pagination.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
 import { countArtifacts, listArtifacts, listArtifactVersions } from "../../src/domains/libraries/store/artifacts.js";
-import { readLibraryFeed } from "../../src/libraries/feed.js";
+import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { openDatabase } from "../../src/store/dialect.js";
 import { migrate, openStore, type Store } from "../../src/store/store.js";
@@ -38,7 +38,7 @@ for (const database of await testDatabases()) {
       assert.deepEqual(again, { read: 34, added: 0, updated: 0, unchanged: 34, rejected: 0 });
       const changed = { name: "is-number", "dist-tags": { latest: "8.0.0" }, versions: { "8.0.0": { description: "new" } }, time: {} };
       const replaced = await importLibraries(store.db, org, (async function* () {
-        const { parseLibraryDocument } = await import("../../src/libraries/feed.js");
+        const { parseLibraryDocument } = await import("../../src/engines/package-feeds/feed.js");
         yield { item: parseLibraryDocument(JSON.stringify(changed), "is-number.json") };
       })());
       assert.deepEqual(replaced, { read: 1, added: 0, updated: 1, unchanged: 0, rejected: 0 });

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { Kysely } from "kysely";
-import { newRootUid } from "../../src/api/uidp.js";
+import { newRootUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
-import { prepareStore } from "../../src/bootstrap.js";
+import { prepareStore } from "../../src/server/bootstrap.js";
 import { openDatabase, type OpenedDatabase } from "../../src/store/dialect.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { advisoryEtag } from "../../src/domains/vulnerabilities/advisory-rows.js";

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { StoreError } from "../../src/store/errors.js";
-import { apiErrorOf } from "../../src/api/store-errors.js";
+import { apiErrorOf } from "../../src/aip/store-errors.js";
 import { OWNERSHIP } from "../../src/domains/index.js";
-import { ApiError } from "../../src/api/errors.js";
-import { createPager } from "../../src/api/pagination.js";
-import { newChildUid, newRootUid } from "../../src/api/uidp.js";
+import { ApiError } from "../../src/aip/errors.js";
+import { createPager } from "../../src/aip/pagination.js";
+import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { deleteRepo, findRepoByPath, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "../../src/domains/registry/store/repos.js";
 import {

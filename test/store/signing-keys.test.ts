@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { decodeProtectedHeader } from "jose";
-import { ApiError } from "../../src/api/errors.js";
+import { ApiError } from "../../src/aip/errors.js";
 import { KEY_RETIREMENT_DELAY_MS, keyStates, retiredKeys, rotateSigningKeys } from "../../src/auth/signing-keys.js";
 import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
 import { listSigningKeys } from "../../src/store/server-keys.js";

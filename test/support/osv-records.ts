@@ -1,7 +1,7 @@
-import type { FeedEntry } from "../../src/advisories/osv/feed.js";
-import { OsvRecordError } from "../../src/advisories/osv/errors.js";
-import { parseOsvRecord } from "../../src/advisories/osv/parse.js";
-import type { OsvRecord } from "../../src/advisories/osv/record.js";
+import type { FeedEntry } from "../../src/engines/advisories/osv/feed.js";
+import { OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
+import { parseOsvRecord } from "../../src/engines/advisories/osv/parse.js";
+import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
 
 /** The RustSec records shipped beside the repository (`../shared/data`, as CI clones it). */
 export const RUSTSEC_DIR = new URL("../../../shared/data/osv/rustsec", import.meta.url).pathname;

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bootstrapOrganization } from "../../src/bootstrap.js";
+import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
-import { createFileContentStore, type ContentStore } from "../../src/registry/content-store.js";
+import { createFileContentStore, type ContentStore } from "../../src/transport/oci/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
-import { createServer, type PlatformServer } from "../../src/server.js";
+import { createServer, type PlatformServer } from "../../src/server/server.js";
 import { openStore, type Store } from "../../src/store/store.js";
 
 export interface TestServer {

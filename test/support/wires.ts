@@ -5,8 +5,8 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import * as grpc from "@grpc/grpc-js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
-import { isV1 } from "../../src/api/v1/version.js";
-import { responseJson } from "../../src/rest/response-json.js";
+import { isV1 } from "../../src/aip/v1/version.js";
+import { responseJson } from "../../src/transport/rest/response-json.js";
 
 /** What a call returned, the same shape whatever the protocol. */
 export interface Outcome {
@@ -152,7 +152,7 @@ export function restWire(port: number): Wire {
 
 /**
  * A successful REST body, checked against the REST conventions (every implicit field written,
- * timestamps with milliseconds: src/rest/response-json.ts), then in canonical proto JSON so that
+ * timestamps with milliseconds: src/transport/rest/response-json.ts), then in canonical proto JSON so that
  * outcomes compare equal across wires.
  */
 function canonicalRestBody(method: DescMethod, json: JsonObject): JsonObject {

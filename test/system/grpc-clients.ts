@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
 const protoDeps = `${root}proto-deps`;
 
 /** Creates proto-deps/ (git-ignored) with scripts/vendor-protos.mjs unless it is already there. */

@@ -15,7 +15,7 @@ import { API_SERVICES } from "../../src/domains/index.js";
  * else, it is a buf module that builds (every served service in it), lints, and generates code.
  */
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUF = `${ROOT}node_modules/.bin/buf`;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-protos-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,9 +2,9 @@
 // examples (https://ossf.github.io/osv-schema/#evaluation, #examples).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { evaluateAffected, isVulnerable, matchAffected } from "../../src/advisories/affected.js";
-import { InvalidVersionError, UnknownEcosystemError } from "../../src/advisories/errors.js";
-import type { OsvAffected, OsvEvent, OsvRange, OsvRecord } from "../../src/advisories/osv/record.js";
+import { evaluateAffected, isVulnerable, matchAffected } from "../../src/engines/advisories/affected.js";
+import { InvalidVersionError, UnknownEcosystemError } from "../../src/engines/advisories/errors.js";
+import type { OsvAffected, OsvEvent, OsvRange, OsvRecord } from "../../src/engines/advisories/osv/record.js";
 
 const semver = (...events: OsvEvent[]): OsvRange => ({ type: "SEMVER", events });
 const ecosystem = (...events: OsvEvent[]): OsvRange => ({ type: "ECOSYSTEM", events });

@@ -3,7 +3,7 @@
 // `apk version -t`), a selection covering every rule; the rule cases follow src/version.c.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compareVersions, isValidVersion } from "../../src/advisories/ecosystems.js";
+import { compareVersions, isValidVersion } from "../../src/engines/advisories/ecosystems.js";
 
 const VERSION_DATA = `
 2.34 > 0.1.0_alpha

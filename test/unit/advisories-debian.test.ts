@@ -4,8 +4,8 @@
 // `dpkg --compare-versions` (dpkg 1.21) when this table was written.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compareVersions, isValidVersion } from "../../src/advisories/ecosystems.js";
-import { compareDebianPart } from "../../src/advisories/versions/debian.js";
+import { compareVersions, isValidVersion } from "../../src/engines/advisories/ecosystems.js";
+import { compareDebianPart } from "../../src/engines/advisories/versions/debian.js";
 
 const cmp = (a: string, b: string): number => compareVersions("Debian", a, b);
 

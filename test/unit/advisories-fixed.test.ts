@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { fixedVersion, reportSeverity, type OsvAffected, type OsvRecord } from "../../src/advisories/index.js";
+import { fixedVersion, reportSeverity, type OsvAffected, type OsvRecord } from "../../src/engines/advisories/index.js";
 
 const rustsec = (id: string) => JSON.parse(readFileSync(new URL(`../../../shared/data/osv/rustsec/crates/${id}.json`, import.meta.url), "utf8")) as OsvRecord;
 

@@ -3,7 +3,7 @@
 // ComparableVersionTest.java), one block per test method there.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compareVersions, isValidVersion } from "../../src/advisories/ecosystems.js";
+import { compareVersions, isValidVersion } from "../../src/engines/advisories/ecosystems.js";
 
 const cmp = (a: string, b: string): number => compareVersions("Maven", a, b);
 

@@ -6,10 +6,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { evaluateAffected, isVulnerable } from "../../src/advisories/affected.js";
-import { parseOsvDocument } from "../../src/advisories/osv/parse.js";
-import type { OsvRecord } from "../../src/advisories/osv/record.js";
-import { scoreSeverities } from "../../src/advisories/severity.js";
+import { evaluateAffected, isVulnerable } from "../../src/engines/advisories/affected.js";
+import { parseOsvDocument } from "../../src/engines/advisories/osv/parse.js";
+import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
+import { scoreSeverities } from "../../src/engines/advisories/severity.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const DIR = process.env.OSV_RUSTSEC_DIR ?? resolve(REPO, "../shared/data/osv/rustsec/crates");

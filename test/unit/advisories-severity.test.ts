@@ -3,7 +3,7 @@
 // OSV schema's severity table).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { cvssBaseScore, cvssRating, scoreSeverities, scoreSeverity } from "../../src/advisories/severity.js";
+import { cvssBaseScore, cvssRating, scoreSeverities, scoreSeverity } from "../../src/engines/advisories/severity.js";
 
 describe("CVSS base scores", () => {
   test("a vector of each version scores its base metrics", () => {

@@ -10,8 +10,8 @@ import {
   parseVersion,
   resolveEcosystem,
   samePackage,
-} from "../../src/advisories/ecosystems.js";
-import { InvalidVersionError, UnknownEcosystemError } from "../../src/advisories/errors.js";
+} from "../../src/engines/advisories/ecosystems.js";
+import { InvalidVersionError, UnknownEcosystemError } from "../../src/engines/advisories/errors.js";
 
 function assertChain(ecosystem: string, chain: string[]): void {
   for (let i = 0; i < chain.length; i++) {

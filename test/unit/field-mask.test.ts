@@ -3,8 +3,8 @@ import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { AccountAssociationSchema } from "../../gen/platform/iam/v2/account_association_pb.js";
 import { GroupSchema } from "../../gen/platform/iam/v2/group_pb.js";
-import { ApiError } from "../../src/api/errors.js";
-import { applyFieldMask } from "../../src/api/field-mask.js";
+import { ApiError } from "../../src/aip/errors.js";
+import { applyFieldMask } from "../../src/aip/field-mask.js";
 
 const current = create(GroupSchema, { uid: "u", name: "old", description: "old desc" });
 const updatable = ["name", "description"];

@@ -1,7 +1,7 @@
 // The Tag History body: the same text as JSON.stringify over Date#toISOString, written without them.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { historyJson, isoTime } from "../../src/registry/history-body.js";
+import { historyJson, isoTime } from "../../src/transport/oci/history-body.js";
 
 test("isoTime writes what Date#toISOString writes", () => {
   const times = [0, 1, 999, 1000, 59_999, 86_399_999, 86_400_000, -1, -86_400_001, 951_782_400_000, 1_764_000_000_123, 253_402_300_799_999, -62_167_219_200_000, 8.64e15, -8.64e15];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseTimestamp, parseWindow } from "../../src/registry/history-window.js";
-import { RegistryFailure } from "../../src/registry/registry-errors.js";
+import { parseTimestamp, parseWindow } from "../../src/transport/oci/history-window.js";
+import { RegistryFailure } from "../../src/transport/oci/registry-errors.js";
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -7,7 +7,7 @@ import { PingRequestSchema, PingService, type PingResponse } from "../../gen/pla
 import { deadlineInterceptor } from "../../src/interceptors/deadline-interceptor.js";
 import { errorInterceptor } from "../../src/interceptors/error-interceptor.js";
 import { createLogger } from "../../src/logger.js";
-import { createUnaryCaller } from "../../src/rest/in-memory-call.js";
+import { createUnaryCaller } from "../../src/transport/rpc/call.js";
 
 /** A Ping that waits until its signal aborts (or `ms`), recording the context it ran with. */
 function caller(ms: number, maxMs = 5000) {

@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 import { createGzip, gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
-import { createLayerCache, InventoryError, isWantedPath, readImageFiles, type LayerInput } from "../../src/inventory/index.js";
+import { createLayerCache, InventoryError, isWantedPath, readImageFiles, type LayerInput } from "../../src/engines/inventory/index.js";
 import { gzipLayer, layerInput, tarOfEntries, zstdLayer } from "../support/layers.js";
 
 const text = (files: Map<string, Buffer>) => Object.fromEntries([...files].map(([k, v]) => [k, v.toString()]));

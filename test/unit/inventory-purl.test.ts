@@ -1,7 +1,7 @@
 // Package URLs and the purl -> OSV ecosystem table, case by case.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { formatPurl, osvIdentity, packageOf, parsePurl, PurlError, uniquePackages } from "../../src/inventory/index.js";
+import { formatPurl, osvIdentity, packageOf, parsePurl, PurlError, uniquePackages } from "../../src/engines/inventory/index.js";
 
 describe("purl parsing and formatting", () => {
   const cases: Array<[string, Partial<ReturnType<typeof parsePurl>>, string]> = [

@@ -13,7 +13,7 @@ import {
   parseOsRelease,
   parsePackageLock,
   parseSbom,
-} from "../../src/inventory/index.js";
+} from "../../src/engines/inventory/index.js";
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/inventory/${name}`, import.meta.url));
 const alpine = parseOsRelease(fixture("alpine-3.19.os-release").toString())!;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { duplicateKey, withoutUnknownKeys } from "../../src/rest/json-body.js";
+import { duplicateKey, withoutUnknownKeys } from "../../src/transport/rest/json-body.js";
 import { CreateGroupRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
 
 describe("duplicateKey", () => {

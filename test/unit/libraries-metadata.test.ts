@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { parseLibraryDocument } from "../../src/libraries/feed.js";
-import { LibraryDocumentError } from "../../src/libraries/library-package.js";
-import { isPrerelease, latestVersion } from "../../src/libraries/versions.js";
+import { parseLibraryDocument } from "../../src/engines/package-feeds/feed.js";
+import { LibraryDocumentError } from "../../src/engines/package-feeds/library-package.js";
+import { isPrerelease, latestVersion } from "../../src/engines/package-feeds/versions.js";
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/libraries/npm/${name}`, import.meta.url), "utf8");
 
@@ -65,7 +65,7 @@ test("a metadata file that is not UTF-8 is refused alone (as the advisory import
   const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
-  const { readLibraryFeed } = await import("../../src/libraries/feed.js");
+  const { readLibraryFeed } = await import("../../src/engines/package-feeds/feed.js");
   const dir = mkdtempSync(join(tmpdir(), "libraries-utf8-"));
   try {
     writeFileSync(join(dir, "bad.json"), Buffer.concat([Buffer.from('{"name":"bad","description":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","versions":{}}')]));

@@ -5,12 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { gzipSync } from "node:zlib";
-import { parseCoreMetadata } from "../../src/libraries/core-metadata.js";
-import { readDistribution } from "../../src/libraries/distributions.js";
-import { LibraryDocumentError } from "../../src/libraries/library-package.js";
-import { parseMavenMetadata, parsePom, readMavenArtifact } from "../../src/libraries/maven.js";
-import { pypiProjectOf } from "../../src/libraries/pypi.js";
-import { findTarEntry } from "../../src/libraries/tar.js";
+import { parseCoreMetadata } from "../../src/engines/package-feeds/core-metadata.js";
+import { readDistribution } from "../../src/engines/package-feeds/distributions.js";
+import { LibraryDocumentError } from "../../src/engines/package-feeds/library-package.js";
+import { parseMavenMetadata, parsePom, readMavenArtifact } from "../../src/engines/package-feeds/maven.js";
+import { pypiProjectOf } from "../../src/engines/package-feeds/pypi.js";
+import { findTarEntry } from "../../src/engines/package-feeds/tar.js";
 
 /** Python core metadata, sdists, wheels and Maven metadata and POMs: the shipped real files, and broken ones. */
 

@@ -6,9 +6,9 @@ import { after, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import yauzl from "yauzl";
-import { collectBounded, readFileBounded } from "../../src/advisories/osv/bounded-read.js";
-import { OsvFeedError, OsvRecordError } from "../../src/advisories/osv/errors.js";
-import { readOsvFeed, type FeedEntry, type FeedInput } from "../../src/advisories/osv/feed.js";
+import { collectBounded, readFileBounded } from "../../src/engines/advisories/osv/bounded-read.js";
+import { OsvFeedError, OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
+import { readOsvFeed, type FeedEntry, type FeedInput } from "../../src/engines/advisories/osv/feed.js";
 import { makeZip } from "../support/zip-writer.js";
 
 const MiB = 1024 * 1024;

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
-import { OsvRecordError } from "../../src/advisories/osv/errors.js";
-import { parseOsvDocument, parseOsvRecord } from "../../src/advisories/osv/parse.js";
-import { compareOsvTimes, osvTimeMillis, parseOsvTime } from "../../src/advisories/osv/time.js";
+import { OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
+import { parseOsvDocument, parseOsvRecord } from "../../src/engines/advisories/osv/parse.js";
+import { compareOsvTimes, osvTimeMillis, parseOsvTime } from "../../src/engines/advisories/osv/time.js";
 
 // Real records, CC0: the RustSec advisory database in OSV form, beside the repository (CI clones it there too).
 const RUSTSEC = resolve("../shared/data/osv/rustsec/crates");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkOutboundUrl, isPublicAddress, OutboundFetchError } from "../../src/http/outbound-fetch.js";
+import { checkOutboundUrl, isPublicAddress, OutboundFetchError } from "../../src/outbound/fetch.js";
 
 // Pure classification: nothing here opens a connection.
 

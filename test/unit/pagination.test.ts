@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError } from "../../src/api/errors.js";
-import { createPager, PAGE_TOKEN_LIFETIME_MS, parseOrderBy } from "../../src/api/pagination.js";
+import { ApiError } from "../../src/aip/errors.js";
+import { createPager, PAGE_TOKEN_LIFETIME_MS, parseOrderBy } from "../../src/aip/pagination.js";
 
 const orderable = { name: "name", create_time: "create_time", created_at: "create_time" };
 const base = { pageSize: 0, pageToken: "", orderBy: "", skip: 0 };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import * as uidp from "../../src/api/uidp.js";
+import * as uidp from "../../src/aip/uidp.js";
 
 const root = "a".repeat(40);
 const child = `${root}/${"b".repeat(16)}`;

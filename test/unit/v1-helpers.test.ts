@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { UidpFilterSchema, type UidpFilter } from "../../gen/platform/common/v1/uidp_pb.js";
-import { ApiError, resourceNotEmpty as apiResourceNotEmpty, notFound } from "../../src/api/errors.js";
-import { deleteV1, listAll, v1Field } from "../../src/api/v1/index.js";
+import { ApiError, resourceNotEmpty as apiResourceNotEmpty, notFound } from "../../src/aip/errors.js";
+import { deleteV1, listAll, v1Field } from "../../src/aip/v1/index.js";
 import { resourceNotEmpty } from "../../src/store/errors.js";
 
 const A = "a".repeat(40);

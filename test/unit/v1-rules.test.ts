@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { getOption, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
-import { isV1 } from "../../src/api/v1/version.js";
+import { isV1 } from "../../src/aip/v1/version.js";
 import { requirementOf } from "../../src/auth/rules.js";
 import { API_SERVICES } from "../../src/domains/index.js";
 

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { DocumentAdvisorySchema, DocumentSchema, type Document } from "../../../gen/platform/advisory/v2/document_pb.js";
 import { ReferenceSchema, VulnerabilityMetadataSchema, type VulnerabilityMetadata } from "../../../gen/platform/advisory/v2/vulnerability_metadata_pb.js";
-import type { OsvAffected, OsvRecord } from "../../advisories/osv/record.js";
-import { osvTimeMillis } from "../../advisories/osv/time.js";
-import { toTimestamp } from "../../api/time.js";
+import type { OsvAffected, OsvRecord } from "../../engines/advisories/osv/record.js";
+import { osvTimeMillis } from "../../engines/advisories/osv/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import { eventViews, severityViews } from "../vulnerabilities/osv-view.js";
 import type { AdvisoryRow } from "../vulnerabilities/store/advisories.js";
 import type { DocumentRow } from "./store/documents.js";

@@ -9,8 +9,8 @@ import {
   ListVulnerabilityMetadataResponseSchema,
   SecurityAdvisoryService,
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
-import { readPage } from "../../api/list.js";
-import { listMethod } from "../../api/standard-methods.js";
+import { readPage } from "../../aip/list.js";
+import { listMethod } from "../../aip/standard-methods.js";
 import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/store/resolved-vulns.js";
 import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
 import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { TokenService } from "../../auth/tokens.js";
 import type { EventsConfig } from "../../config.js";
-import { OutboundFetchError, outboundRequest } from "../../http/outbound-fetch.js";
+import { OutboundFetchError, outboundRequest } from "../../outbound/fetch.js";
 import type { Logger } from "../../logger.js";
 import type { Database } from "../../store/tables.js";
 import { sinkPolicy } from "./sink.js";

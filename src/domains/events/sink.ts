@@ -1,5 +1,5 @@
-import { invalidField } from "../../api/errors.js";
-import { checkOutboundUrl, checkPublicHost, OutboundFetchError, type OutboundPolicy } from "../../http/outbound-fetch.js";
+import { invalidField } from "../../aip/errors.js";
+import { checkOutboundUrl, checkPublicHost, OutboundFetchError, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { EventsConfig } from "../../config.js";
 
 /** Longest sink URL. */

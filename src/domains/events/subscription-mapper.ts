@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { DeliveryStatusSchema, SubscriptionSchema, type Subscription } from "../../../gen/platform/events/v2/subscription_pb.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import type { DeliveryCounts, SubscriptionRow } from "./store/subscriptions.js";
 
 export function subscriptionFromRow(row: SubscriptionRow, counts: DeliveryCounts = { pending: 0, failed: 0 }): Subscription {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { AccountAssociationSchema, type AccountAssociation } from "../../../gen/platform/iam/v2/account_association_pb.js";
 import type { AccountAssociationRow, AccountAssociationChange } from "./store/account-associations.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 /** `github_app_installations` column: installations by app id (decimal string). */
 type StoredInstallations = Record<string, Array<{ installationId: string; name: string }>>;

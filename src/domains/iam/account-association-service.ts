@@ -6,9 +6,9 @@ import {
   ListAccountAssociationsRequestSchema,
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import {
   accountAssociationOrderable,
   deleteAccountAssociation,

@@ -1,5 +1,5 @@
 import type { AccountAssociation } from "../../../gen/platform/iam/v2/account_association_pb.js";
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** The updatable top-level fields (AIP-134 mask paths; `google.project_id` and the like reach inside). */
 export const ACCOUNT_ASSOCIATION_UPDATABLE = ["name", "description", "amazon", "google", "azure", "github"] as const;

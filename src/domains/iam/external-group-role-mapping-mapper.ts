@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { ExternalGroupRoleMappingSchema, type ExternalGroupRoleMapping } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import type { ExternalGroupRoleMappingRow } from "./store/external-group-role-mappings.js";
 
 export function externalGroupRoleMappingFromRow(row: ExternalGroupRoleMappingRow): ExternalGroupRoleMapping {

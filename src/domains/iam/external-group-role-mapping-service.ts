@@ -6,10 +6,10 @@ import {
   ListExternalGroupRoleMappingsRequestSchema,
   ListExternalGroupRoleMappingsResponseSchema,
 } from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { depth, newChildUid, stripSegments } from "../../api/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { depth, newChildUid, stripSegments } from "../../aip/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import {
   deleteExternalGroupRoleMapping,
   externalGroupRoleMappingOrderable,

@@ -1,5 +1,5 @@
 import type { ExternalGroupRoleMapping } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** The updatable fields (AIP-134 mask paths). */
 export const EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE = ["external_group_id", "role_uid"] as const;

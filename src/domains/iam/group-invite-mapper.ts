@@ -4,7 +4,7 @@ import { GroupInviteSchema, type GroupInvite } from "../../../gen/platform/iam/v
 import type { RoleWithCapabilities } from "./store/roles.js";
 import { capsOf } from "./role-mapper.js";
 import type { GroupInviteRow } from "./store/group-invites.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 /** A fresh invite code: 32 base64url characters (192 random bits). */
 export function newInviteCode(): string {

@@ -9,11 +9,11 @@ import {
   ListGroupInvitesResponseSchema,
   RedeemGroupInviteResponseSchema,
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
-import { failedPrecondition, notFound, unauthenticated } from "../../api/errors.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { newChildUid } from "../../api/uidp.js";
-import { idempotentDeleteMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { failedPrecondition, notFound, unauthenticated } from "../../aip/errors.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { newChildUid } from "../../aip/uidp.js";
+import { idempotentDeleteMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import {
   deleteGroupInvite,

@@ -1,5 +1,5 @@
 import type { GroupInvite } from "../../../gen/platform/iam/v2/group_invite_pb.js";
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_INVITE_TTL_MS = 7 * DAY_MS;

@@ -1,4 +1,4 @@
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** Organization names appear in registry paths (`<organization>/<image>`). */
 export const ORGANIZATION_NAME = /^[a-z0-9]+([._-][a-z0-9]+)*$/;

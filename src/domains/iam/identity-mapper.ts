@@ -3,7 +3,7 @@ import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ClaimMatchSchema, IdentitySchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { IdentityRow, StoredClaimMatch, StoredStaticKeys } from "./store/identities.js";
 import { readClaimMatch, readStaticKeys } from "./store/identity-json.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 const CLAIM_MATCH_STRINGS = ["issuer", "issuerPattern", "subject", "subjectPattern", "audience", "audiencePattern"] as const;
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { IdentityProviderSchema, type IdentityProvider, type IdentityProvider_OIDC } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
 import type { IdentityProviderChange, IdentityProviderRow } from "./store/identity-providers.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 /** The API view; `withSecret` only for internal use while patching. */
 export function identityProviderFromRow(row: IdentityProviderRow, withSecret = false): IdentityProvider {

@@ -6,10 +6,10 @@ import {
   ListIdentityProvidersRequestSchema,
   ListIdentityProvidersResponseSchema,
 } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { newChildUid } from "../../api/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { newChildUid } from "../../aip/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import {
   deleteIdentityProvider,
   getIdentityProvider,

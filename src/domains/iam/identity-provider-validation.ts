@@ -1,5 +1,5 @@
 import type { IdentityProvider } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 import { oidcOf } from "./identity-provider-mapper.js";
 import { checkIssuerUrl } from "./issuer-validation.js";
 

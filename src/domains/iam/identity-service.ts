@@ -3,10 +3,10 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseSchema } from "../../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { newChildUid } from "../../api/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { newChildUid } from "../../aip/uidp.js";
+import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import {
   createIdentity,
   deleteIdentity,

@@ -1,5 +1,5 @@
 import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 import { patternProblem } from "../../auth/claim-pattern.js";
 import { checkIssuerUrl } from "./issuer-validation.js";
 

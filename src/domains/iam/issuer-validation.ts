@@ -1,4 +1,4 @@
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** Longest issuer URL. */
 export const MAX_ISSUER_URL = 2048;

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { RoleBindingSchema, type RoleBinding } from "../../../gen/platform/iam/v2/role_binding_pb.js";
 import type { HydratedRoleBindingRow } from "./store/role-bindings.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import { issuerAndSubject } from "./identity-mapper.js";
 
 export function roleBindingFromRow(row: HydratedRoleBindingRow): RoleBinding {

@@ -6,11 +6,11 @@ import {
   ListRoleBindingsResponseSchema,
   RoleBindingsService,
 } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
-import { invalidField } from "../../api/errors.js";
-import { applyFieldMask } from "../../api/field-mask.js";
-import { newChildUid } from "../../api/uidp.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../../api/standard-methods.js";
-import { Violations } from "../../api/validation.js";
+import { invalidField } from "../../aip/errors.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
+import { newChildUid } from "../../aip/uidp.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";
 import { getIdentity } from "./store/identities.js";

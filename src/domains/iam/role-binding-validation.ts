@@ -1,6 +1,6 @@
-import { failedPrecondition, type PreconditionViolation } from "../../api/errors.js";
-import { isRoot, isSelfOrDescendant, parentOf } from "../../api/uidp.js";
-import type { Violations } from "../../api/validation.js";
+import { failedPrecondition, type PreconditionViolation } from "../../aip/errors.js";
+import { isRoot, isSelfOrDescendant, parentOf } from "../../aip/uidp.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** An identity uid: a valid uid below a group (not root-level). */
 export function identityUid(violations: Violations, field: string, uid: string): void {

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { CapSchema, type Cap } from "../../../gen/platform/common/v1/authorization_pb.js";
 import { RoleSchema, type Role } from "../../../gen/platform/iam/v2/role_pb.js";
 import type { RoleWithCapabilities } from "./store/roles.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 /** Stored capability names to enum values, in enum order; names no longer in the enum are left out. */
 export function capsOf(names: readonly string[]): Cap[] {

@@ -1,6 +1,6 @@
 import { Cap, CapSchema } from "../../../gen/platform/common/v1/authorization_pb.js";
-import { failedPrecondition, permissionDenied, unauthenticated, type ApiError } from "../../api/errors.js";
-import type { Violations } from "../../api/validation.js";
+import { failedPrecondition, permissionDenied, unauthenticated, type ApiError } from "../../aip/errors.js";
+import type { Violations } from "../../aip/validation.js";
 import type { Principal } from "../../auth/principal.js";
 
 /** Role names. */

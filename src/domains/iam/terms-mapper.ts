@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TermsAcceptanceSchema, type TermsAcceptance } from "../../../gen/platform/iam/v2/terms_pb.js";
-import { toTimestamp } from "../../api/time.js";
-import { rootOf } from "../../api/uidp.js";
+import { toTimestamp } from "../../aip/time.js";
+import { rootOf } from "../../aip/uidp.js";
 import type { TermsAcceptanceRow } from "./store/terms.js";
 
 export function termsAcceptanceFromRow(row: TermsAcceptanceRow): TermsAcceptance {

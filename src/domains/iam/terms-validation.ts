@@ -1,4 +1,4 @@
-import type { Violations } from "../../api/validation.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** A terms document id. */
 export const DOC_ID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { ArtifactSchema, ArtifactVersionSchema, type Artifact, type ArtifactVersion } from "../../../gen/platform/libraries/v2/artifact_pb.js";
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import { apiEcosystem } from "./ecosystems.js";
 import type { ArtifactRow, ArtifactVersionRow } from "./store/artifacts.js";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { resolveEcosystem } from "../../advisories/ecosystems.js";
-import type { LibraryPackage } from "../../libraries/library-package.js";
-import { compareLibraryVersions, latestVersion } from "../../libraries/versions.js";
+import { resolveEcosystem } from "../../engines/advisories/ecosystems.js";
+import type { LibraryPackage } from "../../engines/package-feeds/library-package.js";
+import { compareLibraryVersions, latestVersion } from "../../engines/package-feeds/versions.js";
 import type { ArtifactTable, ArtifactVersionTable } from "./tables.js";
 
 const hex16 = (...parts: string[]) => createHash("sha256").update(parts.join("\0")).digest("hex").slice(0, 16);

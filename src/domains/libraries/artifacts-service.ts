@@ -10,10 +10,10 @@ import {
   ListArtifactVersionsResponseSchema,
 } from "../../../gen/platform/libraries/v2/artifacts_service_pb.js";
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
-import { evaluateAffected } from "../../advisories/affected.js";
-import type { OsvAffected } from "../../advisories/osv/record.js";
-import { readPage } from "../../api/list.js";
-import { Violations } from "../../api/validation.js";
+import { evaluateAffected } from "../../engines/advisories/affected.js";
+import type { OsvAffected } from "../../engines/advisories/osv/record.js";
+import { readPage } from "../../aip/list.js";
+import { Violations } from "../../aip/validation.js";
 import { visibilityKey } from "../../auth/principal.js";
 import type { Db } from "../../store/tables.js";
 import type { ServiceDeps } from "../deps.js";

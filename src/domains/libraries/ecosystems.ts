@@ -1,6 +1,6 @@
 import { Ecosystem } from "../../../gen/platform/libraries/v2/artifact_pb.js";
-import type { Violations } from "../../api/validation.js";
-import type { LibraryEcosystem } from "../../libraries/library-package.js";
+import type { Violations } from "../../aip/validation.js";
+import type { LibraryEcosystem } from "../../engines/package-feeds/library-package.js";
 
 /** The API's ecosystems and the OSV names the store and the advisory matcher use. */
 const OSV_NAMES = new Map<Ecosystem, LibraryEcosystem>([

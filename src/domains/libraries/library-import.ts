@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { LibraryDocumentError, LibraryPackage } from "../../libraries/library-package.js";
+import type { LibraryDocumentError, LibraryPackage } from "../../engines/package-feeds/library-package.js";
 import { runBatchedImport, type BatchedImportOptions, type BatchOutcome, type ImportCounts, type ImportEntry } from "../../store/batched-import.js";
 import type { Database } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";

@@ -1,4 +1,4 @@
-import { Violations } from "../../api/validation.js";
+import { Violations } from "../../aip/validation.js";
 import { DIGEST } from "./manifest.js";
 
 /** An OCI platform architecture, e.g. amd64, arm64, ppc64le. */

@@ -1,4 +1,4 @@
-import { notFound } from "../../api/errors.js";
+import { notFound } from "../../aip/errors.js";
 import { blobSizes, touchBlobs, unlinkedBlobs } from "./store/blobs.js";
 import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "./store/manifests.js";
 import type { Db } from "../../store/tables.js";

@@ -18,7 +18,7 @@ import { createRegistryV1Service } from "./v1/registry-service.js";
 /**
  * Registry (`platform.registry.v2`, and `platform.registry.v1` over it): repos, tags with their
  * history, images, and v1's end-of-life tags and vulnerability reports. The OCI
- * Distribution host (`src/registry/`) serves the same data on its own port.
+ * Distribution host (`src/transport/oci/`) serves the same data on its own port.
  */
 export const registry: Domain = {
   name: "registry",

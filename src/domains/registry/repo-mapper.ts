@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { RepoReadmeSchema, RepoSchema, type Repo, type RepoReadme } from "../../../gen/platform/registry/v2/repo_pb.js";
 import type { RepoRow } from "./store/repos.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 
 export function repoFromRow(row: RepoRow): Repo {
   return create(RepoSchema, {

@@ -1,5 +1,5 @@
-import type { Violations } from "../../api/validation.js";
-import { REPO_NAME } from "../../registry/scope.js";
+import type { Violations } from "../../aip/validation.js";
+import { REPO_NAME } from "../../transport/oci/scope.js";
 
 export { REPO_NAME };
 /** Readme limit in UTF-8 bytes. */

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { TagSchema, type Tag } from "../../../gen/platform/registry/v2/tag_pb.js";
-import { toTimestamp } from "../../api/time.js";
+import { toTimestamp } from "../../aip/time.js";
 import type { TagRow } from "./store/tags.js";
 
 export function tagFromRow(row: TagRow): Tag {

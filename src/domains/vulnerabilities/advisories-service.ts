@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AdvisoriesService, ListAdvisoriesRequestSchema, ListAdvisoriesResponseSchema } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
-import { evaluateAffected } from "../../advisories/affected.js";
-import type { OsvAffected } from "../../advisories/osv/record.js";
-import { invalidField } from "../../api/errors.js";
-import { readKeptPage } from "../../api/list.js";
-import { Violations } from "../../api/validation.js";
+import { evaluateAffected } from "../../engines/advisories/affected.js";
+import type { OsvAffected } from "../../engines/advisories/osv/record.js";
+import { invalidField } from "../../aip/errors.js";
+import { readKeptPage } from "../../aip/list.js";
+import { Violations } from "../../aip/validation.js";
 import type { Db } from "../../store/tables.js";
 import type { ServiceDeps } from "../deps.js";
 import { createAdvisoryCache } from "./advisory-cache.js";

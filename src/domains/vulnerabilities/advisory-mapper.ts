@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { AdvisorySchema, type Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
-import type { OsvAffected, OsvSeverity } from "../../advisories/osv/record.js";
-import { toTimestamp } from "../../api/time.js";
+import type { OsvAffected, OsvSeverity } from "../../engines/advisories/osv/record.js";
+import { toTimestamp } from "../../aip/time.js";
 import { eventViews, listedVersions, severityViews } from "./osv-view.js";
 import type { AdvisoryRow } from "./store/advisories.js";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Insertable } from "kysely";
-import type { OsvAffected, OsvRecord, OsvSeverity } from "../../advisories/osv/record.js";
-import { osvTimeMillis } from "../../advisories/osv/time.js";
+import type { OsvAffected, OsvRecord, OsvSeverity } from "../../engines/advisories/osv/record.js";
+import { osvTimeMillis } from "../../engines/advisories/osv/time.js";
 import type { AdvisoryTable, OsvNameTable, OsvRecordTable } from "./tables.js";
 
 /**

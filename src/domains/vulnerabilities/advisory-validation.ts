@@ -1,8 +1,8 @@
-import { ECOSYSTEM_NAMES, isKnownEcosystem, isValidVersion } from "../../advisories/ecosystems.js";
-import { ecosystemBase, ecosystemSpelledAs, isOsvEcosystem } from "../../advisories/osv/ecosystems.js";
-import { OSV_LIMITS } from "../../advisories/osv/record.js";
-import { MAX_PAGE_SIZE } from "../../api/pagination.js";
-import type { Violations } from "../../api/validation.js";
+import { ECOSYSTEM_NAMES, isKnownEcosystem, isValidVersion } from "../../engines/advisories/ecosystems.js";
+import { ecosystemBase, ecosystemSpelledAs, isOsvEcosystem } from "../../engines/advisories/osv/ecosystems.js";
+import { OSV_LIMITS } from "../../engines/advisories/osv/record.js";
+import { MAX_PAGE_SIZE } from "../../aip/pagination.js";
+import type { Violations } from "../../aip/validation.js";
 
 /** A repeated filter of ids or names: at most MAX_PAGE_SIZE values, each non-empty text of at most `max` characters. */
 export function checkNames(violations: Violations, field: string, values: readonly string[], max: number): void {

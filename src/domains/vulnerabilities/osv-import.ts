@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
-import type { OsvFeedError, OsvRecordError } from "../../advisories/osv/errors.js";
-import type { FeedEntry } from "../../advisories/osv/feed.js";
-import { compareOsvTimes } from "../../advisories/osv/time.js";
+import type { OsvFeedError, OsvRecordError } from "../../engines/advisories/osv/errors.js";
+import type { FeedEntry } from "../../engines/advisories/osv/feed.js";
+import { compareOsvTimes } from "../../engines/advisories/osv/time.js";
 import { runBatchedImport, StrictImportError, type BatchedImportOptions, type BatchOutcome, type ImportCounts, type ImportEntry } from "../../store/batched-import.js";
 import type { Database } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";

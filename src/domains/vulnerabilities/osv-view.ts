@@ -1,5 +1,5 @@
-import type { OsvAffected, OsvSeverity } from "../../advisories/osv/record.js";
-import { scoreSeverity, type SeverityScore } from "../../advisories/severity.js";
+import type { OsvAffected, OsvSeverity } from "../../engines/advisories/osv/record.js";
+import { scoreSeverity, type SeverityScore } from "../../engines/advisories/severity.js";
 
 /**
  * OSV parts as both API packages show them (`platform.vulnerabilities.v2` and

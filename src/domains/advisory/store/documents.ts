@@ -1,4 +1,4 @@
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../../store/list-query.js";
 import type { Db } from "../../../store/tables.js";
 import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/store/advisories.js";

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../../store/list-query.js";
 import type { Db } from "../../../store/tables.js";
 import { nonEmpty, recordsNamed } from "../../vulnerabilities/store/advisories.js";

@@ -7,7 +7,7 @@ import {
   VulnerabilityMetadataListSchema,
 } from "../../../../gen/platform/advisory/v1/advisory_pb.js";
 import { ImageRefSchema, SecurityAdvisoryService } from "../../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
-import { callV2, listAll } from "../../../api/v1/index.js";
+import { callV2, listAll } from "../../../aip/v1/index.js";
 import { documentToV1, metadataToV1, resolvedVulnsReportToV1 } from "./advisory-mapper.js";
 
 const v2 = SecurityAdvisoryService.method;

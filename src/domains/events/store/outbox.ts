@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable, Transaction } from "kysely";
-import { isUidp, rootOf, selfAndAncestors, subtreeRange } from "../../../api/uidp.js";
+import { isUidp, rootOf, selfAndAncestors, subtreeRange } from "../../../aip/uidp.js";
 import { dialectOfDb } from "../../../store/dialect.js";
 import type { Database, Db } from "../../../store/tables.js";
 import type { EventDeliveryTable, EventTable } from "../tables.js";

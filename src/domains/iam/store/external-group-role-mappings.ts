@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import { alreadyExists } from "../../../store/errors.js";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";

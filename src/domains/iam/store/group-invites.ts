@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";

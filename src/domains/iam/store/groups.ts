@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
-import type { Page } from "../../../api/pagination.js";
-import { descendantRange } from "../../../api/uidp.js";
+import type { Page } from "../../../aip/pagination.js";
+import { descendantRange } from "../../../aip/uidp.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";

@@ -1,7 +1,7 @@
 import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../../store/errors.js";
-import type { Page } from "../../../api/pagination.js";
-import { newChildUid } from "../../../api/uidp.js";
+import type { Page } from "../../../aip/pagination.js";
+import { newChildUid } from "../../../aip/uidp.js";
 import { applyPage, countRows, type ListScope } from "../../../store/list-query.js";
 import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";

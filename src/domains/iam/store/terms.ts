@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
-import type { Page } from "../../../api/pagination.js";
-import { newChildUid, selfAndAncestors } from "../../../api/uidp.js";
+import type { Page } from "../../../aip/pagination.js";
+import { newChildUid, selfAndAncestors } from "../../../aip/uidp.js";
 import { listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";
 import type { TermsAcceptanceTable } from "../tables.js";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AccountAssociationsListSchema, GroupAccountAssociations } from "../../../../gen/platform/iam/v1/account_associations_pb.js";
 import { AccountAssociationsService } from "../../../../gen/platform/iam/v2/account_associations_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
 import { accountAssociationFromV1, accountAssociationToV1 } from "./account-association-mapper.js";
 
 const v2 = AccountAssociationsService.method;

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ExternalGroupRoleMappingListSchema, ExternalGroupRoleMappings } from "../../../../gen/platform/iam/v1/external_group_role_mappings_pb.js";
 import { ExternalGroupRoleMappingsService } from "../../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
-import { callV2, deleteV1, listAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
 import { externalGroupRoleMappingToV1 } from "./external-group-role-mapping-mapper.js";
 
 const v2 = ExternalGroupRoleMappingsService.method;

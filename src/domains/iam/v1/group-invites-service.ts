@@ -2,8 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteListSchema, GroupInvites } from "../../../../gen/platform/iam/v1/group_invites_pb.js";
 import { GroupInvitesService } from "../../../../gen/platform/iam/v2/group_invites_service_pb.js";
-import { callV2, deleteV1, listAll } from "../../../api/v1/index.js";
-import { Violations } from "../../../api/validation.js";
+import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
+import { Violations } from "../../../aip/validation.js";
 import { groupInviteToV1, storedGroupInviteToV1 } from "./group-invite-mapper.js";
 
 const v2 = GroupInvitesService.method;

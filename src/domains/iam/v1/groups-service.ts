@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupListSchema, Groups } from "../../../../gen/platform/iam/v1/group_pb.js";
 import { GroupsService } from "../../../../gen/platform/iam/v2/groups_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
 import { groupFromV1, groupToV1 } from "./group-mapper.js";
 
 const v2 = GroupsService.method;

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Identities, IdentityListSchema } from "../../../../gen/platform/iam/v1/identity_pb.js";
 import { IdentitiesService } from "../../../../gen/platform/iam/v2/identities_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
 import { identityFromV1, identityToV1 } from "./identity-mapper.js";
 
 const v2 = IdentitiesService.method;

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentityProviderListSchema, IdentityProviders } from "../../../../gen/platform/iam/v1/identity_providers_pb.js";
 import { IdentityProvidersService } from "../../../../gen/platform/iam/v2/identity_providers_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
 import { identityProviderFromV1, identityProviderToV1 } from "./identity-provider-mapper.js";
 
 const v2 = IdentityProvidersService.method;

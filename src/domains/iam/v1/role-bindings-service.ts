@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleBindingListSchema, RoleBindings } from "../../../../gen/platform/iam/v1/role_binding_pb.js";
 import { RoleBindingsService } from "../../../../gen/platform/iam/v2/role_bindings_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
 import { roleBindingFromV1, roleBindingToV1 } from "./role-binding-mapper.js";
 
 const v2 = RoleBindingsService.method;

@@ -3,8 +3,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { UidpFilterSchema } from "../../../../gen/platform/common/v1/uidp_pb.js";
 import { RoleListSchema, Roles } from "../../../../gen/platform/iam/v1/role_pb.js";
 import { RolesService } from "../../../../gen/platform/iam/v2/roles_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../api/v1/index.js";
-import { Violations } from "../../../api/validation.js";
+import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { Violations } from "../../../aip/validation.js";
 import { roleFromV1, roleToV1 } from "./role-mapper.js";
 
 const v2 = RolesService.method;

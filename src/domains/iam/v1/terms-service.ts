@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Terms, TermsDocumentStatusSchema, TermsListSchema } from "../../../../gen/platform/iam/v1/terms_pb.js";
 import { TermsService } from "../../../../gen/platform/iam/v2/terms_service_pb.js";
-import { callV2, listAll } from "../../../api/v1/index.js";
+import { callV2, listAll } from "../../../aip/v1/index.js";
 
 const v2 = TermsService.method;
 

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Selectable } from "kysely";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import { notFound } from "../../../store/errors.js";
 import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";

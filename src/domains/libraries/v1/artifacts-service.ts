@@ -8,8 +8,8 @@ import {
   GetArtifactCountResponseSchema,
 } from "../../../../gen/platform/libraries/v1/artifacts_pb.js";
 import { ArtifactsService } from "../../../../gen/platform/libraries/v2/artifacts_service_pb.js";
-import { ApiError } from "../../../api/errors.js";
-import { callV2, listAll } from "../../../api/v1/index.js";
+import { ApiError } from "../../../aip/errors.js";
+import { callV2, listAll } from "../../../aip/v1/index.js";
 import { NotFoundError } from "../../../store/errors.js";
 import { artifactToV1, artifactVersionToV1, ecosystemFromV1, ecosystemToV1 } from "./artifact-mapper.js";
 

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { rootOf } from "../../../api/uidp.js";
+import { rootOf } from "../../../aip/uidp.js";
 import type { Db } from "../../../store/tables.js";
 import type { ReportJobTable } from "../report-tables.js";
 

@@ -1,8 +1,8 @@
 import { sql, type Selectable } from "kysely";
 import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
-import { newChildUid } from "../../../api/uidp.js";
-import type { Page } from "../../../api/pagination.js";
-import { rootOf } from "../../../api/uidp.js";
+import { newChildUid } from "../../../aip/uidp.js";
+import type { Page } from "../../../aip/pagination.js";
+import { rootOf } from "../../../aip/uidp.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
 import type { TableWith } from "../../domain.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Selectable } from "kysely";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows, listConditions, type ListScope, type UidColumns } from "../../../store/list-query.js";
 import type { Db } from "../../../store/tables.js";
 import { parseManifest, platformEntries } from "../manifest.js";

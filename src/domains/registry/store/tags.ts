@@ -1,6 +1,6 @@
 import { sql, type Selectable, type SqlBool } from "kysely";
-import type { Page } from "../../../api/pagination.js";
-import { newChildUid } from "../../../api/uidp.js";
+import type { Page } from "../../../aip/pagination.js";
+import { newChildUid } from "../../../aip/uidp.js";
 import type { ListScope } from "../../../store/list-query.js";
 import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
 import type { Db } from "../../../store/tables.js";

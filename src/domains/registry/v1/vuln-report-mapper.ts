@@ -18,7 +18,7 @@ import {
   type VulnerabilityReport,
 } from "../../../../gen/platform/registry/v2/images_service_pb.js";
 import type { Tag } from "../../../../gen/platform/registry/v2/tag_pb.js";
-import { parentOf } from "../../../api/uidp.js";
+import { parentOf } from "../../../aip/uidp.js";
 
 const STATUS: Record<VulnerabilityReport_Status, VulnReportStatus> = {
   [VulnerabilityReport_Status.UNSPECIFIED]: VulnReportStatus.UNSPECIFIED,

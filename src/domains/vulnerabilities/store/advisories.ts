@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
-import type { Page } from "../../../api/pagination.js";
+import type { Page } from "../../../aip/pagination.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
 import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
 import type { Database, Db } from "../../../store/tables.js";

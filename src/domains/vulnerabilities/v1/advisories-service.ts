@@ -3,9 +3,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { Advisories, AdvisoriesListSchema, OrderBy } from "../../../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { AdvisoriesService } from "../../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { UidpFilterSchema } from "../../../../gen/platform/common/v1/uidp_pb.js";
-import { invalidField } from "../../../api/errors.js";
-import { callV2 } from "../../../api/v1/index.js";
-import { Violations } from "../../../api/validation.js";
+import { invalidField } from "../../../aip/errors.js";
+import { callV2 } from "../../../aip/v1/index.js";
+import { Violations } from "../../../aip/validation.js";
 import { advisoryToV1 } from "./advisory-mapper.js";
 
 const v2 = AdvisoriesService.method;

@@ -1,0 +1,93 @@
+import { randomBytes } from "node:crypto";
+import type { DescFile, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { errorDomainOf } from "../aip/errors.js";
+import { createPager } from "../aip/pagination.js";
+import { createTokenService, type TokenService } from "../auth/tokens.js";
+import { prepareStore } from "./bootstrap.js";
+import { eventsConfigOf, type ServerConfig } from "../config.js";
+import { createGrantsCache, GRANTS_MAX_AGE_MS } from "../auth/grants-cache.js";
+import { authenticationInterceptor } from "../interceptors/authentication-interceptor.js";
+import { authorizationInterceptor } from "../interceptors/authorization-interceptor.js";
+import { deadlineInterceptor } from "../interceptors/deadline-interceptor.js";
+import { eventInterceptor } from "../interceptors/event-interceptor.js";
+import { errorInterceptor } from "../interceptors/error-interceptor.js";
+import { createStreamShutdown } from "../interceptors/shutdown-interceptor.js";
+import { telemetryInterceptor } from "../interceptors/telemetry-interceptor.js";
+import type { Logger } from "../logger.js";
+import type { ServiceDeps } from "../domains/deps.js";
+import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "../domains/index.js";
+import { registerHealth, type HealthControl } from "../system/health-service.js";
+import { registerReflection } from "../system/reflection-service.js";
+import { serverSecret } from "../store/server-keys.js";
+import { storeAnswers, type Store } from "../store/store.js";
+import { createMetrics, type Metrics } from "../telemetry/metrics.js";
+
+
+/** The RPC side of the API host, independent of any listener (in-process tests use it directly). */
+export interface ApiHost {
+  /** Registers every service on a router. */
+  routes(router: ConnectRouter): void;
+  /** The interceptor chain, outermost first. */
+  interceptors: Interceptor[];
+  services: DescService[];
+  files: DescFile[];
+  tokens: TokenService;
+  /** Reports NOT_SERVING on gRPC health from now on (shutdown). */
+  setServing(serving: boolean): void;
+  /** Ends streaming calls (shutdown); unary calls are unaffected. */
+  endStreams(): void;
+}
+
+/** `metrics`: where the calls are counted (the server's registry); by default a registry of the host's own. */
+export async function createApiHost(store: Store, config: ServerConfig, logger: Logger, metrics: Metrics = createMetrics()): Promise<ApiHost> {
+  const now = Date.now;
+  await prepareStore(store, now());
+  const tokens = await createTokenService(store.db, config.apiUrl, now);
+  // Revocations hold at once on this replica and within a second on the others (grants-cache.ts).
+  const grants = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS });
+  const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
+  const deps: ServiceDeps = {
+    db: store.db,
+    pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }),
+    tokens,
+    now,
+    organizationCreation: config.organizationCreation ?? "bootstrap",
+    ownership: OWNERSHIP,
+    events: eventsConfigOf(config),
+    allowHttpIssuers: config.upstreamIssuers?.allowHttp ?? false,
+  };
+  const health: HealthControl[] = [];
+  const streams = createStreamShutdown();
+  let serving = true;
+
+  return {
+    files: API_FILES,
+    services: API_SERVICES,
+    tokens,
+    endStreams: streams.endStreams,
+    interceptors: [
+      streams.interceptor,
+      telemetryInterceptor(logger, metrics),
+      errorInterceptor(logger, errorDomainOf(config)),
+      deadlineInterceptor(config.limits.requestTimeoutMs),
+      authenticationInterceptor(tokens, grants, config.apiUrl),
+      authorizationInterceptor(),
+      eventInterceptor({ typePrefix: deps.events.typePrefix, now }),
+    ],
+    routes(router) {
+      for (const domain of DOMAINS) for (const binding of domain.services) binding.register(router, deps);
+      registerReflection(router, API_FILES);
+      const control = registerHealth(router, {
+        services: API_SERVICES.map((s) => s.typeName),
+        check: () => storeAnswers(store.db),
+      });
+      control.setServing(serving);
+      health.push(control);
+    },
+    setServing(value) {
+      serving = value;
+      for (const control of health) control.setServing(value);
+    },
+  };
+}

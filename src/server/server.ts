@@ -1,0 +1,182 @@
+import type http from "node:http";
+import { createRegistry, type DescMethod } from "@bufbuild/protobuf";
+import { createContextValues, type ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { errorDomainOf } from "../aip/errors.js";
+import { createApiHost } from "./api-host.js";
+import { createDiscoveryRoutes } from "../auth/discovery.js";
+import { createStsRoute } from "../auth/sts-route.js";
+import type { TokenService } from "../auth/tokens.js";
+import { createUpstreamKeys } from "../auth/upstream-keys.js";
+import { eventsConfigOf, type ServerConfig } from "../config.js";
+import { startDispatcher } from "../domains/events/dispatcher.js";
+import { startReportWorker, type ReportWorker } from "../domains/registry/report-worker.js";
+import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../transport/rpc/framework-errors.js";
+import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
+import { withCors } from "../transport/http/cors.js";
+import { protocolKey, type WireProtocol } from "../interceptors/request-context.js";
+import { createDualListener, type DualListener } from "../transport/listener.js";
+import type { Logger } from "../logger.js";
+import type { ContentStore } from "../transport/oci/content-store.js";
+import { createRegistryHost } from "../transport/oci/registry-host.js";
+import { createProbes, type Probes } from "../transport/http/probes.js";
+import { sendStatus } from "../transport/http/status-json.js";
+import { createApiDocsRoutes } from "../transport/rest/api-docs.js";
+import { withConnectUnaryPath } from "../transport/rpc/connect-unary.js";
+import { withGrpcUnaryPath } from "../transport/rpc/grpc-unary.js";
+import { createUnaryCaller, recordingRouter, type RecordedService } from "../transport/rpc/call.js";
+import { createRestTranscoder, type NodeRequest, type NodeResponse } from "../transport/rest/transcoder.js";
+import { migrationsApplied, type Store } from "../store/store.js";
+import { createHttpObserver, type RouteNote } from "../telemetry/http-observer.js";
+import { createMetricsServer } from "../telemetry/metrics-endpoint.js";
+import { createMetrics } from "../telemetry/metrics.js";
+import { requestIdKey, requestIdOf } from "../telemetry/request-id.js";
+import { withContext } from "../telemetry/tracing.js";
+
+/** Longest a `/readyz` check waits for the store, ms. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** `/healthz` and `/readyz` ahead of a host's own routes (plain HTTP, no authentication). */
+function withProbes<Req extends NodeRequest, Res extends NodeResponse>(probes: Probes, handler: (req: Req, res: Res) => void) {
+  return (req: Req, res: Res) => void (probes.handle(req, res) || handler(req, res));
+}
+
+export interface PlatformServer {
+  api: DualListener;
+  registry: DualListener;
+  /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
+  metrics: http.Server;
+  tokens: TokenService;
+  /** The worker computing image vulnerability reports. */
+  reports: ReportWorker;
+  /** Stops accepting, lets calls in flight finish. Does not close the store. */
+  close(): Promise<void>;
+}
+
+function protocolOf(req: NodeRequest): WireProtocol {
+  const type = req.headers["content-type"] ?? "";
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
+/**
+ * Builds the API and registry hosts on an open store: the request flow is
+ * wire -> gRPC unary path (binary gRPC unary over HTTP/2), Connect unary path (Connect unary POST,
+ * uncompressed, size known), else the adapter (or REST transcoder; request decoding, its failures
+ * made API errors by `withFrameworkErrorsAsApiErrors`, which the two paths apply as `callError`
+ * and answer as the adapter would) -> interceptors (stream shutdown -> telemetry -> errors ->
+ * deadline -> authentication -> authorization) -> service handler -> repository.
+ */
+export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
+  const metrics = createMetrics({ processMetrics: true });
+  store.observeQueries((operation, seconds, failed) => metrics.querySeconds.observe({ operation, outcome: failed ? "error" : "ok" }, seconds));
+  if (store.poolStats) metrics.observePool(store.poolStats);
+  const host = await createApiHost(store, config, logger, metrics);
+  const errorDomain = errorDomainOf(config);
+  const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
+  const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
+
+  let router: ConnectRouter | undefined;
+  const implementations: RecordedService[] = [];
+  const adapter = connectNodeAdapter({
+    interceptors: host.interceptors,
+    readMaxBytes: config.limits.maxBodyBytes,
+    routes(r) {
+      router = r;
+      host.routes(recordingRouter(r, implementations));
+      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
+    },
+    contextValues: rpcContextValues,
+    fallback: (req, res) => void fallback(req, res),
+  });
+  if (!router) throw new Error("connectNodeAdapter did not build a router");
+
+  const rest = createRestTranscoder({
+    services: host.services,
+    call: createUnaryCaller(implementations, host.interceptors, "rest"),
+    callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
+    registry: createRegistry(...host.files, file_google_rpc_error_details),
+    maxBodyBytes: config.limits.maxBodyBytes,
+    errorDomain,
+    contextValues,
+    onError: (error, req) => logger.error("REST transcoding failed", { error: String(error), requestId: requestIdOf(req) }),
+  });
+  const discovery = createDiscoveryRoutes(config, host.tokens);
+  const upstream = createUpstreamKeys({
+    allowHttp: config.upstreamIssuers?.allowHttp ?? false,
+    allowPrivateAddresses: config.upstreamIssuers?.allowPrivateAddresses ?? false,
+    timeoutMs: config.limits.upstreamFetchTimeoutMs,
+    maxBytes: config.limits.upstreamFetchMaxBytes,
+  });
+  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
+  const docs = createApiDocsRoutes(host.services);
+
+  const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
+  /** Every request that is not an RPC: logged, counted and traced by the route that answered it. */
+  function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
+    const note: RouteNote = { route: "discovery" };
+    const span = observe(req, res, note);
+    return span ? withContext(span, () => answer(req, res, note)) : answer(req, res, note);
+  }
+  async function answer(req: NodeRequest, res: NodeResponse, note: RouteNote): Promise<void> {
+    if (await discovery(req, res)) return;
+    note.route = "sts";
+    if (await sts(req, res)) return;
+    note.route = "docs";
+    if (await docs(req, res)) return;
+    note.route = "rest";
+    if (await rest(req, res)) return;
+    note.route = "not_found";
+    sendStatus(res, 404, { code: 5, message: `Not found: no route for ${req.method} ${req.url?.split("?")[0]}` }, errorDomain);
+  }
+
+  const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
+  // gRPC and Connect unary calls skip connect-es's adapter: the same implementations and interceptors, called on the request.
+  const services = implementations.map((r) => r.service);
+  const callError = (error: ConnectError, method: DescMethod) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain);
+  const rpc = withGrpcUnaryPath(
+    {
+      services,
+      call: createUnaryCaller(implementations, host.interceptors, "grpc"),
+      callError,
+      contextValues: rpcContextValues,
+      readMaxBytes: config.limits.maxBodyBytes,
+    },
+    withConnectUnaryPath(
+      {
+        services,
+        call: createUnaryCaller(implementations, host.interceptors, "connect"),
+        callError,
+        contextValues: rpcContextValues,
+        readMaxBytes: config.limits.maxBodyBytes,
+      },
+      adapter,
+    ),
+  );
+  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
+  const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
+  const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
+  metrics.countBytes(api.server, "api");
+  metrics.countBytes(registryHost.server, "registry");
+  const metricsServer = createMetricsServer(metrics.registry);
+  const reports = startReportWorker({ db: store.db, content, logger, typePrefix: eventsConfigOf(config).typePrefix });
+  return {
+    api,
+    registry: registryHost,
+    metrics: metricsServer,
+    tokens: host.tokens,
+    reports,
+    async close() {
+      host.setServing(false);
+      probes.stopServing();
+      host.endStreams();
+      registry.close();
+      metricsServer.close();
+      metricsServer.closeAllConnections();
+      await Promise.all([api.close(), registryHost.close(), dispatcher.close(), reports.close()]);
+    },
+  };
+}

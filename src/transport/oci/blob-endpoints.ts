@@ -1,0 +1,199 @@
+import { pipeline } from "node:stream/promises";
+import { eventsConfigOf } from "../../config.js";
+import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../../domains/registry/store/blobs.js";
+import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
+import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { ChunkLengthMismatch, UploadTooLarge } from "./content-store.js";
+import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
+import { authorizeRepository } from "./registry-auth.js";
+import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+
+/**
+ * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:
+ * `POST /v2/<name>/blobs/uploads/` (start; monolithic with `?digest=`; `?mount=&from=`),
+ * `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>` (status, chunk, finish, cancel).
+ */
+
+const uploadLocation = (name: RepositoryName, id: string) => `/v2/${name.full}/blobs/uploads/${id}`;
+const blobLocation = (name: RepositoryName, digest: string) => `/v2/${name.full}/blobs/${digest}`;
+/** The Range header of an upload of `size` bytes: the inclusive byte range received. */
+const receivedRange = (size: number) => `0-${Math.max(0, size - 1)}`;
+
+function uploadHeaders(name: RepositoryName, id: string, size: number): Record<string, string> {
+  return { location: uploadLocation(name, id), range: receivedRange(size), "docker-upload-uuid": id };
+}
+
+/** Parses `Range: bytes=<start>-[<end>]` against a blob of `size`; undefined for none; throws 416. */
+function byteRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+  if (header === undefined) return undefined;
+  const match = /^bytes=(\d+)-(\d*)$/.exec(header.trim());
+  const start = match ? Number(match[1]) : NaN;
+  const end = match && match[2] !== "" ? Math.min(Number(match[2]), size - 1) : size - 1;
+  if (!match || start > end || start >= size) {
+    fail(416, "BLOB_UNKNOWN", "the requested range is not satisfiable", { range: header, size }, { "content-range": `bytes */${size}` });
+  }
+  return { start, end };
+}
+
+/** `HEAD|GET /v2/<name>/blobs/<digest>`, with a single byte range on GET. */
+export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PULL);
+  const digest = checkDigest(digestText);
+  const repo = await existingRepo(ctx, name);
+  const size = await linkedBlobSize(ctx.db, repo.uid, digest);
+  const stored = size === undefined ? undefined : await ctx.content.size(digest);
+  if (size === undefined || stored !== size) fail(404, "BLOB_UNKNOWN", `blob ${digest} is not in ${name.full}`, { digest });
+  const headers: Record<string, string> = {
+    ...REGISTRY_VERSION_HEADERS,
+    "content-type": "application/octet-stream",
+    "docker-content-digest": digest,
+    etag: `"${digest}"`,
+    "accept-ranges": "bytes",
+    "cache-control": "max-age=31536000",
+  };
+  if (req.method === "HEAD") {
+    res.writeHead(200, { ...headers, "content-length": String(size) });
+    res.end();
+    return;
+  }
+  const range = byteRange(typeof req.headers.range === "string" ? req.headers.range : undefined, size);
+  if (range === undefined) {
+    res.writeHead(200, { ...headers, "content-length": String(size) });
+  } else {
+    res.writeHead(206, { ...headers, "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` });
+  }
+  await pipeline(ctx.content.read(digest, range), res as NodeJS.WritableStream);
+}
+
+async function startUpload(ctx: RegistryContext, repo: RepoRow): Promise<string> {
+  const id = await ctx.content.createUpload();
+  await insertUpload(ctx.db, { id, repo_uid: repo.uid, create_time: ctx.now() });
+  return id;
+}
+
+/** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416, the upload as it was). */
+async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
+  try {
+    return await ctx.content.append(id, req, ctx.maxBlobBytes, chunk?.length);
+  } catch (error) {
+    if (error instanceof UploadTooLarge) fail(413, "SIZE_INVALID", error.message, { limit: ctx.maxBlobBytes });
+    if (error instanceof ChunkLengthMismatch) fail(416, "BLOB_UPLOAD_INVALID", error.message, { expected: error.expected }, chunk?.headers);
+    throw error;
+  }
+}
+
+/**
+ * The byte count a PATCH's `Content-Range: <start>-<end>` announces, or undefined without the
+ * header. Throws 416 when it does not start where the upload is (`size`), ends before it
+ * starts, or disagrees with the request's Content-Length.
+ */
+function chunkLength(req: RegistryRequest, size: number, headers: Record<string, string>): number | undefined {
+  const contentRange = req.headers["content-range"];
+  if (typeof contentRange !== "string") return undefined;
+  const match = /^(?:bytes[ =])?(\d{1,15})-(\d{1,15})$/.exec(contentRange.trim());
+  const refuse = (message: string): never => fail(416, "BLOB_UPLOAD_INVALID", message, { range: contentRange.slice(0, 64), size }, headers);
+  if (!match) refuse("Content-Range must be <start>-<end>, the chunk's first and last byte offsets");
+  const [start, end] = [Number(match![1]), Number(match![2])];
+  if (start !== size) refuse(`a chunk must start at ${size}, the bytes received so far`);
+  if (end < start) refuse("the chunk's Content-Range ends before it starts");
+  const length = end - start + 1;
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) !== length) refuse(`the body is ${declared} bytes, not the ${length} bytes its Content-Range names`);
+  return length;
+}
+
+/** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
+export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PUSH);
+  // Every parameter is checked before anything (a repo, an upload) is created.
+  const param = (key: string) => query.get(key) ?? undefined;
+  const mount = param("mount") === undefined ? undefined : checkDigest(param("mount")!);
+  const whole = param("digest") === undefined ? undefined : checkDigest(param("digest")!);
+  const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
+  const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix);
+
+  if (mount !== undefined) {
+    if (from !== undefined) {
+      // Mounting needs pull on the source; otherwise the client uploads the blob as usual (202).
+      const canPull = await authorizeRepository(ctx, req, from, PULL).then(
+        () => true,
+        () => false,
+      );
+      const sourceRepo = canPull ? await findRepoByPath(ctx.db, from.organization, from.image) : undefined;
+      if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, mount, ctx.now()))) {
+        writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
+        return;
+      }
+    }
+    if (await mountBlob(ctx.db, repo.uid, repo.uid, mount, ctx.now())) {
+      writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
+      return;
+    }
+  }
+
+  const id = await startUpload(ctx, repo);
+  if (whole !== undefined && mount === undefined) {
+    try {
+      await appendBody(ctx, req, id);
+      await finishUpload(ctx.db, ctx.content, repo.uid, id, whole, ctx.now());
+    } catch (error) {
+      await discard(ctx, id);
+      throw error;
+    }
+    writeEmpty(res, 201, { location: blobLocation(name, whole), "docker-content-digest": whole });
+    return;
+  }
+  req.resume(); // a body on a session start carries nothing
+  writeEmpty(res, 202, uploadHeaders(name, id, 0));
+}
+
+async function discard(ctx: RegistryContext, id: string): Promise<void> {
+  await deleteUpload(ctx.db, id);
+  await ctx.content.removeUpload(id);
+}
+
+/** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`. */
+export async function handleUpload(
+  ctx: RegistryContext,
+  req: RegistryRequest,
+  res: RegistryResponse,
+  nameText: string,
+  id: string,
+  query: URLSearchParams,
+): Promise<void> {
+  const name = parseRepositoryName(nameText);
+  await authorizeRepository(ctx, req, name, PUSH);
+  const repo = await existingRepo(ctx, name);
+  const upload = await findUpload(ctx.db, repo.uid, id);
+  const size = upload === undefined ? undefined : await ctx.content.uploadSize(id);
+  if (upload === undefined || size === undefined) fail(404, "BLOB_UPLOAD_UNKNOWN", `no upload ${id.slice(0, 64)} in ${name.full}`, { id: id.slice(0, 64) });
+
+  switch (req.method) {
+    case "GET":
+      writeEmpty(res, 204, uploadHeaders(name, id, size));
+      return;
+    case "DELETE":
+      await discard(ctx, id);
+      writeEmpty(res, 204);
+      return;
+    case "PATCH": {
+      const headers = uploadHeaders(name, id, size);
+      const length = chunkLength(req, size, headers);
+      const total = await appendBody(ctx, req, id, length === undefined ? undefined : { length, headers });
+      writeEmpty(res, 202, uploadHeaders(name, id, total));
+      return;
+    }
+    case "PUT": {
+      const digest = checkDigest(query.get("digest"));
+      await appendBody(ctx, req, id);
+      await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
+      writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
+      return;
+    }
+    default:
+      fail(405, "UNSUPPORTED", `method ${req.method} is not allowed on an upload`, null, { allow: "GET, PATCH, PUT, DELETE" });
+  }
+}

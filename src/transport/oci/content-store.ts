@@ -1,0 +1,228 @@
+import { createHash, randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, open, readdir, rename, rm, stat, truncate } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { DIGEST } from "../../domains/registry/manifest.js";
+
+/**
+ * Where blob bytes live, named by digest. An upload is written aside and becomes a
+ * blob only by `commit`, which checks its digest first, so a blob is visible whole or
+ * not at all. The filesystem implementation is the default; `s3-content-store.ts`
+ * implements the same interface on an S3-compatible bucket.
+ */
+export interface ContentStore {
+  /** The size of blob `digest`, or undefined when it is not stored. */
+  size(digest: string): Promise<number | undefined>;
+  /** Reads blob `digest`, or its byte range [start, end] (inclusive); for a missing blob the stream fails with an error whose code is ENOENT. */
+  read(digest: string, range?: { start: number; end: number }): Readable;
+
+  /** Starts an empty upload; returns its id. */
+  createUpload(): Promise<string>;
+  /** Bytes received so far, or undefined for an unknown upload. */
+  uploadSize(id: string): Promise<number | undefined>;
+  /**
+   * Appends `source` to upload `id`; returns the new size. Throws UploadTooLarge when the
+   * upload would exceed `maxTotal` bytes, and, when `length` is given, ChunkLengthMismatch
+   * when the chunk is not exactly `length` bytes; a chunk that fails (those, or its source
+   * failing) is cut off again, leaving the upload as it was.
+   */
+  append(id: string, source: Readable, maxTotal: number, length?: number): Promise<number>;
+  /**
+   * Turns upload `id` into blob `digest` when its bytes hash to it; throws DigestMismatch
+   * otherwise (the upload is kept, so the client may still correct it). Returns the size.
+   */
+  commit(id: string, digest: string): Promise<number>;
+  /** Forgets upload `id`; no-op when unknown. */
+  removeUpload(id: string): Promise<void>;
+  /** Removes blob `digest` (garbage collection); no-op when it is not stored. */
+  remove(digest: string): Promise<void>;
+  /** Stores `bytes` as a blob (for imports); returns its digest. */
+  put(bytes: Buffer): Promise<string>;
+  /**
+   * Stores the bytes of `source` as blob `digest`, hashing them as they are written (for
+   * imports: memory stays flat whatever the size). Throws DigestMismatch when they hash to
+   * another digest, storing nothing. Returns the size.
+   */
+  putStream(source: Readable, digest: string): Promise<number>;
+  /** Removes uploads last written before `before` (epoch ms); returns how many. */
+  removeStaleUploads(before: number): Promise<number>;
+}
+
+export class DigestMismatch extends Error {
+  constructor(readonly expected: string, readonly actual: string) {
+    super(`the content hashes to ${actual}, not ${expected}`);
+  }
+}
+
+export class UploadTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`a blob is at most ${limit} bytes`);
+  }
+}
+
+export class ChunkLengthMismatch extends Error {
+  constructor(readonly expected: number, readonly received: number) {
+    super(`the chunk is ${received > expected ? "longer than" : `${received} bytes, not`} the ${expected} bytes its Content-Range names`);
+  }
+}
+
+const UPLOAD_ID = /^[0-9a-f-]{36}$/;
+
+/** A content store under `root`: `blobs/sha256/<2 hex>/<64 hex>` and `uploads/<id>`. */
+export function createFileContentStore(root: string): ContentStore {
+  const blobPath = (digest: string) => {
+    if (!DIGEST.test(digest)) throw new Error(`not a sha256 digest: ${digest}`);
+    const hex = digest.slice("sha256:".length);
+    return join(root, "blobs", "sha256", hex.slice(0, 2), hex);
+  };
+  const uploadPath = (id: string) => {
+    if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
+    return join(root, "uploads", id);
+  };
+  const sizeOf = async (path: string) => {
+    try {
+      return (await stat(path)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  };
+
+  /** Moves a complete, synced file into place as blob `digest` (rename is atomic on one filesystem). */
+  async function publish(file: string, digest: string): Promise<void> {
+    const target = blobPath(digest);
+    await mkdir(join(target, ".."), { recursive: true });
+    const handle = await open(file, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(file, target);
+  }
+
+  return {
+    size: (digest) => sizeOf(blobPath(digest)),
+
+    read(digest, range) {
+      return createReadStream(blobPath(digest), range && { start: range.start, end: range.end });
+    },
+
+    async createUpload() {
+      const id = randomUUID();
+      await mkdir(join(root, "uploads"), { recursive: true });
+      const handle = await open(uploadPath(id), "wx");
+      await handle.close();
+      return id;
+    },
+
+    uploadSize: (id) => (UPLOAD_ID.test(id) ? sizeOf(uploadPath(id)) : Promise.resolve(undefined)),
+
+    async append(id, source, maxTotal, length) {
+      const path = uploadPath(id);
+      const start = await sizeOf(path);
+      if (start === undefined) throw new Error(`no upload ${id}`);
+      let total = start;
+      try {
+        await pipeline(
+          source,
+          async function* (chunks: AsyncIterable<Buffer>) {
+            for await (const chunk of chunks) {
+              total += chunk.length;
+              if (length !== undefined && total - start > length) throw new ChunkLengthMismatch(length, total - start);
+              if (total > maxTotal) throw new UploadTooLarge(maxTotal);
+              yield chunk;
+            }
+          },
+          createWriteStream(path, { flags: "r+", start }),
+        );
+        if (length !== undefined && total - start !== length) throw new ChunkLengthMismatch(length, total - start);
+      } catch (error) {
+        await truncate(path, start); // a failed chunk leaves the upload as it was
+        throw error;
+      }
+      return total;
+    },
+
+    async commit(id, digest) {
+      const path = uploadPath(id);
+      const hash = createHash("sha256");
+      let size = 0;
+      for await (const chunk of createReadStream(path)) {
+        hash.update(chunk as Buffer);
+        size += (chunk as Buffer).length;
+      }
+      const actual = `sha256:${hash.digest("hex")}`;
+      if (actual !== digest) throw new DigestMismatch(digest, actual);
+      await publish(path, digest);
+      return size;
+    },
+
+    async remove(digest) {
+      await rm(blobPath(digest), { force: true });
+    },
+
+    async removeUpload(id) {
+      if (UPLOAD_ID.test(id)) await rm(uploadPath(id), { force: true });
+    },
+
+    async put(bytes) {
+      const digest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      if ((await sizeOf(blobPath(digest))) === bytes.length) return digest;
+      await mkdir(join(root, "uploads"), { recursive: true });
+      const temp = join(root, "uploads", randomUUID());
+      const handle = await open(temp, "wx");
+      try {
+        await handle.writeFile(bytes);
+      } finally {
+        await handle.close();
+      }
+      await publish(temp, digest);
+      return digest;
+    },
+
+    async putStream(source, digest) {
+      blobPath(digest); // refuses a malformed digest before anything is written
+      await mkdir(join(root, "uploads"), { recursive: true });
+      const temp = join(root, "uploads", randomUUID());
+      const hash = createHash("sha256");
+      let size = 0;
+      try {
+        await pipeline(
+          source,
+          async function* (chunks: AsyncIterable<Buffer>) {
+            for await (const chunk of chunks) {
+              hash.update(chunk);
+              size += chunk.length;
+              yield chunk;
+            }
+          },
+          createWriteStream(temp, { flags: "wx" }),
+        );
+        const actual = `sha256:${hash.digest("hex")}`;
+        if (actual !== digest) throw new DigestMismatch(digest, actual);
+        await publish(temp, digest);
+        return size;
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+    },
+
+    async removeStaleUploads(before) {
+      const dir = join(root, "uploads");
+      const names = await readdir(dir).catch(() => [] as string[]);
+      let removed = 0;
+      for (const name of names) {
+        const info = await stat(join(dir, name)).catch(() => undefined);
+        if (info && info.mtimeMs < before) {
+          await rm(join(dir, name), { force: true });
+          removed++;
+        }
+      }
+      return removed;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import type { Kysely } from "kysely";
+import type { TokenService } from "../../auth/tokens.js";
+import type { ServerConfig } from "../../config.js";
+import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
+import type { Database } from "../../store/tables.js";
+import type { ContentStore } from "./content-store.js";
+import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import type { RepositoryName } from "./scope.js";
+
+/** What every registry endpoint is built from. */
+export interface RegistryContext {
+  config: ServerConfig;
+  db: Kysely<Database>;
+  tokens: TokenService;
+  content: ContentStore;
+  /** Largest blob, bytes. */
+  maxBlobBytes: number;
+  /** Epoch milliseconds. */
+  now: () => number;
+}
+
+/** The registry host's own listener hands it Node's requests and responses (HTTP/1.1 or the HTTP/2 compat API). */
+export type RegistryRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type RegistryResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** Writes a bodiless answer with the registry's headers. */
+export function writeEmpty(res: RegistryResponse, status: number, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
+  res.end();
+}
+
+/** The repo `name` names, or 404 NAME_UNKNOWN. */
+export async function existingRepo(ctx: RegistryContext, name: RepositoryName): Promise<RepoRow> {
+  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
+  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
+  return repo;
+}

@@ -1,0 +1,105 @@
+import { grantsFrom, type Grants } from "../../auth/principal.js";
+import { findOrganizationByName } from "../../domains/iam/store/groups.js";
+import { findRepoByPath } from "../../domains/registry/store/repos.js";
+import { grantsOf } from "../../domains/iam/store/role-bindings.js";
+import type { Db } from "../../store/tables.js";
+import type { ResponseHeaders } from "../http/node-types.js";
+import type { RegistryContext } from "./context.js";
+import { bearerChallenge, fail } from "./registry-errors.js";
+import { PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
+
+/**
+ * The one decision of what a caller may do of a repository: `/token` asks it for each scope
+ * it issues, and the registry's endpoints ask it for a request carrying a platform token
+ * (docs/decisions.md, "Registry host").
+ */
+
+/** The only tags an anonymous (free tier) token grants (spec 5 rule 4). */
+export const FREE_TIER_TAGS = ["latest", "latest-dev"] as const;
+/** The `sub` of tokens issued to anonymous callers (never an identity uid: those are UIDPs). */
+export const ANONYMOUS_SUBJECT = "anonymous";
+export const DEFAULT_PUBLIC_ORGANIZATION = "public";
+
+/** The capability each action needs on the repo's group (or, to create the repo by pushing, on the organization). */
+export const ACTION_CAPABILITIES: Record<Action, string[]> = {
+  pull: ["CAP_REGISTRY_PULL"],
+  push: ["CAP_REGISTRY_PUSH"],
+  delete: ["CAP_TAG_DELETE"],
+};
+/** What pushing to a repo that does not exist yet needs on the organization. */
+export const CREATE_BY_PUSH = ["CAP_REPO_CREATE", "CAP_REGISTRY_PUSH"];
+
+/** One entry of a registry token's `access` claim, and what a request is allowed. */
+export interface AccessEntry {
+  type: "repository";
+  /** `<organization>/<image>`. */
+  name: string;
+  actions: Action[];
+  /** When present, the only tags the caller may read (the free tier). */
+  tags?: string[];
+}
+
+/** The `access` entry of a registry token that may list the catalog; which repos it lists is decided per request. */
+export interface CatalogEntry {
+  type: "registry";
+  name: "catalog";
+  actions: ["*"];
+}
+
+export const CATALOG_ENTRY: CatalogEntry = { type: "registry", name: "catalog", actions: ["*"] };
+
+/** Who asks: anonymous, or an identity and what it holds. */
+export type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
+
+/**
+ * The identity `subject` (a verified token's `sub`) with its role bindings as they are now.
+ * Throws 401 (with `challenge`) when the identity no longer exists: its tokens died with it.
+ */
+export async function identityCaller(db: Db, subject: string, challenge: ResponseHeaders): Promise<Caller> {
+  const pairs = await grantsOf(db, subject);
+  if (pairs === undefined) fail(401, "UNAUTHORIZED", "the token's identity no longer exists", null, challenge);
+  return { subject, grants: grantsFrom(pairs) };
+}
+
+function notFound(name: RepositoryName): never {
+  fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
+}
+
+/**
+ * What `caller` may do of `scope`. Throws 401 (anonymous, credentials needed), 403 DENIED
+ * or 404 NAME_UNKNOWN when it may do none of it.
+ */
+export async function grant(ctx: RegistryContext, caller: Caller, { name, actions }: RepositoryScope): Promise<AccessEntry> {
+  const { config, db } = ctx;
+  const repo = await findRepoByPath(db, name.organization, name.image);
+  const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
+  const freeTier = (): AccessEntry => {
+    if (repo === undefined) notFound(name); // the public organization's contents are public
+    return { type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] };
+  };
+
+  if (!("grants" in caller)) {
+    if (isPublic && actions.includes(PULL)) return freeTier();
+    fail(401, "UNAUTHORIZED", "authentication required: this needs a platform token", { name: name.full }, {
+      "www-authenticate": bearerChallenge(config.registryUrl, { scope: repositoryScope(name.full, actions) }),
+    });
+  }
+
+  const { grants } = caller;
+  let granted: Action[];
+  const organization = repo === undefined ? await findOrganizationByName(db, name.organization) : undefined;
+  if (repo !== undefined) {
+    granted = actions.filter((a) => grants.has(repo.group_uid, ACTION_CAPABILITIES[a]));
+  } else if (organization !== undefined && actions.includes(PUSH) && grants.has(organization.uid, CREATE_BY_PUSH)) {
+    // The first push creates the repo in the organization; pulling it then needs pull there.
+    granted = actions.filter((a) => a === PUSH || grants.has(organization.uid, ACTION_CAPABILITIES[a]));
+  } else {
+    granted = [];
+  }
+  if (granted.length > 0) return { type: "repository", name: name.full, actions: granted };
+
+  if (isPublic && actions.includes(PULL)) return freeTier();
+  // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
+  if (repo === undefined && organization !== undefined && grants.has(organization.uid, ACTION_CAPABILITIES.pull)) notFound(name);
+  fail(403, "DENIED", `the caller may not ${actions.join(" or ")} ${name.full}`, { name: name.full });
+}

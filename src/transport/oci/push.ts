@@ -1,0 +1,155 @@
+import type { Kysely } from "kysely";
+import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../../domains/registry/store/blobs.js";
+import { findOrganizationByName } from "../../domains/iam/store/groups.js";
+import { findOrInsertRepo, findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
+import { defaultEventsConfig } from "../../config.js";
+import { moveTagWithEvent } from "../../domains/events/tag-moves.js";
+import { recordPush, recordRepoCreated } from "../../domains/events/registry-events.js";
+import { ConflictError } from "../../store/errors.js";
+import { inTransaction } from "../../store/transaction.js";
+import type { Database } from "../../store/tables.js";
+import { DigestMismatch, type ContentStore } from "./content-store.js";
+import { MismatchedSizes, MissingReferences, recordManifest } from "../../domains/registry/images.js";
+import { queueReportWork } from "../../domains/registry/image-inventory.js";
+import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../../domains/registry/manifest.js";
+import { fail } from "./registry-errors.js";
+import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
+
+/**
+ * What a push changes, independent of HTTP: the repo a push creates, finished uploads
+ * becoming blobs of a repo, and manifests with the tags they move. Each change is one
+ * transaction; failures are registry errors (`fail`).
+ */
+
+/** Largest config blob read to learn an image's platform. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The repo `name`, created in its organization's root group when missing (with its
+ * `repo.created` event, in the transaction that inserts it). The caller's right to create it
+ * was checked when its token was issued (push on a missing repo).
+ */
+export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix = defaultEventsConfig.typePrefix): Promise<RepoRow> {
+  const existing = await findRepoByPath(db, name.organization, name.image);
+  if (existing !== undefined) return existing;
+  if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
+    fail(400, "NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
+  }
+  const organization = await findOrganizationByName(db, name.organization);
+  if (organization === undefined) fail(404, "NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
+  try {
+    return await inTransaction(db, undefined, async (trx) => {
+      const { row, created } = await findOrInsertRepo(trx, organization, name.image, organization.uid, now);
+      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via: "registry push" });
+      return row;
+    });
+  } catch (error) {
+    // Two first pushes at once: the loser gets the winner's repo.
+    const raced = error instanceof ConflictError ? await findRepoByPath(db, name.organization, name.image) : undefined;
+    if (raced === undefined) throw error;
+    return raced;
+  }
+}
+
+/** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */
+export function checkDigest(digest: string | null): string {
+  if (digest === null || !DIGEST.test(digest)) fail(400, "DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });
+  return digest;
+}
+
+/**
+ * Turns upload `id` into blob `digest` of the repo: checked against its bytes, published
+ * whole, recorded and linked in one transaction. Throws 400 DIGEST_INVALID on a mismatch.
+ */
+export async function finishUpload(db: Kysely<Database>, content: ContentStore, repoUid: string, id: string, digest: string, now: number): Promise<number> {
+  // Marked used before its file is published, so that a collection cannot delete a blob of
+  // that digest after the file is in place (docs/decisions.md, "Registry host").
+  await touchBlobs(db, [digest], now);
+  let size: number;
+  try {
+    size = await content.commit(id, digest);
+  } catch (error) {
+    if (error instanceof DigestMismatch) fail(400, "DIGEST_INVALID", error.message, { digest });
+    throw error;
+  }
+  await inTransaction(db, undefined, async (trx) => {
+    await recordBlob(trx, digest, size, now);
+    await linkBlob(trx, repoUid, digest);
+    await deleteUpload(trx, id);
+  });
+  return size;
+}
+
+/**
+ * Links blob `digest` of repo `fromUid` into repo `toUid` (the same repo: confirms it holds
+ * it), marking it used; false when `fromUid` does not hold it.
+ */
+export async function mountBlob(db: Kysely<Database>, fromUid: string, toUid: string, digest: string, now: number): Promise<boolean> {
+  return inTransaction(db, undefined, async (trx) => {
+    if ((await touchBlobs(trx, [digest], now)) === 0) return false;
+    if ((await linkedBlobSize(trx, fromUid, digest)) === undefined) return false;
+    if (toUid !== fromUid) await linkBlob(trx, toUid, digest);
+    return true;
+  });
+}
+
+async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of content.read(digest)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Stores a pushed manifest in the repo and, when `reference` is a tag, moves the tag to it
+ * (recorded in the tag history), with the push's events (`registry.push`, and the tag's
+ * `created` or `updated`), in one transaction. Everything it names must be there: an
+ * image's config and layers as blobs of the repo, an index's manifests in the repo.
+ * Throws 400 MANIFEST_INVALID, DIGEST_INVALID, TAG_INVALID or MANIFEST_BLOB_UNKNOWN.
+ */
+export async function pushManifest(
+  db: Kysely<Database>,
+  content: ContentStore,
+  repo: RepoRow,
+  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string; repository?: string },
+): Promise<{ digest: string; manifest: Manifest }> {
+  const { reference, bytes } = options;
+  const byDigest = reference.startsWith("sha256:");
+  if (byDigest) checkDigest(reference);
+  else checkTag(reference);
+
+  let manifest: Manifest;
+  try {
+    manifest = parseManifest(bytes, options.contentType);
+  } catch (error) {
+    if (error instanceof InvalidManifest) fail(400, "MANIFEST_INVALID", error.message, null);
+    throw error;
+  }
+  const digest = sha256Digest(bytes);
+  if (byDigest && digest !== reference) fail(400, "DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
+
+  let platform: { architecture: string; os: string } | undefined;
+  if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
+    // A collection may have removed it since (then the transaction below finds it missing).
+    const config = await readAll(content, manifest.config.digest).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (config !== undefined) platform = platformOfConfig(config);
+  }
+
+  await inTransaction(db, undefined, async (trx) => {
+    try {
+      const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
+      if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
+    } catch (error) {
+      if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
+      if (error instanceof MismatchedSizes) fail(400, "MANIFEST_INVALID", error.message, { mismatches: error.mismatches });
+      throw error;
+    }
+    const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;
+    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix, via: "registry push" });
+    const push = { repository: options.repository ?? repo.name, repo, tag: byDigest ? "" : reference, digest, mediaType: manifest.mediaType };
+    await recordPush(trx, push, { now: options.now, typePrefix });
+  });
+  return { digest, manifest };
+}

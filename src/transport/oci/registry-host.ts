@@ -1,0 +1,166 @@
+import type { Kysely } from "kysely";
+import type { TokenService } from "../../auth/tokens.js";
+import type { ServerConfig } from "../../config.js";
+import type { Logger } from "../../logger.js";
+import { createHttpObserver, type RouteNote } from "../../telemetry/http-observer.js";
+import { createMetrics, type Metrics } from "../../telemetry/metrics.js";
+import { requestIdOf } from "../../telemetry/request-id.js";
+import { withContext } from "../../telemetry/tracing.js";
+import { writeJson } from "../http/status-json.js";
+import { isStorageFull, isUnavailable } from "../../store/dialect.js";
+import type { Database } from "../../store/tables.js";
+import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
+import { handleCatalog } from "./catalog-endpoint.js";
+import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
+import type { ContentStore } from "./content-store.js";
+import { expireUploads, UPLOAD_LIFETIME_MS } from "./gc.js";
+import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
+import { authorizePing } from "./registry-auth.js";
+import { fail, REGISTRY_VERSION_HEADERS, RegistryFailure, writeRegistryError } from "./registry-errors.js";
+import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
+import { handleToken } from "./token-endpoint.js";
+
+export interface RegistryHostOptions {
+  config: ServerConfig;
+  logger: Logger;
+  db: Kysely<Database>;
+  tokens: TokenService;
+  content: ContentStore;
+  /** Where requests are counted (the server's registry); by default a registry of the host's own. */
+  metrics?: Metrics;
+  now?: () => number;
+}
+
+/** How often the host expires abandoned uploads (`UPLOAD_LIFETIME_MS`). */
+const CLEANUP_INTERVAL_MS = 3600 * 1000;
+
+type Route = (ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
+
+/** `/v2/<name>/...` routes by method. The name may hold `/`, so each pattern anchors on what follows it. */
+const ROUTES: Array<{ name: string; pattern: RegExp; methods: Record<string, Route> }> = [
+  {
+    name: "manifest",
+    pattern: /^\/v2\/(.+)\/manifests\/([^/]+)$/,
+    methods: {
+      GET: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
+      HEAD: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
+      PUT: (c, q, s, m) => handleManifestPut(c, q, s, m[1], m[2]),
+      DELETE: (c, q, s, m) => handleManifestDelete(c, q, s, m[1], m[2]),
+    },
+  },
+  { name: "upload_start", pattern: /^\/v2\/(.+)\/blobs\/uploads\/?$/, methods: { POST: (c, q, s, m, p) => handleUploadStart(c, q, s, m[1], p) } },
+  {
+    name: "upload",
+    pattern: /^\/v2\/(.+)\/blobs\/uploads\/([^/]+)$/,
+    methods: Object.fromEntries(["GET", "PATCH", "PUT", "DELETE"].map((verb) => [verb, ((c, q, s, m, p) => handleUpload(c, q, s, m[1], m[2], p)) as Route])),
+  },
+  {
+    name: "blob",
+    pattern: /^\/v2\/(.+)\/blobs\/([^/]+)$/,
+    methods: { GET: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]), HEAD: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]) },
+  },
+  { name: "tags_list", pattern: /^\/v2\/(.+)\/tags\/list$/, methods: { GET: (c, q, s, m, p) => handleTagsList(c, q, s, m[1], p) } },
+  { name: "referrers", pattern: /^\/v2\/(.+)\/referrers\/([^/]+)$/, methods: { GET: (c, q, s, m, p) => handleReferrers(c, q, s, m[1], m[2], p) } },
+];
+
+/**
+ * The registry host (its own listener): the API version check `GET /v2/`, the token
+ * endpoint `GET /token`, Tag History `GET /v2/<org>/<image>/_service/history/<tag>`, and
+ * the OCI Distribution API (blobs, uploads, manifests, tags, referrers, the catalog). Every error is in
+ * the registry's JSON format `{"errors":[{code,message,detail}]}`. Each request is logged, counted
+ * by route and traced (`createHttpObserver`).
+ */
+export function createRegistryHost(options: RegistryHostOptions) {
+  const { logger, config } = options;
+  const ctx: RegistryContext = {
+    config,
+    db: options.db,
+    tokens: options.tokens,
+    content: options.content,
+    maxBlobBytes: config.limits.maxBlobBytes,
+    now: options.now ?? Date.now,
+  };
+
+  async function cleanup(): Promise<void> {
+    await expireUploads(ctx.db, ctx.content, ctx.now() - UPLOAD_LIFETIME_MS);
+  }
+  const timer = setInterval(() => void cleanup().catch((error: unknown) => logger.warn("upload cleanup failed", { error: String(error) })), CLEANUP_INTERVAL_MS);
+  timer.unref();
+
+  const observe = createHttpObserver({ host: "registry", metrics: options.metrics ?? createMetrics(), logger, spans: true });
+  const handler = (req: RegistryRequest, res: RegistryResponse) => {
+    const note: RouteNote = { route: "unknown" };
+    const span = observe(req, res, note);
+    const answer = () => route(req, res, note);
+    void (span ? withContext(span, answer) : answer()).catch((error: unknown) => {
+      if (error instanceof RegistryFailure) {
+        req.resume(); // an unread body must not stall the connection
+        writeRegistryError(res, error.error);
+        return;
+      }
+      if (isStorageFull(error)) {
+        logger.error("the registry cannot write: its storage is full", { error: String(error), requestId: requestIdOf(req) });
+        if (!res.headersSent) writeRegistryError(res, { status: 507, code: "UNAVAILABLE", message: "the registry's storage is full; nothing was written" });
+        else res.destroy();
+        return;
+      }
+      if (isUnavailable(error)) {
+        logger.warn("store unavailable", { error: String(error), requestId: requestIdOf(req) });
+        if (!res.headersSent) writeRegistryError(res, { status: 503, code: "UNAVAILABLE", message: "the database is busy or unreachable; retry", headers: { "retry-after": "1" } });
+        else res.destroy();
+        return;
+      }
+      logger.error("registry request failed", { error: String(error), stack: (error as Error).stack, requestId: requestIdOf(req) });
+      if (!res.headersSent) writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" });
+      else res.destroy();
+    });
+  };
+
+  /** Answers a request; writes the name of the route that answers it in `note`. */
+  async function route(req: RegistryRequest, res: RegistryResponse, note: RouteNote): Promise<void> {
+    const [path = "", queryText = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
+    const query = new URLSearchParams(queryText);
+    const method = req.method ?? "GET";
+    if (path === "/v2/" || path === "/v2") {
+      note.route = "version";
+      allow(method, path, ["GET", "HEAD"]);
+      await authorizePing(ctx, req);
+      writeJson(res, 200, "{}", { ...REGISTRY_VERSION_HEADERS });
+      return;
+    }
+    if (path === "/v2/_catalog") {
+      note.route = "catalog";
+      allow(method, path, ["GET", "HEAD"]);
+      await handleCatalog(ctx, req, res, query);
+      return;
+    }
+    if (path === "/token") {
+      note.route = "token";
+      allow(method, path, ["GET", "HEAD"]);
+      await handleToken(ctx, req, res, query);
+      return;
+    }
+    const history = matchHistoryPath(path);
+    if (history !== undefined) {
+      note.route = "tag_history";
+      allow(method, path, ["GET", "HEAD"]);
+      await handleTagHistory(ctx, req, res, history, query);
+      return;
+    }
+    for (const { name, pattern, methods } of ROUTES) {
+      const match = pattern.exec(path);
+      if (match === null) continue;
+      note.route = name;
+      allow(method, path, Object.keys(methods));
+      await methods[method](ctx, req, res, match, query);
+      return;
+    }
+    fail(404, "NAME_UNKNOWN", "no such registry route", { path: path.slice(0, 256) });
+  }
+
+  return { handler, cleanup, close: () => clearInterval(timer) };
+}
+
+function allow(method: string, path: string, methods: string[]): void {
+  if (!methods.includes(method)) fail(405, "UNSUPPORTED", `method ${method} is not allowed on ${path.slice(0, 256)}`, null, { allow: methods.join(", ") });
+}

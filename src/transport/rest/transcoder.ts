@@ -1,0 +1,277 @@
+/**
+ * REST/JSON transcoder: serves the google.api.http rules of Connect services by calling the
+ * very implementations the ConnectRouter serves, in memory, through the same interceptors
+ * (`createUnaryCaller`), so every interceptor runs for REST calls exactly as for gRPC and
+ * Connect calls. The request message is built from the path, query and body; the answer is
+ * written to JSON once, from the message the implementation returned.
+ *
+ * Wiring (server.ts): record the implementations while the node adapter's router is given
+ * them, then build the caller with the adapter's interceptors and reach the transcoder from
+ * `fallback`:
+ *
+ *   const services: RecordedService[] = [];
+ *   const nodeHandler = connectNodeAdapter({
+ *     interceptors,
+ *     contextValues,                              // per-request values for RPC calls
+ *     routes: (router) => {
+ *       const r = recordingRouter(router, services);
+ *       r.service(GroupsService, groupsImpl);     // ... every service
+ *     },
+ *     fallback: (req, res) => {
+ *       void rest(req, res).then((answered) => { if (!answered) otherRoutes(req, res); });
+ *     },
+ *   });
+ *   const rest = createRestTranscoder({
+ *     services: [GroupsService, PingService],     // the registered services with http rules
+ *     call: createUnaryCaller(services, interceptors, "rest"),
+ *     registry,                                   // every message type that may be an error detail or Any
+ *     maxBodyBytes: 1 << 20,
+ *     contextValues,                              // same function; the transcoder sets protocolKey = "rest"
+ *   });
+ *
+ * `otherRoutes` answers what REST does not (OIDC discovery, health pages, ...) or 404.
+ * CORS preflight (OPTIONS) must be answered before the transcoder, which would say 405.
+ */
+
+import { create, createRegistry } from "@bufbuild/protobuf";
+import type { DescField, DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { ContextValues } from "@connectrpc/connect";
+import { parseTimeout } from "@connectrpc/connect/protocol-connect";
+import { encodedOnce } from "../../aip/kept-encoding.js";
+import { abortedWhenClientLeaves, MAX_TIMEOUT_MS } from "../rpc/request.js";
+import { file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
+import { protocolKey } from "../../interceptors/request-context.js";
+import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
+import { routesFromServices } from "./http-rules.js";
+import type { RestRoute } from "./http-rules.js";
+import { decodeCapture, MalformedEscapeError, type PathBindings } from "./path-template.js";
+import type { UnaryAnswer, UnaryCaller } from "../rpc/call.js";
+import { applyQueryParams } from "./query-params.js";
+import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
+import type { BodySource } from "./request-body.js";
+import { responseJson } from "./response-json.js";
+import { RouteTable } from "./route-table.js";
+import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
+import { bearerChallenge } from "../http/credentials.js";
+import { injectTraceHeaders } from "../../telemetry/tracing.js";
+import { isV1 } from "../../aip/v1/version.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
+
+export type { NodeRequest, NodeResponse } from "../http/node-types.js";
+
+export interface RestTranscoderOptions {
+  /** Services whose unary methods carry google.api.http rules; each must be on the router. */
+  services: DescService[];
+  /** Calls the implementations the node adapter serves, with its interceptors (`createUnaryCaller`). */
+  call: UnaryCaller;
+  /** Resolves error details and Any fields when writing JSON (`@type`). */
+  registry: Registry;
+  /** ErrorInfo.domain of the errors the transcoder raises itself. */
+  errorDomain: string;
+  /** A larger request body is answered 413 RESOURCE_EXHAUSTED; the handler is not called. */
+  maxBodyBytes: number;
+  /** Per-request context values; the transcoder sets protocolKey to "rest" on them. */
+  contextValues?: (req: NodeRequest) => ContextValues;
+  /** Makes a call's error follow the API's error rules (an ErrorInfo on every error); by default the error as it is. */
+  callError?: (error: ConnectError, method: RestRoute["method"]) => ConnectError;
+  /** Told about unexpected failures (answered 500 INTERNAL), e.g. to log them. */
+  onError?: (error: unknown, req: NodeRequest) => void;
+}
+
+/**
+ * Answers a REST request and resolves true, or resolves false without writing anything
+ * when no HTTP rule matches the path. Never rejects.
+ */
+export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boolean>;
+
+/**
+ * Compiles the HTTP rules of `services` once and returns the REST handler.
+ * Throws at start-up for an invalid rule or a service method missing from `handlers`.
+ *
+ * Answers:
+ * - success: 200 with the output message as JSON (lowerCamel names, int64 as strings, zero
+ *   values written, timestamps with milliseconds: see response-json.ts), or only the
+ *   `response_body` field; a google.protobuf.Empty output is 200 with an empty body.
+ * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping; a 401
+ *   carries `WWW-Authenticate: Bearer` (RFC 6750, `bearerChallenge`).
+ * - a path matching a template only for other HTTP methods: 405 with an `Allow` header and
+ *   Status code 12 (UNIMPLEMENTED, reason METHOD_NOT_ALLOWED). Chosen over 404/NOT_FOUND
+ *   because the resource exists and only the method is wrong (grpc-gateway does the same).
+ */
+export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
+  const registry = createRegistry(file_google_rpc_error_details, opts.registry);
+  const target = { registry, domain: opts.errorDomain };
+  const routes = routesFromServices(opts.services);
+  const table = new RouteTable(routes);
+
+  return async function restHandler(req, res) {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const found = table.lookup(req.method ?? "", path);
+    if (found.kind === "noMatch") return false;
+    try {
+      if (found.kind === "methodNotAllowed") {
+        const error = transcoderError(Code.Unimplemented, "METHOD_NOT_ALLOWED", `Method ${req.method} is not allowed on ${path}`);
+        writeStatus(res, 405, error, target, { allow: found.allowed.join(", ") });
+        return true;
+      }
+      const { route, bindings } = found;
+      const controller = abortedWhenClientLeaves(res, "the client closed the connection");
+      const arrived = Date.now();
+      let input: Message;
+      try {
+        input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
+      } catch (e) {
+        if (e instanceof BodyRefusedError) {
+          writeStatus(res, e.httpStatus, e.status, target, e.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          return true;
+        }
+        if (!(e instanceof ConnectError)) throw e;
+        writeStatus(res, httpStatusFromCode(e.code), e, target);
+        return true;
+      }
+      const contextValues = opts.contextValues?.(req) ?? createContextValues();
+      contextValues.set(protocolKey, "rest");
+      const header = forwardRequestHeaders(req.headers);
+      const timeout = parseTimeout(header.get("connect-timeout-ms"), MAX_TIMEOUT_MS);
+      let answer: UnaryAnswer;
+      try {
+        if (timeout.error) throw transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", timeout.error.rawMessage);
+        answer = await opts.call(route.method, {
+          input,
+          header,
+          controller,
+          contextValues,
+          // The deadline counts from the request's arrival, as on the RPC paths.
+          timeoutMs: timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - arrived),
+          url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,
+        });
+      } catch (e) {
+        if (!(e instanceof ConnectError)) throw e;
+        if (res.destroyed) return true;
+        const error = opts.callError?.(e, route.method) ?? e;
+        const headers = forwardResponseHeaders(error.metadata);
+        if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, req.headers.authorization, error.rawMessage);
+        writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
+        return true;
+      }
+      writeResponse(res, route, answer, target);
+    } catch (e) {
+      opts.onError?.(e, req);
+      const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      if (!res.headersSent) writeStatus(res, 500, error, target);
+      else res.end();
+    }
+    return true;
+  };
+}
+
+/** A path variable's value, percent-decoded; malformed escapes are the field's INVALID_ARGUMENT. */
+function decodePathValue(raw: string, chain: readonly DescField[]): string {
+  try {
+    return decodeCapture(raw);
+  } catch (e) {
+    if (e instanceof MalformedEscapeError) throw new FieldValueError(protoPath(chain), `${e.message}: write % as %25, and every other escape as % and two hex digits of UTF-8`);
+    throw e;
+  }
+}
+
+async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodySource, query: string, maxBodyBytes: number): Promise<Message> {
+  const desc = route.method.input;
+  let message: Message = create(desc);
+  let bodyKeys: string[] = [];
+  if (route.body !== "") {
+    const bytes = await readBody(req, maxBodyBytes);
+    checkJsonContentType(req.headers, bytes);
+    const parsed = messageFromBody(route, bytes);
+    message = parsed.message;
+    bodyKeys = parsed.keys;
+  }
+  const boundPaths = new Set<string>();
+  for (const [key, raw] of bindings) {
+    const chain = route.pathFields.get(key)!;
+    try {
+      const value = decodePathValue(raw, chain);
+      const fromBody = valueAt(message, desc, chain);
+      setFieldFromString(message, desc, chain, value, key);
+      if (fromBody !== undefined && fromBody !== valueAt(message, desc, chain)) {
+        throw new FieldValueError(protoPath(chain), `the body says "${String(fromBody)}" but the URL says "${value}"`);
+      }
+    } catch (e) {
+      if (e instanceof FieldValueError) throw invalidArgumentError([{ field: e.field, description: e.description }]);
+      throw e;
+    }
+    boundPaths.add(chain.map((f) => f.name).join("."));
+  }
+  applyQueryParams(desc, message, new URLSearchParams(query), { path: boundPaths, body: route.body });
+  const inferred = inferredUpdateMask(route, bodyKeys);
+  if (inferred) {
+    // A mask given in the query wins; an empty one (`updateMask=`) counts as not given.
+    const r = reflect(desc, message);
+    const given = r.isSet(inferred.field) ? (r.get(inferred.field).message as FieldMask).paths : [];
+    if (given.length === 0) r.set(inferred.field, reflect(FieldMaskSchema, inferred.mask));
+  }
+  return message;
+}
+
+// Request headers that describe the REST exchange itself, not the call.
+const DROPPED_REQUEST_HEADERS = new Set([
+  "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "expect",
+  "content-type", "content-length", "content-encoding", "accept-encoding", "http2-settings",
+]);
+
+/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers and the active trace context. */
+function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || name.startsWith(":") || DROPPED_REQUEST_HEADERS.has(name)) continue;
+    if (name.startsWith("connect-") || name.startsWith("grpc-")) continue;
+    for (const v of Array.isArray(value) ? value : [value]) header.append(name, v);
+  }
+  header.set("content-type", "application/proto");
+  header.set("connect-protocol-version", "1");
+  // The call's span is the child of this request's (its traceparent replaces the caller's).
+  injectTraceHeaders(header);
+  const timeout = incoming["connect-timeout-ms"];
+  if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
+  return header;
+}
+
+/** Handler response headers worth passing on (error metadata, custom headers); trailers unprefixed. */
+function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
+  const out: ResponseHeaders = {};
+  header?.forEach((value, rawName) => {
+    const name = rawName.startsWith("trailer-") ? rawName.slice("trailer-".length) : rawName;
+    if (name === "content-type" || name === "content-length" || name === "content-encoding") return;
+    if (name === "accept-encoding" || name === "connection" || name === "transfer-encoding") return;
+    if (name.startsWith("connect-") || name.startsWith("grpc-")) return;
+    const prev = out[name];
+    out[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+  });
+  return out;
+}
+
+/** Writes a successful answer: its headers worth passing on and the message as proto JSON (an Empty as no body). */
+function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer, target: StatusTarget): void {
+  if (res.destroyed) return;
+  const headers = forwardResponseHeaders(answer.header);
+  Object.assign(headers, forwardResponseHeaders(answer.trailer));
+  const output = route.method.output;
+  if (output.typeName === "google.protobuf.Empty") {
+    res.writeHead(200, { ...headers, "content-length": "0" });
+    res.end();
+    return;
+  }
+  const protoFieldNames = isV1(route.method.parent);
+  const body = encodedOnce(answer.message, `rest json ${protoFieldNames} ${route.responseField?.name ?? ""}`, () => {
+    let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
+    if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
+    return Buffer.from(JSON.stringify(json), "utf8");
+  });
+  writeJson(res, 200, body, headers);
+}

@@ -1,0 +1,244 @@
+import { promisify } from "node:util";
+import { brotliCompress, gzip } from "node:zlib";
+import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import { getJsonOptions } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
+import { encodedOnce } from "../../aip/kept-encoding.js";
+import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
+import type { UnaryAnswer, UnaryCaller } from "./call.js";
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/** The adapter's JSON options: server.ts gives connectNodeAdapter none, so these are connect-es's defaults. */
+const JSON_OPTIONS = getJsonOptions(undefined);
+/** connect-es's default `compressMinBytes`: a smaller body is never compressed. */
+const COMPRESS_MIN_BYTES = 1024;
+/** The response compressions connect-node's adapter offers by default, in its order, at its zlib settings (none given). */
+const COMPRESSIONS: Record<string, (bytes: Uint8Array) => Promise<Uint8Array>> = {
+  gzip: (bytes) => gzipAsync(bytes, {}),
+  br: (bytes) => brotliAsync(bytes, {}),
+};
+/** Request JSON is decoded as connect-es decodes it (a BOM dropped, bad UTF-8 replaced). */
+const UTF8 = new TextDecoder();
+
+export interface ConnectUnaryPathOptions {
+  /** The services served; their unary methods take this path. */
+  services: DescService[];
+  /** Calls an implementation through the interceptors (`createUnaryCaller` with protocol "connect"). */
+  call: UnaryCaller;
+  /** Makes an error follow the API's error rules, as the adapter's answers do (`frameworkErrorAsApiError`). */
+  callError: (error: ConnectError, method: DescMethod) => ConnectError;
+  /** The context values of an RPC, as the adapter makes them. */
+  contextValues: (req: NodeRequest) => ContextValues;
+  /** The adapter's `readMaxBytes`: a larger `content-length` goes to the adapter; a larger body without one is RESOURCE_EXHAUSTED. */
+  readMaxBytes: number;
+}
+
+/** What the predicate learned of a request that takes this path. */
+interface Exchange {
+  method: DescMethod;
+  binary: boolean;
+  timeoutMs: number | undefined;
+  /** The body's `content-length`, when the request gives one (connect-es clients on Node do not). */
+  length: number | undefined;
+  url: string;
+}
+
+/**
+ * Connect unary POST calls answered on the HTTP request directly (HTTP/1.1 and HTTP/2): the body
+ * read whole, decoded once, handed to the same implementations through the same interceptors as
+ * every other wire (`options.call`), and the answer written exactly as connect-node's adapter with
+ * `withFrameworkErrorsAsApiErrors` writes it: status, content type, the call's headers and its
+ * trailers as `trailer-*` headers, `content-length`, the body compressed as the adapter negotiates
+ * it (`accept-encoding`, gzip or br, 1 KiB and more); an error as `codeToHttpStatus`, its metadata
+ * as headers and connect-es's JSON error body after `options.callError` (a rewritten error body is
+ * never compressed, as `withFrameworkErrorsAsApiErrors` writes it).
+ *
+ * Taken only by a POST to exactly `/<service>/<Method>` of a served unary method (no query), with
+ * a unary Connect content type (`application/json[; charset=utf-8]`, `application/proto`), no
+ * `content-encoding` header at all (not even identity), a valid or absent `connect-timeout-ms`, an
+ * absent or `1` `connect-protocol-version`, and a `content-length` within `readMaxBytes` or none (a
+ * body without one, as connect-es clients on Node send it, is read up to `readMaxBytes`, as the adapter reads it).
+ * Everything else goes to `fallback` (the connect-es adapter) untouched.
+ */
+export function withConnectUnaryPath<Res>(options: ConnectUnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
+  const methods = unaryMethodsByPath(options.services);
+  return (req, res) => {
+    const exchange = req.method === "POST" ? exchangeOf(req, methods.get(req.url ?? ""), options.readMaxBytes) : undefined;
+    if (exchange === undefined) return fallback(req, res);
+    void serve(options, exchange, req, res as unknown as NodeResponse);
+  };
+}
+
+/** The exchange of a request this path answers, or undefined when the adapter must. */
+function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxBytes: number): Exchange | undefined {
+  if (method === undefined) return undefined;
+  const headers = req.headers;
+  const type = headers["content-type"];
+  if (type === undefined || !contentTypeUnaryRegExp.test(type) || headers["content-encoding"] !== undefined) return undefined;
+  const version = headers["connect-protocol-version"];
+  if (version !== undefined && version !== "1") return undefined;
+  const timeout = parseTimeout(headerValue(headers["connect-timeout-ms"]), MAX_TIMEOUT_MS);
+  if (timeout.error) return undefined;
+  // connect-es reads `content-length` with parseInt.
+  const given = headerValue(headers["content-length"]);
+  const length = given === null ? undefined : parseInt(given, 10);
+  if (length !== undefined && (!Number.isSafeInteger(length) || length < 0 || length > readMaxBytes)) return undefined;
+  // ctx.url as the adapter makes it.
+  const authority = "authority" in req ? req.authority : headers.host;
+  if (authority === undefined) return undefined;
+  const scheme = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
+  let url: string;
+  try {
+    url = new URL(req.url ?? "", `${scheme}://${authority}`).toString();
+  } catch {
+    return undefined;
+  }
+  return { method, binary: /proto$/i.test(type), timeoutMs: timeout.timeoutMs, length, url };
+}
+
+async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: NodeRequest, res: NodeResponse): Promise<void> {
+  const { method, binary } = exchange;
+  const controller = abortedWhenClientLeaves(res, "the client closed the stream");
+  // The deadline counts from the request's arrival, as the adapter's does (it starts before the body is read).
+  const arrived = exchange.timeoutMs === undefined ? 0 : Date.now();
+  const trailer = new Headers();
+  let status = 200;
+  let header: Headers;
+  let body: Body;
+  try {
+    let answer: UnaryAnswer | undefined;
+    try {
+      const input = decode(method, binary, await readBody(req, exchange.length, options.readMaxBytes));
+      answer = await options.call(method, {
+        input,
+        header: callHeaders(req.headers),
+        controller,
+        contextValues: options.contextValues(req),
+        timeoutMs: exchange.timeoutMs === undefined ? undefined : exchange.timeoutMs - (Date.now() - arrived),
+        url: exchange.url,
+        trailer,
+      });
+      header = answer.header;
+      if (!header.has("content-type")) header.set("content-type", binary ? contentTypeUnaryProto : contentTypeUnaryJson);
+      body = encodeAnswer(method, binary, answer.message, compressionOf(req));
+    } catch (e) {
+      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
+      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      const answered = options.callError(error, method);
+      status = codeToHttpStatus(answered.code);
+      header = answer?.header ?? new Headers();
+      header.set("content-type", contentTypeUnaryJson);
+      error.metadata.forEach((value, name) => header.set(name, value));
+      // withFrameworkErrorsAsApiErrors writes a rewritten error body uncompressed; any other is as the adapter writes it.
+      body = compressedIfAccepted(errorToJsonBytes(answered, undefined), answered === error ? compressionOf(req) : undefined);
+    }
+    const bytes = await body.bytes;
+    if (res.destroyed) return;
+    if (body.encoding !== undefined) header.set("content-encoding", body.encoding);
+    const all = trailerMux(header, trailer);
+    all.set("content-length", String(bytes.byteLength));
+    res.writeHead(status, nodeHeaders(all));
+    res.end(bytes);
+  } catch {
+    // Reading or writing failed: the exchange is gone.
+    if (!res.destroyed) res.destroy();
+  }
+}
+
+/** An answer's body, and its content coding when compressed. */
+interface Body {
+  bytes: Uint8Array | Promise<Uint8Array>;
+  encoding?: string;
+}
+
+/** `bytes` compressed when the client accepts `compression` and they are 1 KiB or more, as connect-es does. */
+function compressedIfAccepted(bytes: Uint8Array, compression: string | undefined): Body {
+  if (compression === undefined || bytes.byteLength < COMPRESS_MIN_BYTES) return { bytes };
+  return { bytes: COMPRESSIONS[compression](bytes), encoding: compression };
+}
+
+/**
+ * A successful answer's body as connect-es encodes it (errors as its serialization raises them),
+ * compressed as `compressedIfAccepted`; a kept answer is encoded, and compressed, once per format
+ * (its compressed bytes are kept as one promise, shared by the calls that wait for it).
+ */
+function encodeAnswer(method: DescMethod, binary: boolean, message: Message, compression: string | undefined): Body {
+  const format = binary ? "binary" : "connect json";
+  const bytes = encodedOnce(message, format, () => (binary ? encodeBinary(method, message) : encodeJson(method, message)));
+  if (compression === undefined || bytes.byteLength < COMPRESS_MIN_BYTES) return { bytes };
+  return { bytes: encodedOnce(message, `${format} ${compression}`, () => COMPRESSIONS[compression](bytes)), encoding: compression };
+}
+
+function encodeBinary(method: DescMethod, message: Message): Uint8Array {
+  try {
+    return toBinary(method.output, message);
+  } catch (e) {
+    throw new ConnectError(`serialize binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+  }
+}
+
+function encodeJson(method: DescMethod, message: Message): Uint8Array {
+  try {
+    return Buffer.from(toJsonString(method.output, message, JSON_OPTIONS));
+  } catch (e) {
+    throw ConnectError.from(e, Code.Internal);
+  }
+}
+
+/** The request message, with connect-es's errors for a body that does not decode. */
+function decode(method: DescMethod, binary: boolean, body: Uint8Array): Message {
+  if (binary) {
+    try {
+      return fromBinary(method.input, body);
+    } catch (e) {
+      throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+    }
+  }
+  try {
+    return fromJsonString(method.input, UTF8.decode(body), JSON_OPTIONS);
+  } catch (e) {
+    throw ConnectError.from(e, Code.InvalidArgument);
+  }
+}
+
+/**
+ * The body, with connect-es's errors: exactly the `length` bytes its `content-length` promised, or,
+ * without one, at most `max` bytes.
+ */
+async function readBody(req: NodeRequest, length: number | undefined, max: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of requestChunks(req)) {
+    if (length !== undefined && size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
+    if (length === undefined && size + chunk.byteLength > max) throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+    chunks.push(chunk);
+    size += chunk.byteLength;
+  }
+  if (length !== undefined && size < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size}`, Code.InvalidArgument);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+}
+
+/** The response compression connect-es negotiates from `accept-encoding`: the first offered name it lists. */
+function compressionOf(req: NodeRequest): string | undefined {
+  const accepted = headerValue(req.headers["accept-encoding"]);
+  if (accepted === null || accepted === "") return undefined;
+  for (const name of accepted.split(",")) {
+    const trimmed = name.trim();
+    if (Object.hasOwn(COMPRESSIONS, trimmed)) return trimmed;
+  }
+  return undefined;
+}
+
+/** Headers as connect-node hands them to Node (each name once, only set-cookie as a list). */
+function nodeHeaders(headers: Headers): ResponseHeaders {
+  const out: ResponseHeaders = {};
+  headers.forEach((value, name) => {
+    const existing = out[name];
+    out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
+  });
+  return out;
+}
