@@ -1,0 +1,69 @@
+/**
+ * The layering of src/ (docs/architecture.md), checked by `npm run check` (`npm run deps`):
+ *
+ *   cli, server (composition root)        may import anything
+ *   transport (listener, http, rpc, rest, oci), interceptors, auth, system, telemetry
+ *                                         reach a domain only through its face (index.ts)
+ *   domains/<d>                           reach another domain only through its face; no transport
+ *   aip (AIP helpers), store, engines     import nothing above them
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment: "Modules form no import cycle.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "domain-through-its-face",
+      severity: "error",
+      comment: "Outside the domains, a domain is reached only through its face (src/domains/<d>/index.ts).",
+      from: { path: "^src/", pathNot: "^src/domains/" },
+      to: { path: "^src/domains/[^/]+/", pathNot: "^src/domains/[^/]+/index\\.ts$" },
+    },
+    {
+      name: "domain-to-domain-through-its-face",
+      severity: "error",
+      comment: "A domain reaches another domain only through that one's face.",
+      from: { path: "^src/domains/([^/]+)/" },
+      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/$1/", "^src/domains/[^/]+/index\\.ts$"] },
+    },
+    {
+      name: "domains-no-transport",
+      severity: "error",
+      comment: "A domain is independent of the wires and hosts that serve it.",
+      from: { path: "^src/domains/" },
+      to: { path: "^src/(transport|server|cli|interceptors|system|telemetry)/" },
+    },
+    {
+      name: "store-imports-nothing-above",
+      severity: "error",
+      comment: "The store is generic: it knows no API, no domain, no transport, no configuration.",
+      from: { path: "^src/store/" },
+      to: { path: "^src/", pathNot: "^src/store/" },
+    },
+    {
+      name: "aip-imports-no-store-driver",
+      severity: "error",
+      comment: "The AIP helpers use the store's errors and list types, never a driver.",
+      from: { path: "^src/aip/" },
+      to: { path: "^src/(store/(dialect|sqlite-driver|store|transaction|precompiled)|domains|transport|server|cli|auth|interceptors)" },
+    },
+    {
+      name: "engines-import-nothing-of-the-server",
+      severity: "error",
+      comment: "Engines (OSV, inventory, package feeds) are libraries: other engines and packages only.",
+      from: { path: "^src/engines/" },
+      to: { path: "^(src|gen)/", pathNot: "^src/engines/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(gen|dist|node_modules)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};
