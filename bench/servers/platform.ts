@@ -18,7 +18,7 @@ import { insertRepo } from "../../src/domains/registry/store/repos.js";
 import type { RoleBindingRow } from "../../src/domains/iam/store/role-bindings.js";
 import type { TagHistoryRow } from "../../src/domains/registry/store/tag-history.js";
 import { upsertTag, type TagRow } from "../../src/domains/registry/store/tags.js";
-import { openStore } from "../../src/store/store.js";
+import { openStore } from "../../src/domains/open-store.js";
 import { announce } from "./messages.js";
 import { seedAdvisories } from "./seed-advisories.js";
 import { seedLibraries } from "./seed-libraries.js";

@@ -1,7 +1,7 @@
 import type { Grants } from "./principal.js";
 import { grantsFrom } from "./principal.js";
 import { grantsOf } from "../domains/iam/store/role-bindings.js";
-import type { Db } from "../store/tables.js";
+import type { Db } from "../domains/schema.js";
 
 /**
  * The grants of identities, kept between calls and dropped when they may have changed.

@@ -14,7 +14,8 @@ import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
 import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
-import type { Db } from "../store/tables.js";
+import type { Kysely } from "kysely";
+import type { Database, Db } from "../domains/schema.js";
 import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
 import type { TokenService } from "./tokens.js";
 import { UpstreamFetchError, type UpstreamKeys } from "./upstream-keys.js";
@@ -149,7 +150,7 @@ export function createStsRoute(options: StsRouteOptions) {
 
     // When the identity was last seen is bookkeeping: a store too busy to record it refuses no exchange.
     // In a transaction, so a lock held on identities bounds its wait (lock_timeout on PostgreSQL).
-    await inTransaction(db, undefined, (trx) => touchLastSeen(trx, identity.uid, now())).catch((error: unknown) => {
+    await inTransaction(db as Kysely<Database>, undefined, (trx) => touchLastSeen(trx, identity.uid, now())).catch((error: unknown) => {
       if (!isUnavailable(error)) throw error;
       logger.warn("sts exchange: last seen time not recorded", { identity: identity.uid, error: String(error) });
     });

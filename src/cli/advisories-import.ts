@@ -1,7 +1,7 @@
 import { readOsvFeed } from "../engines/advisories/osv/feed.js";
 import { importOsvFeed } from "../domains/vulnerabilities/osv-import.js";
 import { StrictImportError } from "../store/batched-import.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../domains/open-store.js";
 import { runImportCommand } from "./import-progress.js";
 
 /**

@@ -4,7 +4,7 @@ import { findOrganizationByName } from "../domains/iam/store/groups.js";
 import { isUidp } from "../aip/uidp.js";
 import { LibraryFeedError, readLibraryFeed } from "../engines/package-feeds/feed.js";
 import { StrictImportError } from "../store/batched-import.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../domains/open-store.js";
 import { runImportCommand } from "./import-progress.js";
 
 /** The organization an import goes to, by uid or name; throws LibraryFeedError when there is none. */

@@ -258,7 +258,7 @@ async function serve(args: string[]): Promise<void> {
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
     throw error instanceof TlsCredentialsError ? new CommandError(error.message) : error;
   }));
-  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../store/store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
+  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../domains/open-store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
   const logger = createLogger(logLevel);
   const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
     throw new UsageError((error as Error).message);
@@ -355,7 +355,7 @@ async function bootstrap(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../store/store.js"), import("../server/bootstrap.js"), import("../auth/tokens.js")]);
+  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../auth/tokens.js")]);
   const store = await openStore(o.db as string);
   try {
     const now = Date.now();
@@ -382,7 +382,7 @@ async function token(args: string[]): Promise<void> {
   const identity = o.identity as string | undefined;
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../store/store.js"), import("../server/bootstrap.js"), import("../domains/iam/store/identities.js")]);
+  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../domains/iam/store/identities.js")]);
   const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());
@@ -408,7 +408,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../transport/oci/import.js"), import("./import-progress.js")]);
+  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../domains/open-store.js"), import("../transport/oci/import.js"), import("./import-progress.js")]);
   const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   const progress = byteProgressLine(process.stderr);
@@ -444,7 +444,7 @@ async function registryGc(args: string[]): Promise<void> {
   } catch (error) {
     throw new UsageError(`--grace: ${(error as Error).message}`);
   }
-  const { openStore } = await import("../store/store.js");
+  const { openStore } = await import("../domains/open-store.js");
   const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   try {
@@ -466,7 +466,7 @@ async function advisories(args: string[]): Promise<void> {
     "Prints `read N, new N, updated N, unchanged N, rejected N`.";
   if (o.help) return void process.stdout.write(usage("advisories import", summary, advisoriesImportOptions, "<file | directory | .zip>..."));
   if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
-  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../store/store.js"), import("./advisories-import.js"), import("../engines/advisories/osv/errors.js")]);
+  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../domains/open-store.js"), import("./advisories-import.js"), import("../engines/advisories/osv/errors.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importAdvisories(store, paths, flag("strict", o));
@@ -493,7 +493,7 @@ async function libraries(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("libraries import", summary, librariesImportOptions, "<file | directory>..."));
   if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
   if (paths.length === 0) throw new UsageError("give at least one metadata file or folder of them");
-  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../store/store.js"), import("./libraries-import.js"), import("../engines/package-feeds/feed.js")]);
+  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../domains/open-store.js"), import("./libraries-import.js"), import("../engines/package-feeds/feed.js")]);
   const store = await openStore(o.db as string);
   try {
     process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));

@@ -1,6 +1,6 @@
 import { DEFAULT_KEY_ACTIVATION_DELAY_MS, KEY_RELOAD_INTERVAL_MS, KEY_RETIREMENT_DELAY_MS, keyStates, rotateSigningKeys } from "../auth/signing-keys.js";
 import { listSigningKeys } from "../store/server-keys.js";
-import { openStore } from "../store/store.js";
+import { openStore } from "../domains/open-store.js";
 import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
 
 const rotateOptions: Record<string, OptionSpec> = {

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { EventsConfig, OrganizationCreation } from "../config.js";
-import type { Database } from "../store/tables.js";
+import type { Database } from "./schema.js";
 import type { Ownership } from "./domain.js";
 
 /** What service handlers are built from. */

@@ -1,7 +1,7 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
-import type { Database } from "../store/tables.js";
+import type { Database } from "./schema.js";
 import type { ServiceDeps } from "./deps.js";
 
 /** Tables that have column `C`. */

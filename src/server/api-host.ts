@@ -20,7 +20,8 @@ import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "../domains/index.js
 import { registerHealth, type HealthControl } from "../system/health-service.js";
 import { registerReflection } from "../system/reflection-service.js";
 import { serverSecret } from "../store/server-keys.js";
-import { storeAnswers, type Store } from "../store/store.js";
+import { storeAnswers } from "../store/store.js";
+import { type Store } from "../domains/open-store.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 
 

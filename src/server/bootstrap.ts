@@ -6,7 +6,7 @@ import { insertGroup } from "../domains/iam/store/groups.js";
 import { insertIdentity } from "../domains/iam/store/identities.js";
 import { bindRole } from "../domains/iam/store/role-bindings.js";
 import { syncBuiltInRoles } from "../domains/iam/store/roles.js";
-import { type Store } from "../store/store.js";
+import { type Store } from "../domains/open-store.js";
 import { inTransaction } from "../store/transaction.js";
 
 /** Brings stored data the code owns (built-in roles) up to date. Run before serving. */

@@ -27,7 +27,7 @@ import { withConnectUnaryPath } from "../transport/rpc/connect-unary.js";
 import { withGrpcUnaryPath } from "../transport/rpc/grpc-unary.js";
 import { createUnaryCaller, recordingRouter, type RecordedService } from "../transport/rpc/call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "../transport/rest/transcoder.js";
-import { migrationsApplied, type Store } from "../store/store.js";
+import { migrationsApplied, type Store } from "../domains/open-store.js";
 import { createHttpObserver, type RouteNote } from "../telemetry/http-observer.js";
 import { createMetricsServer } from "../telemetry/metrics-endpoint.js";
 import { createMetrics } from "../telemetry/metrics.js";

@@ -16,16 +16,14 @@ import {
   type TransactionSettings,
 } from "kysely";
 import pg from "pg";
-import { defaultLimits } from "../config.js";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
-import type { Database } from "./tables.js";
 import { limitTransactions } from "./transaction.js";
 
 /** Every difference between SQLite and PostgreSQL lives in this file. */
 export type DialectName = "sqlite" | "postgres";
 
-export interface OpenedDatabase {
-  db: Kysely<Database>;
+export interface OpenedDatabase<DB> {
+  db: Kysely<DB>;
   dialect: DialectName;
   /** Where it is, with any password removed; for logs. */
   description: string;
@@ -88,7 +86,7 @@ export interface DatabaseOptions {
  * transactions start IMMEDIATE and wait for the lock without blocking the
  * event loop (see `LockWaitingSqliteDialect`).
  */
-export function openDatabase(url: string, options: DatabaseOptions = {}): OpenedDatabase {
+export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): OpenedDatabase<DB> {
   const observers: QueryObserver[] = [];
   const log = queryLog(observers);
   const observeQueries = (observer: QueryObserver) => void observers.push(observer);
@@ -109,7 +107,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
     pool.on("error", () => {});
     const safe = new URL(url);
     safe.password = "";
-    const db = new Kysely<Database>({ dialect: new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs, options.statementTimeoutMs ?? defaultLimits.requestTimeoutMs), log });
+    const db = new Kysely<DB>({ dialect: new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS), log });
     // Transactions may hold all but READ_RESERVE connections: a lock that holds writes up leaves reads a way through.
     limitTransactions(db, Math.max(1, max - READ_RESERVE));
     return {
@@ -129,9 +127,14 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Opened
   database.pragma("foreign_keys = ON");
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
-  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? defaultLimits.lockTimeoutMs);
-  return { db: new Kysely<Database>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
+  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+  return { db: new Kysely<DB>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
 }
+
+/** `lockTimeoutMs` unless given (the server passes its `--lock-timeout`). */
+const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/** `statementTimeoutMs` unless given (the server passes its request timeout). */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 /** SQLite: bytes the write-ahead log is truncated to after a checkpoint. */
 export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;

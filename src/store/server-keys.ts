@@ -1,23 +1,29 @@
-import type { Selectable } from "kysely";
-import type { Db, SigningKeyTable } from "./tables.js";
+import type { Kysely, Selectable, Transaction } from "kysely";
+import type { SigningKeyTable, SystemTables } from "./tables.js";
+
+/** The database, or an open transaction, holding the store's own tables (and any others). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<SystemTables> | Transaction<SystemTables> | Kysely<any> | Transaction<any>;
+/** The store's own tables, whatever else the database holds. */
+const own = (db: Db) => db as Kysely<SystemTables>;
 
 export type SigningKeyRow = Selectable<SigningKeyTable>;
 
 /** Every signing key, newest first. */
 export async function listSigningKeys(db: Db): Promise<SigningKeyRow[]> {
-  return db.selectFrom("signing_keys").selectAll().orderBy("create_time", "desc").orderBy("kid").execute();
+  return own(db).selectFrom("signing_keys").selectAll().orderBy("create_time", "desc").orderBy("kid").execute();
 }
 
 /** Deletes the keys `kids` (retired by a rotation); returns how many there were. */
 export async function deleteSigningKeys(db: Db, kids: string[]): Promise<number> {
   if (kids.length === 0) return 0;
-  const result = await db.deleteFrom("signing_keys").where("kid", "in", kids).executeTakeFirst();
+  const result = await own(db).deleteFrom("signing_keys").where("kid", "in", kids).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
 /** Inserts a key unless one with its kid exists. */
 export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void> {
-  await db.insertInto("signing_keys").values(row).onConflict((oc) => oc.column("kid").doNothing()).execute();
+  await own(db).insertInto("signing_keys").values(row).onConflict((oc) => oc.column("kid").doNothing()).execute();
 }
 
 /**
@@ -25,11 +31,11 @@ export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void
  * racing to create it all end up with the one stored first.
  */
 export async function serverSecret(db: Db, name: string, generate: () => string, now: number): Promise<string> {
-  await db
+  await own(db)
     .insertInto("server_secrets")
     .values({ name, value: generate(), create_time: now })
     .onConflict((oc) => oc.column("name").doNothing())
     .execute();
-  const row = await db.selectFrom("server_secrets").select("value").where("name", "=", name).executeTakeFirstOrThrow();
+  const row = await own(db).selectFrom("server_secrets").select("value").where("name", "=", name).executeTakeFirstOrThrow();
   return row.value;
 }

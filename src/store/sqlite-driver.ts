@@ -1,6 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
-import { CompiledQuery, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 import { TransactionAbortedError } from "./errors.js";
+import { CACHEABLE_READ, KEPT, type KeptResult } from "./read-cache.js";
 import { currentSignal } from "./signal.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
@@ -108,63 +109,6 @@ class LockWaitingSqliteDriver extends SqliteDriver {
       await super.acquireConnection();
     }
   }
-}
-
-/**
- * Ends the SQL of a read whose result the SQLite driver may keep until the database changes
- * (`StatementCache`); other dialects ignore it (a comment).
- */
-export const CACHEABLE_READ = "/* cacheable */";
-
-/** `query.modifyEnd(CACHEABLE)` marks a read CACHEABLE_READ. */
-export const CACHEABLE = sql.raw(CACHEABLE_READ);
-
-/** A CACHEABLE_READ result kept by `StatementCache`, with the values derived from its rows (`keptDerivation`). */
-interface KeptResult {
-  version: string;
-  result: QueryResult<unknown>;
-  /** Derived values by name, with the time each was computed (ms). */
-  derived: Map<string, { value: unknown; at: number }>;
-}
-
-/** The kept result an answer's rows were copied from (a non-enumerable property of the rows array). */
-const KEPT = Symbol("kept result");
-
-/**
- * `compute()`, a value that depends on nothing but the rows a CACHEABLE_READ returned (an encoded
- * body, say), kept with the driver's kept result those rows were copied from: while the database
- * has not changed, later reads of the same query answer the same rows and the same value, without
- * computing it again. `name` tells apart the values derived from one result. For rows that were
- * not answered from a kept result (PostgreSQL, a read not marked), computes every time.
- */
-export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T): T {
-  const hit = keptValue<T>(rows, name);
-  return hit !== undefined ? hit : keepValue(rows, name, compute());
-}
-
-/**
- * The value kept as `name` with the kept result `rows` were copied from (`keepValue`), if any and
- * if kept at most `maxAgeMs` ago (for values that also depend on the time, such as a page token
- * that carries its issue time).
- */
-export function keptValue<T>(rows: readonly unknown[], name: string, maxAgeMs = Infinity): T | undefined {
-  const hit = (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.get(name);
-  if (hit === undefined || (maxAgeMs !== Infinity && Date.now() - hit.at > maxAgeMs)) return undefined;
-  return hit.value as T;
-}
-
-/**
- * Keeps `value`, derived from nothing but `rows` (and the time), as `name` with the kept result
- * `rows` were copied from; for rows not answered from a kept result, keeps nothing. Returns `value`.
- */
-export function keepValue<T>(rows: readonly unknown[], name: string, value: T): T {
-  (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.set(name, { value, at: Date.now() });
-  return value;
-}
-
-/** Whether `rows` were answered from a kept result (so values derived from them can be kept too). */
-export function isKept(rows: readonly unknown[]): boolean {
-  return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }
 
 /**

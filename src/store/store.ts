@@ -1,10 +1,13 @@
-import { Migrator, sql, type Kysely } from "kysely";
+import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import { dialectOfDb, openDatabase, type DatabaseOptions, type DialectName, type PoolStats, type QueryObserver } from "./dialect.js";
-import { MIGRATIONS } from "../domains/index.js";
-import type { Database } from "./tables.js";
+import type { SystemTables } from "./tables.js";
 
-export interface Store {
-  db: Kysely<Database>;
+/** Migrations by name; names sort in the order they run, and a shipped one is never edited. */
+export type Migrations = Record<string, Migration>;
+
+/** An open database of tables `DB`, its schema up to date. */
+export interface Store<DB> {
+  db: Kysely<DB>;
   dialect: DialectName;
   description: string;
   /** Tells `observer` the operation, duration and outcome of every query from now on (metrics). */
@@ -15,11 +18,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Opens the database at `url` and brings its schema up to date. */
-export async function openStore(url: string, options: DatabaseOptions = {}): Promise<Store> {
-  const { db, dialect, description, observeQueries, poolStats } = openDatabase(url, options);
+/** Opens the database at `url` and runs `migrations` that it has not run yet. */
+export async function openStore<DB>(url: string, migrations: Migrations, options: DatabaseOptions = {}): Promise<Store<DB>> {
+  const { db, dialect, description, observeQueries, poolStats } = openDatabase<DB>(url, options);
   try {
-    await migrate(db);
+    await migrate(db, migrations);
   } catch (error) {
     await db.destroy();
     throw error;
@@ -36,7 +39,7 @@ export async function openStore(url: string, options: DatabaseOptions = {}): Pro
 export const MIGRATION_LOCK_KEY = 7_270_112_026;
 
 /**
- * Runs every pending migration of every domain (or up to `to`, for tests of older installs); throws
+ * Runs every pending migration of `migrations` (or up to `to`, for tests of older installs); throws
  * the first failure, having changed nothing. All of it is one transaction on one connection, so one
  * process migrates at a time and a failure rolls back whole: on PostgreSQL under the
  * transaction-level lock `MIGRATION_LOCK_KEY` (Kysely's own session lock is then taken and
@@ -45,7 +48,7 @@ export const MIGRATION_LOCK_KEY = 7_270_112_026;
  * (Kysely runs SQLite migrations with neither a lock nor a transaction, so two processes opening
  * one new file would both create its tables).
  */
-export async function migrate(db: Kysely<Database>, to?: string): Promise<void> {
+export async function migrate<DB>(db: Kysely<DB>, migrations: Migrations, to?: string): Promise<void> {
   const postgres = dialectOfDb(db) === "postgres";
   await db.connection().execute(async (conn) => {
     await sql.raw(postgres ? "begin" : "begin immediate").execute(conn);
@@ -56,7 +59,7 @@ export async function migrate(db: Kysely<Database>, to?: string): Promise<void> 
         // The migration tables live in the schema the connection works in (its search_path).
         schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(conn)).rows[0].schema;
       }
-      await runMigrations(conn, schema, to);
+      await runMigrations(conn, migrations, schema, to);
     } catch (error) {
       await sql`rollback`.execute(conn);
       throw error;
@@ -65,26 +68,24 @@ export async function migrate(db: Kysely<Database>, to?: string): Promise<void> 
   });
 }
 
-async function runMigrations(db: Kysely<Database>, schema: string | undefined, to: string | undefined): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS }, migrationTableSchema: schema, disableTransactions: true });
+async function runMigrations<DB>(db: Kysely<DB>, migrations: Migrations, schema: string | undefined, to: string | undefined): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: schema, disableTransactions: true });
   const { error } = to === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(to);
   if (error) throw error;
 }
 
 /** Whether the store answers a query: the readiness the health service reports. */
-export async function storeAnswers(db: Kysely<Database>): Promise<boolean> {
-  await db.selectFrom("server_secrets").select("name").limit(1).execute();
+export async function storeAnswers<DB>(db: Kysely<DB>): Promise<boolean> {
+  await (db as unknown as Kysely<SystemTables>).selectFrom("server_secrets").select("name").limit(1).execute();
   return true;
 }
 
-/** The newest migration this build knows. */
-const NEWEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1)!;
-
 /**
- * Whether the store answers and holds every migration this build knows (the newest one is
+ * Whether the store answers and holds every migration of `migrations` (the newest one is
  * recorded): the readiness `/readyz` reports. One primary-key lookup; throws when unreachable.
  */
-export async function migrationsApplied(db: Kysely<Database>): Promise<boolean> {
-  const row = await sql<{ name: string }>`select name from kysely_migration where name = ${NEWEST_MIGRATION}`.execute(db);
+export async function migrationsApplied<DB>(db: Kysely<DB>, migrations: Migrations): Promise<boolean> {
+  const newest = Object.keys(migrations).sort().at(-1)!;
+  const row = await sql<{ name: string }>`select name from kysely_migration where name = ${newest}`.execute(db);
   return row.rows.length === 1;
 }

@@ -2,14 +2,14 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Kysely, Transaction } from "kysely";
 import { TransactionAbortedError } from "./errors.js";
 import { withSignal } from "./signal.js";
-import type { Database } from "./tables.js";
 
 /**
  * Work a caller attaches to the transactions run below it (the event of an RPC, of a push):
  * called with the transaction and the result of its work, before the commit, once per
  * `withTransactionHook` (the first transaction that commits).
  */
-export type TransactionHook = (trx: Transaction<Database>, result: unknown) => Promise<void>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type TransactionHook = (trx: Transaction<any>, result: unknown) => Promise<void>;
 
 const hooks = new AsyncLocalStorage<{ hook: TransactionHook; done: boolean }>();
 
@@ -60,10 +60,10 @@ class Slots {
   }
 }
 
-const transactionSlots = new WeakMap<Kysely<Database>, Slots>();
+const transactionSlots = new WeakMap<object, Slots>();
 
 /** At most `count` transactions of `db` at once; more wait their turn (PostgreSQL: connections left for reads). */
-export function limitTransactions(db: Kysely<Database>, count: number): void {
+export function limitTransactions<DB>(db: Kysely<DB>, count: number): void {
   transactionSlots.set(db, new Slots(count));
 }
 
@@ -77,10 +77,10 @@ export function limitTransactions(db: Kysely<Database>, count: number): void {
  * `options.changed` says the work's result changed nothing (a delete of a row that
  * was not there), the hook does not run (no event is written) and stays pending.
  */
-export async function inTransaction<T>(
-  db: Kysely<Database>,
+export async function inTransaction<DB, T>(
+  db: Kysely<DB>,
   signal: AbortSignal | undefined,
-  work: (trx: Transaction<Database>) => Promise<T>,
+  work: (trx: Transaction<DB>) => Promise<T>,
   options: { changed?: (result: T) => boolean } = {},
 ): Promise<T> {
   const attached = hooks.getStore();

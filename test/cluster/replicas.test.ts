@@ -8,7 +8,7 @@ import { builtInRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { bootstrapChild, CHILD_API_URL, runCli, type Bootstrapped } from "../support/child-server.js";
 import { CLUSTER_REGISTRY_URL, roundRobinWire, startCluster, type Cluster, type RoutedCall } from "../support/cluster.js";
 import { dropFresh, testDatabases } from "../support/databases.js";

@@ -8,7 +8,7 @@ import { GRANTS_MAX_AGE_MS } from "../../src/auth/grants-cache.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { bootstrapChild, CHILD_API_URL, runCli, startChildServer, type Bootstrapped, type ChildServer } from "../support/child-server.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

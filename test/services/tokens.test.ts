@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from "jose";
 import { ApiError } from "../../src/aip/errors.js";
 import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 
 const ISSUER = "http://api.test";
 let store: Store;

@@ -8,7 +8,7 @@ import { createTokenService } from "../../src/auth/tokens.js";
 import { prepareStore } from "../../src/server/bootstrap.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { serverSecret } from "../../src/store/server-keys.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /**

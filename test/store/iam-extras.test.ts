@@ -42,7 +42,7 @@ import {
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { syncBuiltInRoles } from "../../src/domains/iam/store/roles.js";
 import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "../../src/domains/iam/store/terms.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));

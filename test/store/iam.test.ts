@@ -17,7 +17,7 @@ import {
   setBindingRole,
 } from "../../src/domains/iam/store/role-bindings.js";
 import { deleteRole, getRole, insertRole, listRoles, roleOrderable, syncBuiltInRoles, updateRole } from "../../src/domains/iam/store/roles.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

@@ -7,7 +7,8 @@ import { countArtifacts, listArtifacts, listArtifactVersions } from "../../src/d
 import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { openDatabase } from "../../src/store/dialect.js";
-import { migrate, openStore, type Store } from "../../src/store/store.js";
+import type { Database } from "../../src/domains/schema.js";
+import { migrate, openStore, type Store } from "../../src/domains/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const NPM = new URL("../fixtures/libraries/npm", import.meta.url).pathname;
@@ -94,7 +95,7 @@ for (const database of await testDatabases()) {
 
     test("the name index migration indexes the artifacts an older install stored", async () => {
       const older = await database.fresh();
-      const opened = openDatabase(older);
+      const opened = openDatabase<Database>(older);
       try {
         await migrate(opened.db, "2026-11-25-0013-artifacts");
         const owner = (await bootstrapOrganization({ ...opened, close: async () => {} }, "older", 1)).organization.uid;

@@ -5,16 +5,17 @@ import { newRootUid } from "../../src/aip/uidp.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { prepareStore } from "../../src/server/bootstrap.js";
 import { openDatabase, type OpenedDatabase } from "../../src/store/dialect.js";
+import type { Database } from "../../src/domains/schema.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { advisoryEtag } from "../../src/domains/vulnerabilities/advisory-rows.js";
-import { migrate } from "../../src/store/store.js";
+import { migrate } from "../../src/domains/open-store.js";
 import { tagForms } from "../../src/domains/registry/tag-forms.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /** Installations made by older releases: the schema and data as of a migration, then the current ones. */
 for (const database of await testDatabases()) {
   describe(`older installs on ${database.name}`, { skip: database.skip }, () => {
-    const opened: Array<{ db: OpenedDatabase; url: string }> = [];
+    const opened: Array<{ db: OpenedDatabase<Database>; url: string }> = [];
     after(async () => {
       for (const { db, url } of opened) {
         await db.db.destroy();
@@ -23,9 +24,9 @@ for (const database of await testDatabases()) {
     });
 
     /** A fresh database migrated up to `name` only. */
-    async function installedAt(name: string): Promise<OpenedDatabase> {
+    async function installedAt(name: string): Promise<OpenedDatabase<Database>> {
       const url = await database.fresh();
-      const db = openDatabase(url);
+      const db = openDatabase<Database>(url);
       opened.push({ db, url });
       await migrate(db.db, name);
       return db;

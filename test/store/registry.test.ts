@@ -32,7 +32,7 @@ import {
 } from "../../src/domains/registry/store/manifests.js";
 import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { deleteTag, deleteTagByName, findTagByName, listTagNames, listTags, tagOrderable, upsertTag } from "../../src/domains/registry/store/tags.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

@@ -8,7 +8,7 @@ import { ApiError } from "../../src/aip/errors.js";
 import { KEY_RETIREMENT_DELAY_MS, keyStates, retiredKeys, rotateSigningKeys } from "../../src/auth/signing-keys.js";
 import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
 import { listSigningKeys } from "../../src/store/server-keys.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /**

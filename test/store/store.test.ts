@@ -15,9 +15,9 @@ import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { grantsOf, insertRoleBinding } from "../../src/domains/iam/store/role-bindings.js";
 import { syncBuiltInRoles } from "../../src/domains/iam/store/roles.js";
 import { serverSecret } from "../../src/store/server-keys.js";
-import { migrate, openStore, type Store } from "../../src/store/store.js";
+import { migrate, openStore, type Store } from "../../src/domains/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
-import type { UidpFilter } from "../../src/store/list-query.js";
+import type { UidpFilter } from "../../src/domains/list-query.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));

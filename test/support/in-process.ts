@@ -19,7 +19,7 @@ import { defaultLimits, type OrganizationCreation } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 
 const API_URL = "http://api.test";
 

@@ -7,7 +7,7 @@ import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreatio
 import { createFileContentStore, type ContentStore } from "../../src/transport/oci/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import { openStore, type Store } from "../../src/domains/open-store.js";
 
 export interface TestServer {
   apiPort: number;

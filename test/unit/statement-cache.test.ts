@@ -6,7 +6,8 @@ import { CompiledQuery, Kysely } from "kysely";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CACHEABLE, CACHEABLE_READ, isKept, keepValue, keptDerivation, keptValue, LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
+import { LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
+import { CACHEABLE, CACHEABLE_READ, isKept, keepValue, keptDerivation, keptValue } from "../../src/store/read-cache.js";
 
 function counted(capacity?: number) {
   const database = new Database(":memory:");

@@ -10,7 +10,7 @@ import {
   SecurityAdvisoryService,
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { readPage } from "../../aip/list.js";
-import { listMethod } from "../../aip/standard-methods.js";
+import { listMethod } from "../standard-methods.js";
 import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/store/resolved-vulns.js";
 import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
 import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";

@@ -3,7 +3,7 @@ import type { TokenService } from "../../auth/tokens.js";
 import type { EventsConfig } from "../../config.js";
 import { OutboundFetchError, outboundRequest } from "../../outbound/fetch.js";
 import type { Logger } from "../../logger.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../schema.js";
 import { sinkPolicy } from "./sink.js";
 import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type DeliveryTurns, type EventRow } from "./store/outbox.js";
 

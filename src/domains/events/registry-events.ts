@@ -1,7 +1,7 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../schema.js";
 import { repoFromRow } from "../registry/repo-mapper.js";
 import type { RepoRow } from "../registry/store/repos.js";
 import { eventBody } from "./event-body.js";

@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../schema.js";
 import { findTagByName, upsertTag, type TagRow } from "../registry/store/tags.js";
 import { tagFromRow } from "../registry/tag-mapper.js";
 import { recordHostChange, type HostEventOptions } from "./registry-events.js";

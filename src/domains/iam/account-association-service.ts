@@ -7,7 +7,7 @@ import {
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   accountAssociationOrderable,

@@ -2,7 +2,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { principalKey } from "../../auth/principal.js";
 import { getRole } from "./store/roles.js";
 import { checkRoleScope } from "./role-binding-validation.js";
-import type { Db } from "../../store/tables.js";
+import type { Db } from "../schema.js";
 import { requireGrantable } from "./role-validation.js";
 
 /**

@@ -12,7 +12,7 @@ import {
 import { failedPrecondition, notFound, unauthenticated } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { idempotentDeleteMethod, listMethod } from "../../aip/standard-methods.js";
+import { idempotentDeleteMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import {

@@ -7,7 +7,7 @@ import { permissionDenied } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid, newRootUid, isRoot } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
-import { getMethod, listMethod } from "../../aip/standard-methods.js";
+import { getMethod, listMethod } from "../standard-methods.js";
 import { builtInRole } from "../../auth/capabilities.js";
 import { principalKey } from "../../auth/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";

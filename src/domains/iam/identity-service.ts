@@ -5,7 +5,7 @@ import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseS
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   createIdentity,

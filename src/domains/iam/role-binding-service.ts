@@ -9,7 +9,7 @@ import {
 import { invalidField } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AcceptTermsResponseSchema, ListTermsAcceptancesRequestSchema, ListTermsAcceptancesResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
 import { unauthenticated } from "../../aip/errors.js";
-import { listMethod } from "../../aip/standard-methods.js";
+import { listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
 import { getGroup } from "./store/groups.js";

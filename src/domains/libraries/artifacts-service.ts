@@ -15,7 +15,7 @@ import type { OsvAffected } from "../../engines/advisories/osv/record.js";
 import { readPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
 import { visibilityKey } from "../../auth/principal.js";
-import type { Db } from "../../store/tables.js";
+import type { Db } from "../schema.js";
 import type { ServiceDeps } from "../deps.js";
 import { advisoryFromRow } from "../vulnerabilities/advisory-mapper.js";
 import { advisoryCandidates } from "../vulnerabilities/store/advisories.js";

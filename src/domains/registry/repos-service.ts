@@ -4,7 +4,7 @@ import { RepoReadmeSchema, RepoSchema } from "../../../gen/platform/registry/v2/
 import { ListReposRequestSchema, ListReposResponseSchema, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";

@@ -3,7 +3,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
 import { ListTagsRequestSchema, ListTagsResponseSchema, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
-import { deleteMethod, getMethod, listMethod } from "../../aip/standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { deleteTag, getTag, listTags, tagOrderable, upsertTag } from "./store/tags.js";
 import { inTransaction } from "../../store/transaction.js";

@@ -6,7 +6,7 @@ import type { OsvAffected } from "../../engines/advisories/osv/record.js";
 import { invalidField } from "../../aip/errors.js";
 import { readKeptPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
-import type { Db } from "../../store/tables.js";
+import type { Db } from "../schema.js";
 import type { ServiceDeps } from "../deps.js";
 import { createAdvisoryCache } from "./advisory-cache.js";
 import { advisoryFromRow } from "./advisory-mapper.js";

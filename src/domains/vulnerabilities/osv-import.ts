@@ -3,7 +3,7 @@ import type { OsvFeedError, OsvRecordError } from "../../engines/advisories/osv/
 import type { FeedEntry } from "../../engines/advisories/osv/feed.js";
 import { compareOsvTimes } from "../../engines/advisories/osv/time.js";
 import { runBatchedImport, StrictImportError, type BatchedImportOptions, type BatchOutcome, type ImportCounts, type ImportEntry } from "../../store/batched-import.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { recordRows, type RecordRows } from "./advisory-rows.js";
 import { storedModified, writeRecords } from "./store/osv-records.js";

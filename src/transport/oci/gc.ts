@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { deleteStaleBlob, deleteStaleUploads, staleBlobs } from "../../domains/registry/store/blobs.js";
 import { manifestPage } from "../../domains/registry/store/manifests.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../../domains/schema.js";
 import type { ContentStore } from "./content-store.js";
 import { InvalidManifest, parseManifest, referencedDigests } from "../../domains/registry/manifest.js";
 

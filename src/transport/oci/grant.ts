@@ -2,7 +2,7 @@ import { grantsFrom, type Grants } from "../../auth/principal.js";
 import { findOrganizationByName } from "../../domains/iam/store/groups.js";
 import { findRepoByPath } from "../../domains/registry/store/repos.js";
 import { grantsOf } from "../../domains/iam/store/role-bindings.js";
-import type { Db } from "../../store/tables.js";
+import type { Db } from "../../domains/schema.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";

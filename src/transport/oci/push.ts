@@ -7,7 +7,7 @@ import { moveTagWithEvent } from "../../domains/events/tag-moves.js";
 import { recordPush, recordRepoCreated } from "../../domains/events/registry-events.js";
 import { ConflictError } from "../../store/errors.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../../domains/schema.js";
 import { DigestMismatch, type ContentStore } from "./content-store.js";
 import { MismatchedSizes, MissingReferences, recordManifest } from "../../domains/registry/images.js";
 import { queueReportWork } from "../../domains/registry/image-inventory.js";

@@ -8,7 +8,7 @@ import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
 import { isStorageFull, isUnavailable } from "../../store/dialect.js";
-import type { Database } from "../../store/tables.js";
+import type { Database } from "../../domains/schema.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";

@@ -1,6 +1,6 @@
 import type { Page } from "../../../aip/pagination.js";
-import { applyPage, countRows } from "../../../store/list-query.js";
-import type { Db } from "../../../store/tables.js";
+import { applyPage, countRows } from "../../list-query.js";
+import type { Db } from "../../schema.js";
 import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/store/advisories.js";
 
 /** Sortable document fields: the document id is the artifact name. */

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import { applyPage, countRows } from "../../../store/list-query.js";
-import type { Db } from "../../../store/tables.js";
+import { applyPage, countRows } from "../../list-query.js";
+import type { Db } from "../../schema.js";
 import { nonEmpty, recordsNamed } from "../../vulnerabilities/store/advisories.js";
 import type { OsvRecordTable } from "../../vulnerabilities/tables.js";
 

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { notFound } from "../../../store/errors.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
-import type { Db } from "../../../store/tables.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../list-query.js";
+import type { Db } from "../../schema.js";
 import { getGroup } from "../../iam/store/groups.js";
 import type { SubscriptionTable } from "../tables.js";
 

@@ -1,9 +1,9 @@
 import type { Selectable } from "kysely";
 import { alreadyExists } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import type { ListScope } from "../../../store/list-query.js";
-import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
-import type { Db } from "../../../store/tables.js";
+import type { ListScope } from "../../list-query.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
+import type { Db } from "../../schema.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 

@@ -2,10 +2,10 @@ import type { Selectable } from "kysely";
 import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { descendantRange } from "../../../aip/uidp.js";
-import type { ListScope } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
 import type { TableWith } from "../../domain.js";
-import type { Db } from "../../../store/tables.js";
+import type { Db } from "../../schema.js";
 import type { GroupTable } from "../tables.js";
 
 export type GroupRow = Selectable<GroupTable>;

@@ -2,9 +2,9 @@ import type { Selectable } from "kysely";
 import { alreadyExists, notFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid } from "../../../aip/uidp.js";
-import { applyPage, countRows, type ListScope } from "../../../store/list-query.js";
-import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../../store/resource-table.js";
-import type { Db } from "../../../store/tables.js";
+import { applyPage, countRows, type ListScope } from "../../list-query.js";
+import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../resource-table.js";
+import type { Db } from "../../schema.js";
 import type { RoleBindingTable } from "../tables.js";
 
 export type RoleBindingRow = Selectable<RoleBindingTable>;

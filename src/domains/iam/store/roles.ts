@@ -1,9 +1,9 @@
 import type { Selectable } from "kysely";
 import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import { listConditions, type UidpFilter, type Visibility } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
-import type { Db } from "../../../store/tables.js";
+import { listConditions, type UidpFilter, type Visibility } from "../../list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
+import type { Db } from "../../schema.js";
 import type { RoleTable } from "../tables.js";
 
 export interface BuiltInRole {

@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import type { InventoryPackage } from "../../../engines/inventory/index.js";
-import type { Db } from "../../../store/tables.js";
+import type { Db } from "../../schema.js";
 import type { ImageReportTable, ReportFindingTable } from "../report-tables.js";
 import { nameKey, type Finding } from "../vulnerability-match.js";
 

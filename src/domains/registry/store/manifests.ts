@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../../store/tables.js";
+import type { Db } from "../../schema.js";
 import type { ManifestTable } from "../tables.js";
-import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { CACHEABLE } from "../../../store/read-cache.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type ManifestRow = Selectable<ManifestTable>;

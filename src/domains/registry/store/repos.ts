@@ -3,15 +3,15 @@ import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/e
 import { newChildUid } from "../../../aip/uidp.js";
 import type { Page } from "../../../aip/pagination.js";
 import { rootOf } from "../../../aip/uidp.js";
-import type { ListScope } from "../../../store/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../../store/resource-table.js";
+import type { ListScope } from "../../list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
 import type { TableWith } from "../../domain.js";
-import type { Db } from "../../../store/tables.js";
+import type { Db } from "../../schema.js";
 import type { RepoTable } from "../tables.js";
 import { getGroup } from "../../iam/store/groups.js";
-import { listConditions } from "../../../store/list-query.js";
+import { listConditions } from "../../list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
-import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { CACHEABLE } from "../../../store/read-cache.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type RepoRow = Selectable<RepoTable>;

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../../store/tables.js";
+import type { Db } from "../../schema.js";
 import type { TagHistoryTable } from "../tables.js";
 import { recordTagMove } from "./resolved-vulns.js";
-import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { CACHEABLE } from "../../../store/read-cache.js";
 
 export type TagHistoryRow = Selectable<TagHistoryTable>;
 

@@ -1,13 +1,13 @@
 import { sql, type Selectable, type SqlBool } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid } from "../../../aip/uidp.js";
-import type { ListScope } from "../../../store/list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../../store/resource-table.js";
-import type { Db } from "../../../store/tables.js";
+import type { ListScope } from "../../list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../resource-table.js";
+import type { Db } from "../../schema.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
-import { CACHEABLE } from "../../../store/sqlite-driver.js";
+import { CACHEABLE } from "../../../store/read-cache.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 import { tagForms } from "../tag-forms.js";
 

@@ -19,7 +19,7 @@ import { ImagesService, type VulnerabilityReport } from "../../../../gen/platfor
 import { ReposService } from "../../../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../../../gen/platform/registry/v2/tags_service_pb.js";
 import { ApiError } from "../../../aip/errors.js";
-import { listMethod } from "../../../aip/standard-methods.js";
+import { listMethod } from "../../standard-methods.js";
 import { toTimestamp } from "../../../aip/time.js";
 import { parentOf } from "../../../aip/uidp.js";
 import { Violations } from "../../../aip/validation.js";

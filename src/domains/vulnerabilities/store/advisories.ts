@@ -1,9 +1,9 @@
 import { sql, type Expression, type ExpressionBuilder, type Selectable } from "kysely";
 import { notFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import { CACHEABLE } from "../../../store/sqlite-driver.js";
-import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../../store/list-query.js";
-import type { Database, Db } from "../../../store/tables.js";
+import { CACHEABLE } from "../../../store/read-cache.js";
+import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../list-query.js";
+import type { Database, Db } from "../../schema.js";
 import type { AdvisoryTable } from "../tables.js";
 
 export type AdvisoryRow = Selectable<AdvisoryTable>;

@@ -1,11 +1,11 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool, Updateable } from "kysely";
 import type { Page } from "../aip/pagination.js";
-import { isUniqueViolation } from "./dialect.js";
-import { notFound, type ConflictError } from "./errors.js";
+import { isUniqueViolation } from "../store/dialect.js";
+import { notFound, type ConflictError } from "../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
-import type { Database, Db } from "./tables.js";
-import { CACHEABLE } from "./sqlite-driver.js";
-import { runPrecompiled } from "./precompiled.js";
+import type { Database, Db } from "./schema.js";
+import { CACHEABLE } from "../store/read-cache.js";
+import { runPrecompiled } from "../store/precompiled.js";
 
 /**
  * The standard methods of a resource table (a table keyed by a string `uid`): get, list,

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../aip/pagination.js";
-import { CACHEABLE_READ } from "./sqlite-driver.js";
+import { CACHEABLE_READ } from "../store/read-cache.js";
 import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../aip/uidp.js";
 
 export type { UidpFilter };

@@ -4,12 +4,12 @@ import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { visibilityKey } from "../auth/principal.js";
-import type { ListScope } from "../store/list-query.js";
-import type { Database, Db } from "../store/tables.js";
+import type { ListScope } from "./list-query.js";
+import type { Database, Db } from "./schema.js";
 import { inTransaction } from "../store/transaction.js";
-import { readPage, type ListRequestFields } from "./list.js";
-import type { Page, Pager, Orderable } from "./pagination.js";
-import { Violations } from "./validation.js";
+import { readPage, type ListRequestFields } from "../aip/list.js";
+import type { Page, Pager, Orderable } from "../aip/pagination.js";
+import { Violations } from "../aip/validation.js";
 
 /**
  * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and
