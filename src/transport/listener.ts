@@ -64,9 +64,10 @@ function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
     if (req.httpVersionMajor === 1) {
       res.once("finish", () => {
         if (req.complete) return;
-        const timer = setTimeout(() => req.socket.destroy(), graceMs);
-        req.once("end", () => clearTimeout(timer));
-        req.socket.once("close", () => clearTimeout(timer));
+        const socket = req.socket;
+        setTimeout(() => {
+          if (!req.complete && !socket.destroyed) socket.destroy();
+        }, graceMs).unref();
       });
     }
     return handler(req, res);
