@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { getOption, hasOption, type DescEnumValue } from "@bufbuild/protobuf";
 import { BuiltInRole, built_in_roles, Cap, CapSchema, string_name } from "../../gen/platform/common/v1/authorization_pb.js";
-import type { BuiltInRole as StoredBuiltInRole } from "../domains/iam/store/roles.js";
+import type { BuiltInRole as StoredBuiltInRole } from "../domains/iam/index.js";
 
 /**
  * The current value of each capability number: the first one declared. The

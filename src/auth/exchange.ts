@@ -1,6 +1,6 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import type { StoredClaimMatch, StoredStaticKeys } from "../domains/iam/store/identities.js";
-import { readClaimMatch, readStaticKeys, StoredJsonError } from "../domains/iam/store/identity-json.js";
+import type { StoredClaimMatch, StoredStaticKeys } from "../domains/iam/index.js";
+import { readClaimMatch, readStaticKeys, StoredJsonError } from "../domains/iam/index.js";
 import { matchesWhole } from "./claim-pattern.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 

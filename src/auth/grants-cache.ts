@@ -1,6 +1,6 @@
 import type { Grants } from "./principal.js";
 import { grantsFrom } from "./principal.js";
-import { grantsOf } from "../domains/iam/store/role-bindings.js";
+import { grantsOf } from "../domains/iam/index.js";
 import type { Db } from "../domains/schema.js";
 
 /**

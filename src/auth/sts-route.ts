@@ -13,7 +13,7 @@ import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../tra
 import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
-import { getIdentity, touchLastSeen } from "../domains/iam/store/identities.js";
+import { getIdentity, touchLastSeen } from "../domains/iam/index.js";
 import type { Kysely } from "kysely";
 import type { Database, Db } from "../domains/schema.js";
 import { ExchangeRefused, verifyForIdentity } from "./exchange.js";

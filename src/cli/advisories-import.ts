@@ -1,5 +1,5 @@
 import { readOsvFeed } from "../engines/advisories/osv/feed.js";
-import { importOsvFeed } from "../domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../domains/vulnerabilities/index.js";
 import { StrictImportError } from "../store/batched-import.js";
 import type { Store } from "../domains/open-store.js";
 import { runImportCommand } from "./import-progress.js";

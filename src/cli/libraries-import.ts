@@ -1,6 +1,6 @@
-import { importLibraries } from "../domains/libraries/library-import.js";
-import { isOrganization } from "../domains/libraries/store/artifacts.js";
-import { findOrganizationByName } from "../domains/iam/store/groups.js";
+import { importLibraries } from "../domains/libraries/index.js";
+import { isOrganization } from "../domains/libraries/index.js";
+import { findOrganizationByName } from "../domains/iam/index.js";
 import { isUidp } from "../aip/uidp.js";
 import { LibraryFeedError, readLibraryFeed } from "../engines/package-feeds/feed.js";
 import { StrictImportError } from "../store/batched-import.js";

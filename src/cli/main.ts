@@ -382,7 +382,7 @@ async function token(args: string[]): Promise<void> {
   const identity = o.identity as string | undefined;
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../domains/iam/store/identities.js")]);
+  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../domains/iam/index.js")]);
   const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());

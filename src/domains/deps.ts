@@ -3,7 +3,6 @@ import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { EventsConfig, OrganizationCreation } from "../config.js";
 import type { Database } from "./schema.js";
-import type { Ownership } from "./domain.js";
 
 /** What service handlers are built from. */
 export interface ServiceDeps {
@@ -20,4 +19,13 @@ export interface ServiceDeps {
   events: EventsConfig;
   /** Identities may name plain `http://` issuers (`serve --allow-http-issuers`, which the token exchange's fetches follow too). */
   allowHttpIssuers: boolean;
+}
+
+/** Tables of the schema that have column `C`. */
+export type TableWith<C extends string> = { [T in keyof Database]: C extends keyof Database[T] ? T : never }[keyof Database];
+
+/** Where rows hang below groups and repos, over every domain: what the delete guards read. */
+export interface Ownership {
+  ownedByGroup: readonly TableWith<"group_uid">[];
+  deletedWithRepo: readonly TableWith<"repo_uid">[];
 }

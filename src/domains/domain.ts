@@ -1,11 +1,12 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
-import type { Database } from "./schema.js";
 import type { ServiceDeps } from "./deps.js";
 
 /** Tables that have column `C`. */
-export type TableWith<C extends string> = { [T in keyof Database]: C extends keyof Database[T] ? T : never }[keyof Database];
+import type { TableWith } from "./deps.js";
+
+export type { TableWith };
 
 /** A service descriptor bound to the factory of its implementation. */
 export interface ServiceBinding {
@@ -37,8 +38,4 @@ export interface Domain {
   deletedWithRepo: TableWith<"repo_uid">[];
 }
 
-/** Where rows hang below groups and repos, over every domain: what the delete guards read. */
-export interface Ownership {
-  ownedByGroup: readonly TableWith<"group_uid">[];
-  deletedWithRepo: readonly TableWith<"repo_uid">[];
-}
+export type { Ownership } from "./deps.js";

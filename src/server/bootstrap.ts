@@ -1,11 +1,11 @@
 import { builtInRole, BUILT_IN_ROLES } from "../auth/capabilities.js";
 import { newChildUid, newRootUid } from "../aip/uidp.js";
 import { Violations } from "../aip/validation.js";
-import { checkGroupFields } from "../domains/iam/group-validation.js";
-import { insertGroup } from "../domains/iam/store/groups.js";
-import { insertIdentity } from "../domains/iam/store/identities.js";
-import { bindRole } from "../domains/iam/store/role-bindings.js";
-import { syncBuiltInRoles } from "../domains/iam/store/roles.js";
+import { checkGroupFields } from "../domains/iam/index.js";
+import { insertGroup } from "../domains/iam/index.js";
+import { insertIdentity } from "../domains/iam/index.js";
+import { bindRole } from "../domains/iam/index.js";
+import { syncBuiltInRoles } from "../domains/iam/index.js";
 import { type Store } from "../domains/open-store.js";
 import { inTransaction } from "../store/transaction.js";
 

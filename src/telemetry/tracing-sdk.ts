@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { setTracingActive } from "./tracing.js";
+import { setTracingActive } from "./tracing-state.js";
 
 /**
  * The OpenTelemetry SDK, imported only when tracing is configured (`startTracingFromEnv`) or by

@@ -1,22 +1,9 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
 import type { Logger } from "../logger.js";
 
-/**
- * Spans through `@opentelemetry/api` only: without an SDK installed (`installTracing`, loaded
- * by `startTracingFromEnv` when the `OTEL_*` variables ask for one) nothing here is called per
- * request, so an unconfigured server pays one boolean test per call.
- */
-let active = false;
+import { tracingActive } from "./tracing-state.js";
 
-/** Whether an SDK is installed: the interceptor and the hosts make spans only then. */
-export function tracingActive(): boolean {
-  return active;
-}
-
-/** Called by the SDK module when it installs or shuts down its provider. */
-export function setTracingActive(value: boolean): void {
-  active = value;
-}
+export { tracingActive };
 
 const TRACER = "platform-api";
 
@@ -56,12 +43,12 @@ export function withContext<T>(ctx: Context, fn: () => T): T {
 
 /** Adds the active span's `traceparent` to outgoing request headers; nothing when no SDK is installed. */
 export function injectTraceContext(headers: Record<string, string>): void {
-  if (active) propagation.inject(context.active(), headers);
+  if (tracingActive()) propagation.inject(context.active(), headers);
 }
 
 /** Sets the active span's `traceparent` on a fetch-style Headers; nothing when no SDK is installed. */
 export function injectTraceHeaders(headers: Headers): void {
-  if (active) propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
+  if (tracingActive()) propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
 }
 
 /** The trace id of a span, for log lines. */

@@ -4,8 +4,8 @@ import { ReferenceSchema, VulnerabilityMetadataSchema, type VulnerabilityMetadat
 import type { OsvAffected, OsvRecord } from "../../engines/advisories/osv/record.js";
 import { osvTimeMillis } from "../../engines/advisories/osv/time.js";
 import { toTimestamp } from "../../aip/time.js";
-import { eventViews, severityViews } from "../vulnerabilities/osv-view.js";
-import type { AdvisoryRow } from "../vulnerabilities/store/advisories.js";
+import { eventViews, severityViews } from "../vulnerabilities/index.js";
+import type { AdvisoryRow } from "../vulnerabilities/index.js";
 import type { DocumentRow } from "./store/documents.js";
 import type { OsvRecordRow } from "./store/metadata.js";
 

@@ -3,7 +3,7 @@ import { ResolvedVulnSchema, ResolvedVulnsReportSchema, type ResolvedVulnsReport
 import type { OsvSeverity } from "../../engines/advisories/osv/record.js";
 import { toTimestamp } from "../../aip/time.js";
 import type { ResolvedVulnRow, ResolvedVulnsReportRow } from "../registry/store/resolved-vulns.js";
-import { severityViews } from "../vulnerabilities/osv-view.js";
+import { severityViews } from "../vulnerabilities/index.js";
 
 export function resolvedVulnsReportFromRow(row: ResolvedVulnsReportRow & { repo_name: string; resolved: ResolvedVulnRow[] }): ResolvedVulnsReport {
   return create(ResolvedVulnsReportSchema, {

@@ -15,7 +15,7 @@ import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/st
 import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
 import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";
 import type { ServiceDeps } from "../deps.js";
-import { checkArtifactNames, checkRecordNames } from "../vulnerabilities/advisory-validation.js";
+import { checkArtifactNames, checkRecordNames } from "../vulnerabilities/index.js";
 import { documentFromRow, metadataFromRow } from "./advisory-mappers.js";
 import { documentOrderable, listDocuments } from "./store/documents.js";
 import { listRecords, metadataOrderable } from "./store/metadata.js";

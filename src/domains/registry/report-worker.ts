@@ -5,7 +5,7 @@ import type { ContentStore } from "../../transport/oci/content-store.js";
 import type { Database, Db } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { apiEventType, emitEvent } from "../events/store/outbox.js";
-import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/store/advisories.js";
+import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/index.js";
 import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
 import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ClaimTurns, type ReportJobRow } from "./store/report-jobs.js";

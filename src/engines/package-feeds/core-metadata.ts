@@ -4,8 +4,7 @@
 // description of Metadata-Version 2.1 and later) is not.
 
 import { isValidVersion } from "../advisories/ecosystems.js";
-import { LibraryDocumentError } from "./library-package.js";
-import { PYPI_NAME } from "./pypi.js";
+import { LibraryDocumentError, PYPI_NAME } from "./library-package.js";
 
 /** What the index keeps of one distribution's core metadata. */
 export interface CoreMetadata {

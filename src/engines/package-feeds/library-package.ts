@@ -52,3 +52,5 @@ export function utf8Text(bytes: Uint8Array, source: string): string {
   }
 }
 
+/** PEP 508 project names. */
+export const PYPI_NAME = /^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$/i;

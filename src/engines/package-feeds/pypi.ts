@@ -1,9 +1,7 @@
 import type { Distribution } from "./distributions.js";
-import { isObject, LibraryDocumentError, stringOr, timeOf, type LibraryPackage, type LibraryVersion } from "./library-package.js";
+import { isObject, LibraryDocumentError, PYPI_NAME, stringOr, timeOf, type LibraryPackage, type LibraryVersion } from "./library-package.js";
 import { latestVersion } from "./versions.js";
 
-/** PEP 508 project names. */
-export const PYPI_NAME = /^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$/i;
 
 /**
  * A PyPI JSON API document (`GET https://pypi.org/pypi/<project>/json`): `info` (name, summary,

@@ -1,7 +1,7 @@
 import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../list-query.js";
 import type { Db } from "../../schema.js";
-import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/store/advisories.js";
+import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/index.js";
 
 /** Sortable document fields: the document id is the artifact name. */
 export const documentOrderable = { id: "uid" };

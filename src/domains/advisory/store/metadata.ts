@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../list-query.js";
 import type { Db } from "../../schema.js";
-import { nonEmpty, recordsNamed } from "../../vulnerabilities/store/advisories.js";
-import type { OsvRecordTable } from "../../vulnerabilities/tables.js";
+import { nonEmpty, recordsNamed } from "../../vulnerabilities/index.js";
+import type { OsvRecordTable } from "../../vulnerabilities/index.js";
 
 export type OsvRecordRow = Selectable<OsvRecordTable>;
 
