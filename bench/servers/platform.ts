@@ -6,7 +6,7 @@ import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { createFileContentStore } from "../../src/transport/oci/content-store.js";
+import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
 import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
 import { pushManifest } from "../../src/transport/oci/push.js";
 import { createServer } from "../../src/server/server.js";

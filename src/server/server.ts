@@ -18,7 +18,7 @@ import { withCors } from "../transport/http/cors.js";
 import { protocolKey, type WireProtocol } from "../interceptors/request-context.js";
 import { createDualListener, type DualListener } from "../transport/listener.js";
 import type { Logger } from "../logger.js";
-import type { ContentStore } from "../transport/oci/content-store.js";
+import type { ContentStore } from "../domains/registry/index.js";
 import { createRegistryHost } from "../transport/oci/registry-host.js";
 import { createProbes, type Probes } from "../transport/http/probes.js";
 import { sendStatus } from "../transport/http/status-json.js";

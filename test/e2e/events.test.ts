@@ -15,7 +15,7 @@ import { defaultLimits } from "../../src/config.js";
 import { insertSubscription } from "../../src/domains/events/store/subscriptions.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { createLogger } from "../../src/logger.js";
-import { createFileContentStore } from "../../src/transport/oci/content-store.js";
+import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createServer } from "../../src/server/server.js";
 import { openStore } from "../../src/store/store.js";
 import { createHash } from "node:crypto";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { createFileContentStore } from "../../src/transport/oci/content-store.js";
+import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
 import { collectGarbage, DEFAULT_GC_GRACE_MS, UPLOAD_LIFETIME_MS } from "../../src/transport/oci/gc.js";
 import { linkBlob, recordBlob } from "../../src/domains/registry/store/blobs.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";

@@ -13,7 +13,7 @@ import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { startReportWorker, type ReportWorker, type ReportWorkerOptions } from "../../src/domains/registry/report-worker.js";
 import { reportsOf } from "../../src/domains/registry/store/image-reports.js";
 import { createLogger } from "../../src/logger.js";
-import { createFileContentStore, type ContentStore } from "../../src/transport/oci/content-store.js";
+import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { importImages } from "../../src/transport/oci/import.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
 import type { Logger } from "../../logger.js";
-import type { ContentStore } from "../../transport/oci/content-store.js";
+import type { ContentStore } from "./content/content-store.js";
 import type { Database, Db } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";
 import { apiEventType, emitEvent } from "../events/store/outbox.js";

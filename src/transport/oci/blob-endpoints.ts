@@ -3,7 +3,7 @@ import { eventsConfigOf } from "../../config.js";
 import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../../domains/registry/store/blobs.js";
 import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { ChunkLengthMismatch, UploadTooLarge } from "./content-store.js";
+import { ChunkLengthMismatch, UploadTooLarge } from "../../domains/registry/content/content-store.js";
 import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";

@@ -5,7 +5,7 @@ import type { TokenService } from "../../auth/tokens.js";
 import type { ServerConfig } from "../../config.js";
 import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
 import type { Database } from "../../store/tables.js";
-import type { ContentStore } from "./content-store.js";
+import type { ContentStore } from "../../domains/registry/content/content-store.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import type { RepositoryName } from "./scope.js";
 

@@ -3,7 +3,7 @@ import { deleteStaleBlob, deleteStaleUploads, staleBlobs } from "../../domains/r
 import { manifestPage } from "../../domains/registry/store/manifests.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { Database } from "../../store/tables.js";
-import type { ContentStore } from "./content-store.js";
+import type { ContentStore } from "../../domains/registry/content/content-store.js";
 import { InvalidManifest, parseManifest, referencedDigests } from "../../domains/registry/manifest.js";
 
 /**

@@ -12,7 +12,7 @@ import { recordRepoCreated } from "../../domains/events/registry-events.js";
 import { type Store } from "../../store/store.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { Db } from "../../store/tables.js";
-import { DigestMismatch, type ContentStore } from "./content-store.js";
+import { DigestMismatch, type ContentStore } from "../../domains/registry/content/content-store.js";
 import { MissingReferences, recordManifest } from "../../domains/registry/images.js";
 import { queueReportWork } from "../../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../../domains/registry/manifest.js";

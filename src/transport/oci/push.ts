@@ -8,7 +8,7 @@ import { recordPush, recordRepoCreated } from "../../domains/events/registry-eve
 import { ConflictError } from "../../store/errors.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { Database } from "../../store/tables.js";
-import { DigestMismatch, type ContentStore } from "./content-store.js";
+import { DigestMismatch, type ContentStore } from "../../domains/registry/content/content-store.js";
 import { MismatchedSizes, MissingReferences, recordManifest } from "../../domains/registry/images.js";
 import { queueReportWork } from "../../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../../domains/registry/manifest.js";

@@ -12,7 +12,7 @@ import type { Database } from "../../store/tables.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
-import type { ContentStore } from "./content-store.js";
+import type { ContentStore } from "../../domains/registry/content/content-store.js";
 import { expireUploads, UPLOAD_LIFETIME_MS } from "./gc.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
 import { authorizePing } from "./registry-auth.js";
