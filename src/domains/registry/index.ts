@@ -5,3 +5,5 @@
 export { ChunkLengthMismatch, createFileContentStore, DigestMismatch, UploadTooLarge, type ContentStore } from "./content/content-store.js";
 export { openContentStore } from "./content/open-content-store.js";
 export { InvalidStorageUrl, StorageUnavailable } from "./content/s3-location.js";
+export { RegistryError, type RegistryErrorKind } from "./errors.js";
+export { checkDigest, checkTag, isTag, MAX_NAME_LENGTH, parseRepositoryName, REPO_NAME, TAG_NAME, TAG_RULE, type RepositoryName } from "./names.js";

@@ -1,13 +1,14 @@
 import { pipeline } from "node:stream/promises";
+import { checkDigest, parseRepositoryName, type RepositoryName } from "../../domains/registry/index.js";
 import { eventsConfigOf } from "../../config.js";
 import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../../domains/registry/store/blobs.js";
 import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { ChunkLengthMismatch, UploadTooLarge } from "../../domains/registry/content/content-store.js";
-import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
+import { finishUpload, mountBlob, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import { PULL, PUSH } from "./scope.js";
 
 /**
  * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:

@@ -1,10 +1,11 @@
 import { findOrganizationByName } from "../../domains/iam/store/groups.js";
+import { MAX_NAME_LENGTH } from "../../domains/registry/index.js";
 import { listRepoPaths } from "../../domains/registry/store/repos.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import { ACTION_CAPABILITIES, DEFAULT_PUBLIC_ORGANIZATION } from "./grant.js";
 import { authorizeCatalog } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { MAX_NAME_LENGTH, PULL } from "./scope.js";
+import { PULL } from "./scope.js";
 
 /** Most repository names one `_catalog` answer holds (and the answer without `n`). */
 export const MAX_CATALOG_PAGE = 1000;

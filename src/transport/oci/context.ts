@@ -3,11 +3,11 @@ import type http2 from "node:http2";
 import type { Kysely } from "kysely";
 import type { TokenService } from "../../auth/tokens.js";
 import type { ServerConfig } from "../../config.js";
+import type { RepositoryName } from "../../domains/registry/index.js";
 import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
 import type { Database } from "../../store/tables.js";
 import type { ContentStore } from "../../domains/registry/content/content-store.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import type { RepositoryName } from "./scope.js";
 
 /** What every registry endpoint is built from. */
 export interface RegistryContext {

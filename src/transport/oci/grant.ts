@@ -1,12 +1,13 @@
 import { grantsFrom, type Grants } from "../../auth/principal.js";
 import { findOrganizationByName } from "../../domains/iam/store/groups.js";
+import type { RepositoryName } from "../../domains/registry/index.js";
 import { findRepoByPath } from "../../domains/registry/store/repos.js";
 import { grantsOf } from "../../domains/iam/store/role-bindings.js";
 import type { Db } from "../../store/tables.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import { PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
+import { PULL, PUSH, repositoryScope, type Action, type RepositoryScope } from "./scope.js";
 
 /**
  * The one decision of what a caller may do of a repository: `/token` asks it for each scope

@@ -16,8 +16,7 @@ import { DigestMismatch, type ContentStore } from "../../domains/registry/conten
 import { MissingReferences, recordManifest } from "../../domains/registry/images.js";
 import { queueReportWork } from "../../domains/registry/image-inventory.js";
 import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../../domains/registry/manifest.js";
-import { RegistryFailure } from "./registry-errors.js";
-import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
+import { isTag, parseRepositoryName, RegistryError, TAG_RULE, type RepositoryName } from "../../domains/registry/index.js";
 
 /**
  * `platform-api registry import`: loads manifests into a repo from OCI image layout
@@ -173,7 +172,7 @@ async function repoFor(db: Db, repository: string, group: string | undefined, no
   try {
     name = parseRepositoryName(repository);
   } catch (error) {
-    if (error instanceof RegistryFailure) throw invalidField("repo", `${error.message}: ${repository}`);
+    if (error instanceof RegistryError) throw invalidField("repo", `${error.message}: ${repository}`);
     throw error;
   }
   const organization = await findOrganizationByName(db, name.organization);

@@ -1,4 +1,5 @@
 import { eventsConfigOf } from "../../config.js";
+import { checkDigest, checkTag, parseRepositoryName, type RepositoryName } from "../../domains/registry/index.js";
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
 import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../../domains/registry/store/manifests.js";
 import { deleteTagByName, findTagByName, findTagsByDigest, listTagNames } from "../../domains/registry/store/tags.js";
@@ -6,10 +7,10 @@ import { recordTagDeletions } from "../../domains/events/tag-moves.js";
 import { inTransaction } from "../../store/transaction.js";
 import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "../../domains/registry/manifest.js";
-import { checkDigest, pushManifest, repoForPush } from "./push.js";
+import { pushManifest, repoForPush } from "./push.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { checkTag, DELETE, parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import { DELETE, PULL, PUSH } from "./scope.js";
 import type { AccessEntry } from "./grant.js";
 
 /**

@@ -11,9 +11,9 @@ import type { Database } from "../../store/tables.js";
 import { DigestMismatch, type ContentStore } from "../../domains/registry/content/content-store.js";
 import { MismatchedSizes, MissingReferences, recordManifest } from "../../domains/registry/images.js";
 import { queueReportWork } from "../../domains/registry/image-inventory.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../../domains/registry/manifest.js";
+import { InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../../domains/registry/manifest.js";
 import { fail } from "./registry-errors.js";
-import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
+import { checkDigest, checkTag, REPO_NAME, type RepositoryName } from "../../domains/registry/index.js";
 
 /**
  * What a push changes, independent of HTTP: the repo a push creates, finished uploads
@@ -49,12 +49,6 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
     if (raced === undefined) throw error;
     return raced;
   }
-}
-
-/** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */
-export function checkDigest(digest: string | null): string {
-  if (digest === null || !DIGEST.test(digest)) fail(400, "DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });
-  return digest;
 }
 
 /**

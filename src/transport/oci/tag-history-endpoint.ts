@@ -1,12 +1,13 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
+import { checkTag, parseRepositoryName } from "../../domains/registry/index.js";
 import { findRepoByPath } from "../../domains/registry/store/repos.js";
 import { readTagHistory } from "../../domains/registry/store/tag-history.js";
 import { historyBody } from "./history-body.js";
 import { parseWindow } from "./history-window.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { checkTag, parseRepositoryName, PULL } from "./scope.js";
+import { PULL } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 
 /** Most history records one request returns (spec 8). */
