@@ -8,7 +8,7 @@ import { defaultLimits } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
 import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
-import { pushManifest } from "../../src/transport/oci/push.js";
+import { pushManifest } from "../../src/domains/registry/push.js";
 import { createServer } from "../../src/server/server.js";
 import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
 import { linkBlob, recordBlob } from "../../src/domains/registry/store/blobs.js";

@@ -400,7 +400,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../transport/oci/import.js"), import("./import-progress.js")]);
+  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../store/store.js"), import("../domains/registry/index.js"), import("./import-progress.js")]);
   const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   const progress = byteProgressLine(process.stderr);
@@ -424,7 +424,7 @@ async function registry(args: string[]): Promise<void> {
 
 async function registryGc(args: string[]): Promise<void> {
   const o = parse(args, gcOptions);
-  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../transport/oci/gc.js");
+  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../domains/registry/index.js");
   const summary =
     `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
     "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +

@@ -19,7 +19,7 @@ import { createFileContentStore } from "../../src/domains/registry/content/conte
 import { createServer } from "../../src/server/server.js";
 import { openStore } from "../../src/store/store.js";
 import { createHash } from "node:crypto";
-import { importImages } from "../../src/transport/oci/import.js";
+import { importImages } from "../../src/domains/registry/import.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, connectWire, methodOf, type Wire } from "../support/wires.js";

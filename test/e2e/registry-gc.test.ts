@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
-import { collectGarbage, DEFAULT_GC_GRACE_MS, UPLOAD_LIFETIME_MS } from "../../src/transport/oci/gc.js";
+import { collectGarbage, DEFAULT_GC_GRACE_MS, UPLOAD_LIFETIME_MS } from "../../src/domains/registry/gc.js";
 import { linkBlob, recordBlob } from "../../src/domains/registry/store/blobs.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
 import { openStore } from "../../src/store/store.js";

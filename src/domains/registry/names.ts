@@ -47,6 +47,11 @@ export function checkTag(tag: string): string {
   return tag;
 }
 
+/** True for a manifest reference that is a digest (`sha256:...`), false for a tag. */
+export function isDigestReference(reference: string): boolean {
+  return reference.startsWith("sha256:");
+}
+
 /** Returns a digest parameter when it is sha256 (the only algorithm stored); throws DIGEST_INVALID otherwise. */
 export function checkDigest(digest: string | null): string {
   if (digest === null || !DIGEST.test(digest)) throw new RegistryError("DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });

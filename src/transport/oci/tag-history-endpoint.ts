@@ -1,8 +1,6 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
-import { checkTag, parseRepositoryName } from "../../domains/registry/index.js";
-import { findRepoByPath } from "../../domains/registry/store/repos.js";
-import { readTagHistory } from "../../domains/registry/store/tag-history.js";
+import { checkTag, parseRepositoryName, tagHistory } from "../../domains/registry/index.js";
 import { historyBody } from "./history-body.js";
 import { parseWindow } from "./history-window.js";
 import { authorizeRepository } from "./registry-auth.js";
@@ -48,8 +46,6 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
 
   const window = parseWindow(query);
 
-  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
-  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  const rows = await readTagHistory(ctx.db, repo.uid, tag, { ...window, limit: HISTORY_LIMIT });
+  const rows = await tagHistory(ctx.db, name, tag, { ...window, limit: HISTORY_LIMIT });
   writeJson(res, 200, historyBody(rows), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" });
 }

@@ -3,20 +3,21 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { ApiError, invalidField, notFound } from "../../aip/errors.js";
-import { findOrganizationByName } from "../../domains/iam/store/groups.js";
-import { linkBlob, recordBlob, touchBlobs } from "../../domains/registry/store/blobs.js";
-import { findOrInsertRepo } from "../../domains/registry/store/repos.js";
 import { defaultEventsConfig } from "../../config.js";
-import { moveTagWithEvent } from "../../domains/events/tag-moves.js";
-import { recordRepoCreated } from "../../domains/events/registry-events.js";
-import { type Store } from "../../store/store.js";
-import { inTransaction } from "../../store/transaction.js";
+import type { Store } from "../../store/store.js";
 import type { Db } from "../../store/tables.js";
-import { DigestMismatch, type ContentStore } from "../../domains/registry/content/content-store.js";
-import { MissingReferences, recordManifest } from "../../domains/registry/images.js";
-import { queueReportWork } from "../../domains/registry/image-inventory.js";
-import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../../domains/registry/manifest.js";
-import { isTag, parseRepositoryName, RegistryError, TAG_RULE, type RepositoryName } from "../../domains/registry/index.js";
+import { inTransaction } from "../../store/transaction.js";
+import { findOrganizationByName } from "../iam/index.js";
+import { DigestMismatch, type ContentStore } from "./content/content-store.js";
+import { RegistryError } from "./errors.js";
+import { recordRepoCreated } from "./events.js";
+import { queueReportWork } from "./image-inventory.js";
+import { MissingReferences, recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "./manifest.js";
+import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./names.js";
+import { linkBlob, recordBlob, touchBlobs } from "./store/blobs.js";
+import { findOrInsertRepo } from "./store/repos.js";
+import { moveTagWithEvent } from "./tag-moves.js";
 
 /**
  * `platform-api registry import`: loads manifests into a repo from OCI image layout
