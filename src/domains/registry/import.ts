@@ -2,10 +2,10 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import type { Kysely } from "kysely";
 import { ApiError, invalidField, notFound } from "../../aip/errors.js";
 import { defaultEventsConfig } from "../../config.js";
-import type { Store } from "../../store/store.js";
-import type { Db } from "../../store/tables.js";
+import type { Database, Db } from "../../store/tables.js";
 import { inTransaction } from "../../store/transaction.js";
 import { findOrganizationByName } from "../iam/index.js";
 import { DigestMismatch, type ContentStore } from "./content/content-store.js";
@@ -184,7 +184,7 @@ async function repoFor(db: Db, repository: string, group: string | undefined, no
 }
 
 /** Imports the inputs; throws INVALID_ARGUMENT (bad input, nothing stored) or NOT_FOUND (no such organization or group). */
-export async function importImages(store: Store, options: ImportOptions): Promise<ImportResult> {
+export async function importImages(store: { db: Kysely<Database> }, options: ImportOptions): Promise<ImportResult> {
   const sources: Source[] = [];
   try {
     for (const path of options.paths) sources.push(await readSource(path));

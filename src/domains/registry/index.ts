@@ -14,6 +14,8 @@ export { MAX_MANIFEST_BYTES, MEDIA_TYPE } from "./manifest.js";
 export { checkDigest, checkTag, isDigestReference, isTag, MAX_NAME_LENGTH, parseRepositoryName, REPO_NAME, TAG_NAME, TAG_RULE, type RepositoryName } from "./names.js";
 export { blobSize, existingRepository, findRepository, isReachableFromTags, referrersIndex, repositoryPaths, resolveManifest, tagHistory, tagNames } from "./pull.js";
 export { pushManifest, repoForPush } from "./push.js";
+export { queueMatchesFor } from "./report-queue.js";
 export { startReportWorker, type ReportWorker } from "./report-worker.js";
 export type { RepoRow } from "./store/repos.js";
+export { DAY_MS, listResolvedVulnsReports, resolvedVulnsOrderable, type ResolvedVulnRow, type ResolvedVulnsReportRow } from "./store/resolved-vulns.js";
 export { appendUpload, cancelUpload, finishUpload, mountBlob, startUpload, uploadSize } from "./uploads.js";

@@ -3,7 +3,7 @@ import type { Page } from "../../../aip/pagination.js";
 import { notFound } from "../../../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../../store/list-query.js";
 import type { Db } from "../../../store/tables.js";
-import { getGroup } from "../../iam/store/groups.js";
+import { getGroup } from "../../iam/index.js";
 import type { SubscriptionTable } from "../tables.js";
 
 export type SubscriptionRow = Selectable<SubscriptionTable>;

@@ -8,7 +8,7 @@ import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, update
 import type { TableWith } from "../../domain.js";
 import type { Db } from "../../../store/tables.js";
 import type { RepoTable } from "../tables.js";
-import { getGroup } from "../../iam/store/groups.js";
+import { getGroup } from "../../iam/index.js";
 import { listConditions } from "../../../store/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
 import { CACHEABLE } from "../../../store/sqlite-driver.js";
