@@ -1,6 +1,6 @@
 /**
  * What the registry's operations refuse, by kind. The kinds are named as the OCI Distribution
- * error codes they stand for; the OCI host answers each one (`src/transport/oci/registry-errors.ts`).
+ * error codes they stand for, and the OCI host answers each one with that code.
  */
 export type RegistryErrorKind =
   /** A repository name breaks the naming rules. */
