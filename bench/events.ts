@@ -11,7 +11,7 @@ import { emitEvent } from "../src/domains/events/store/outbox.js";
 import { insertSubscription } from "../src/domains/events/store/subscriptions.js";
 import { insertRepo } from "../src/domains/registry/store/repos.js";
 import { createLogger } from "../src/logger.js";
-import { createFileContentStore } from "../src/transport/oci/content-store.js";
+import { createFileContentStore } from "../src/domains/registry/content/content-store.js";
 import { createServer } from "../src/server/server.js";
 import { openStore } from "../src/domains/open-store.js";
 import { inTransaction } from "../src/store/transaction.js";

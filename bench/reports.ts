@@ -12,7 +12,7 @@ import { enqueueMatches, pendingReportJobs } from "../src/domains/registry/store
 import { importOsvFeed } from "../src/domains/vulnerabilities/osv-import.js";
 import { packageOf, readImageFiles } from "../src/engines/inventory/index.js";
 import { createLogger } from "../src/logger.js";
-import { createFileContentStore } from "../src/transport/oci/content-store.js";
+import { createFileContentStore } from "../src/domains/registry/content/content-store.js";
 import { openStore } from "../src/domains/open-store.js";
 import { inTransaction } from "../src/store/transaction.js";
 

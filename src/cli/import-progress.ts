@@ -1,4 +1,4 @@
-import type { CopyProgress } from "../transport/oci/import.js";
+import type { CopyProgress } from "../domains/registry/index.js";
 import { formatCounts, type ImportCounts } from "../store/batched-import.js";
 
 /** A progress line redrawn in place, at most every 100 ms; only on a terminal. */

@@ -138,22 +138,14 @@ function flag(name: string, options: Record<string, string | boolean | undefined
  * The registry's content store: `--registry-storage s3://...` or the folder `--registry-dir`. With
  * `checked`, an S3 bucket must answer first (a server fails at start, not at its first push).
  */
-async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../transport/oci/content-store.js").ContentStore> {
-  const storage = options["registry-storage"] as string | undefined;
-  if (storage === undefined || storage === "") {
-    const { createFileContentStore } = await import("../transport/oci/content-store.js");
-    return createFileContentStore(options["registry-dir"] as string);
-  }
-  const { createS3ContentStore, InvalidStorageUrl, parseS3Url } = await import("../transport/oci/s3-content-store.js");
-  let store: ReturnType<typeof createS3ContentStore>;
+async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../domains/registry/index.js").ContentStore> {
+  const { InvalidStorageUrl, openContentStore } = await import("../domains/registry/index.js");
   try {
-    store = createS3ContentStore(parseS3Url(storage));
+    return await openContentStore({ storage: options["registry-storage"] as string | undefined, dir: options["registry-dir"] as string, checked });
   } catch (error) {
     if (error instanceof InvalidStorageUrl) throw new UsageError(`--registry-storage: ${error.message}`);
     throw error;
   }
-  if (checked) await store.checkReachable();
-  return store;
 }
 
 /** `--metrics-port`: a port number (0 for any free one), or `off`. */
@@ -408,7 +400,7 @@ async function registry(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
   if (!o.repo) throw new UsageError("--repo is required");
   if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../domains/open-store.js"), import("../transport/oci/import.js"), import("./import-progress.js")]);
+  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../domains/open-store.js"), import("../domains/registry/index.js"), import("./import-progress.js")]);
   const content = await contentStoreOf(o);
   const store = await openStore(o.db as string);
   const progress = byteProgressLine(process.stderr);
@@ -432,7 +424,7 @@ async function registry(args: string[]): Promise<void> {
 
 async function registryGc(args: string[]): Promise<void> {
   const o = parse(args, gcOptions);
-  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../transport/oci/gc.js");
+  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../domains/registry/index.js");
   const summary =
     `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
     "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +
@@ -539,7 +531,7 @@ async function userMessage(error: unknown, argv: string[]): Promise<string | und
       : (error as Error).message.split(/\.?\n|\. /)[0];
     return `${message} ${help}`;
   }
-  const [{ ApiError }, { StoreError }, { StorageUnavailable }] = await Promise.all([import("../aip/errors.js"), import("../store/errors.js"), import("../transport/oci/s3-content-store.js")]);
+  const [{ ApiError }, { StoreError }, { StorageUnavailable }] = await Promise.all([import("../aip/errors.js"), import("../store/errors.js"), import("../domains/registry/index.js")]);
   if (error instanceof ApiError || error instanceof StoreError || error instanceof StorageUnavailable) return (error as Error).message;
   if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EACCES|ENOENT|EROFS|ENOSPC|28P01|3D000|3F000|SQLITE_CANTOPEN|SQLITE_NOTADB)$/.test(code)) {
     return `${(error as Error).message}${/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|3D000|3F000)$/.test(code) ? " (the database of --db)" : ""}`;

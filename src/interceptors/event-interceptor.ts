@@ -5,8 +5,7 @@ import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isUidp, rootOf } from "../aip/uidp.js";
 import { v2CallKey } from "../aip/v1/call.js";
 import { principalKey, scopeKey } from "../auth/principal.js";
-import { eventBody } from "../domains/events/event-body.js";
-import { apiEventType, emitEvent } from "../domains/events/store/outbox.js";
+import { apiEventType, emitEvent, eventBody } from "../domains/events/index.js";
 import { withTransactionHook } from "../store/transaction.js";
 
 /**

@@ -9,7 +9,7 @@ import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.
 import { NotFoundError } from "../../src/store/errors.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { importImages } from "../../src/transport/oci/import.js";
+import { importImages } from "../../src/domains/registry/import.js";
 import { linkedBlobSize } from "../../src/domains/registry/store/blobs.js";
 import { findManifest } from "../../src/domains/registry/store/manifests.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";

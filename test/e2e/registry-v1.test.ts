@@ -15,7 +15,7 @@ import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { writeReport } from "../../src/domains/registry/store/image-reports.js";
-import { importImages } from "../../src/transport/oci/import.js";
+import { importImages } from "../../src/domains/registry/import.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, detailOf, methodOf, reasonOf, type Outcome, type Wire, violatedFields as violations } from "../support/wires.js";

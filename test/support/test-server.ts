@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
-import { createFileContentStore, type ContentStore } from "../../src/transport/oci/content-store.js";
+import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";

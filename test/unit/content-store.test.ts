@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
-import { ChunkLengthMismatch, createFileContentStore, DigestMismatch, UploadTooLarge, type ContentStore } from "../../src/transport/oci/content-store.js";
-import { createS3ContentStore, InvalidStorageUrl, parseS3Url } from "../../src/transport/oci/s3-content-store.js";
+import { ChunkLengthMismatch, createFileContentStore, DigestMismatch, UploadTooLarge, type ContentStore } from "../../src/domains/registry/content/content-store.js";
+import { createS3ContentStore } from "../../src/domains/registry/content/s3-content-store.js";
+import { InvalidStorageUrl, parseS3Url } from "../../src/domains/registry/content/s3-location.js";
 import { startS3Server, type TestS3 } from "../support/s3-server.js";
 
 /**

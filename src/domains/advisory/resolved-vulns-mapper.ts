@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ResolvedVulnSchema, ResolvedVulnsReportSchema, type ResolvedVulnsReport } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import type { OsvSeverity } from "../../engines/advisories/osv/record.js";
 import { toTimestamp } from "../../aip/time.js";
-import type { ResolvedVulnRow, ResolvedVulnsReportRow } from "../registry/store/resolved-vulns.js";
+import type { ResolvedVulnRow, ResolvedVulnsReportRow } from "../registry/index.js";
 import { severityViews } from "../vulnerabilities/index.js";
 
 export function resolvedVulnsReportFromRow(row: ResolvedVulnsReportRow & { repo_name: string; resolved: ResolvedVulnRow[] }): ResolvedVulnsReport {

@@ -2,8 +2,7 @@ import { timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ImageRef } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { MAX_PAGE_SIZE } from "../../aip/pagination.js";
 import type { Violations } from "../../aip/validation.js";
-import { TAG_NAME as TAG } from "../../transport/oci/scope.js";
-import { DAY_MS } from "../registry/store/resolved-vulns.js";
+import { DAY_MS, TAG_NAME as TAG } from "../registry/index.js";
 
 /** Midnight UTC of a time's date. */
 export const dayOf = (time: Timestamp) => Math.floor(timestampMs(time) / DAY_MS) * DAY_MS;

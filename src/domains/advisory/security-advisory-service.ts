@@ -11,7 +11,7 @@ import {
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { readPage } from "../../aip/list.js";
 import { listMethod } from "../standard-methods.js";
-import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/store/resolved-vulns.js";
+import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/index.js";
 import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
 import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";
 import type { ServiceDeps } from "../deps.js";

@@ -1,10 +1,10 @@
 /**
  * The IAM domain's face: what the rest of the server may use of it (authentication reads
- * identities and grants, bootstrap writes the first organization). Everything else in this folder
- * is the domain's own.
+ * identities and grants, bootstrap writes the first organization, the registry host names
+ * organizations). Everything else under `src/domains/iam/` is private to the domain.
  */
-export { checkGroupFields } from "./group-validation.js";
-export { findOrganizationByName, getGroup, insertGroup } from "./store/groups.js";
+export { checkGroupFields, ORGANIZATION_NAME } from "./group-validation.js";
+export { findOrganizationByName, getGroup, insertGroup, type GroupRow } from "./store/groups.js";
 export { getIdentity, insertIdentity, touchLastSeen, type StoredClaimMatch, type StoredStaticKeys } from "./store/identities.js";
 export { readClaimMatch, readStaticKeys, StoredJsonError } from "./store/identity-json.js";
 export { bindRole, grantsOf } from "./store/role-bindings.js";

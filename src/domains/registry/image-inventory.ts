@@ -1,6 +1,6 @@
 import { addAbortSignal, type Readable } from "node:stream";
 import { appendAll, InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, stopReason, uniquePackages, distroQualifier, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
-import type { ContentStore } from "../../transport/oci/content-store.js";
+import type { ContentStore } from "./content/content-store.js";
 import type { Db } from "../schema.js";
 import { ensureReport } from "./store/image-reports.js";
 import { findManifest, listReferrers, type ManifestRow } from "./store/manifests.js";

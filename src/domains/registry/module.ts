@@ -3,6 +3,8 @@ import { file_platform_registry_v2_images_service, ImagesService } from "../../.
 import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { whenAdvisoriesChange } from "../reactions.js";
+import { queueMatchesFor } from "./report-queue.js";
 import { createImagesService } from "./images-service.js";
 import { registry as registryTables } from "./migrations/2026-11-22-0004-registry.js";
 import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
@@ -20,6 +22,9 @@ import { createRegistryV1Service } from "./v1/registry-service.js";
  * history, images, and v1's end-of-life tags and vulnerability reports. The OCI
  * Distribution host (`src/transport/oci/`) serves the same data on its own port.
  */
+// Changed advisories: the images holding their packages are matched again.
+whenAdvisoriesChange(queueMatchesFor);
+
 export const registry: Domain = {
   name: "registry",
   files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v1_registry],

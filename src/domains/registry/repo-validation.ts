@@ -1,5 +1,5 @@
 import type { Violations } from "../../aip/validation.js";
-import { REPO_NAME } from "../../transport/oci/scope.js";
+import { REPO_NAME } from "./names.js";
 
 export { REPO_NAME };
 /** Readme limit in UTF-8 bytes. */

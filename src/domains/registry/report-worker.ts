@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
 import { createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
 import type { Logger } from "../../logger.js";
-import type { ContentStore } from "../../transport/oci/content-store.js";
+import type { ContentStore } from "./content/content-store.js";
 import type { Database, Db } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import { apiEventType, emitEvent } from "../events/store/outbox.js";
+import { apiEventType, emitEvent } from "../events/index.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/index.js";
 import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";

@@ -1,5 +1,5 @@
 import type { Violations } from "../../aip/validation.js";
-import { TAG_NAME } from "../../transport/oci/scope.js";
+import { TAG_NAME } from "./names.js";
 import { DIGEST } from "./manifest.js";
 
 export { DIGEST, TAG_NAME };

@@ -7,8 +7,7 @@ import type { Database } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { recordRows, type RecordRows } from "./advisory-rows.js";
 import { storedModified, writeRecords } from "./store/osv-records.js";
-import { digestsNaming } from "../registry/store/image-reports.js";
-import { enqueueMatches } from "../registry/store/report-jobs.js";
+import { advisoriesChanged } from "../reactions.js";
 
 export { StrictImportError, type ImportCounts };
 
@@ -64,7 +63,7 @@ function writeBatch(db: Kysely<Database>, pending: Pending[]): Promise<BatchOutc
     const named = [...writes.values()].flatMap((r) => r.advisories.map((a) => ({ ecosystem: a.ecosystem, name: a.artifact_name })));
     if (replacing.length > 0) named.push(...(await trx.selectFrom("advisories").select(["ecosystem", "artifact_name as name"]).where("advisory_id", "in", replacing).execute()));
     await writeRecords(trx, [...writes.values()], replacing);
-    if (named.length > 0) await enqueueMatches(trx, await digestsNaming(trx, named), Date.now());
+    if (named.length > 0) await advisoriesChanged(trx, named, Date.now());
     return tally;
   });
 }

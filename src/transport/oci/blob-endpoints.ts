@@ -1,13 +1,25 @@
 import { pipeline } from "node:stream/promises";
 import { eventsConfigOf } from "../../config.js";
-import { deleteUpload, findUpload, insertUpload, linkedBlobSize } from "../../domains/registry/store/blobs.js";
-import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
-import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { ChunkLengthMismatch, UploadTooLarge } from "./content-store.js";
-import { checkDigest, finishUpload, mountBlob, repoForPush } from "./push.js";
+import {
+  appendUpload,
+  blobSize,
+  cancelUpload,
+  checkDigest,
+  existingRepository,
+  findRepository,
+  finishUpload,
+  mountBlob,
+  parseRepositoryName,
+  RegistryError,
+  repoForPush,
+  startUpload,
+  uploadSize,
+  type RepositoryName,
+} from "../../domains/registry/index.js";
+import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
-import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
+import { PULL, PUSH } from "./scope.js";
 
 /**
  * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:
@@ -41,10 +53,8 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PULL);
   const digest = checkDigest(digestText);
-  const repo = await existingRepo(ctx, name);
-  const size = await linkedBlobSize(ctx.db, repo.uid, digest);
-  const stored = size === undefined ? undefined : await ctx.content.size(digest);
-  if (size === undefined || stored !== size) fail(404, "BLOB_UNKNOWN", `blob ${digest} is not in ${name.full}`, { digest });
+  const repo = await existingRepository(ctx.db, name);
+  const size = await blobSize(ctx.db, ctx.content, repo, name, digest);
   const headers: Record<string, string> = {
     ...REGISTRY_VERSION_HEADERS,
     "content-type": "application/octet-stream",
@@ -67,19 +77,12 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   await pipeline(ctx.content.read(digest, range), res as NodeJS.WritableStream);
 }
 
-async function startUpload(ctx: RegistryContext, repo: RepoRow): Promise<string> {
-  const id = await ctx.content.createUpload();
-  await insertUpload(ctx.db, { id, repo_uid: repo.uid, create_time: ctx.now() });
-  return id;
-}
-
-/** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416, the upload as it was). */
+/** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416 with the upload's headers, the upload as it was). */
 async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
   try {
-    return await ctx.content.append(id, req, ctx.maxBlobBytes, chunk?.length);
+    return await appendUpload(ctx.content, id, req, ctx.maxBlobBytes, chunk?.length);
   } catch (error) {
-    if (error instanceof UploadTooLarge) fail(413, "SIZE_INVALID", error.message, { limit: ctx.maxBlobBytes });
-    if (error instanceof ChunkLengthMismatch) fail(416, "BLOB_UPLOAD_INVALID", error.message, { expected: error.expected }, chunk?.headers);
+    if (error instanceof RegistryError && error.kind === "BLOB_UPLOAD_INVALID") throw new RegistryFailure(ociErrorOf(error, chunk?.headers));
     throw error;
   }
 }
@@ -122,7 +125,7 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
         () => true,
         () => false,
       );
-      const sourceRepo = canPull ? await findRepoByPath(ctx.db, from.organization, from.image) : undefined;
+      const sourceRepo = canPull ? await findRepository(ctx.db, from) : undefined;
       if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, mount, ctx.now()))) {
         writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
         return;
@@ -134,13 +137,13 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
     }
   }
 
-  const id = await startUpload(ctx, repo);
+  const id = await startUpload(ctx.db, ctx.content, repo.uid, ctx.now());
   if (whole !== undefined && mount === undefined) {
     try {
       await appendBody(ctx, req, id);
       await finishUpload(ctx.db, ctx.content, repo.uid, id, whole, ctx.now());
     } catch (error) {
-      await discard(ctx, id);
+      await cancelUpload(ctx.db, ctx.content, id);
       throw error;
     }
     writeEmpty(res, 201, { location: blobLocation(name, whole), "docker-content-digest": whole });
@@ -148,11 +151,6 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
   }
   req.resume(); // a body on a session start carries nothing
   writeEmpty(res, 202, uploadHeaders(name, id, 0));
-}
-
-async function discard(ctx: RegistryContext, id: string): Promise<void> {
-  await deleteUpload(ctx.db, id);
-  await ctx.content.removeUpload(id);
 }
 
 /** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`. */
@@ -166,17 +164,15 @@ export async function handleUpload(
 ): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, PUSH);
-  const repo = await existingRepo(ctx, name);
-  const upload = await findUpload(ctx.db, repo.uid, id);
-  const size = upload === undefined ? undefined : await ctx.content.uploadSize(id);
-  if (upload === undefined || size === undefined) fail(404, "BLOB_UPLOAD_UNKNOWN", `no upload ${id.slice(0, 64)} in ${name.full}`, { id: id.slice(0, 64) });
+  const repo = await existingRepository(ctx.db, name);
+  const size = await uploadSize(ctx.db, ctx.content, repo.uid, name, id);
 
   switch (req.method) {
     case "GET":
       writeEmpty(res, 204, uploadHeaders(name, id, size));
       return;
     case "DELETE":
-      await discard(ctx, id);
+      await cancelUpload(ctx.db, ctx.content, id);
       writeEmpty(res, 204);
       return;
     case "PATCH": {

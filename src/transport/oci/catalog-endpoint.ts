@@ -1,10 +1,10 @@
-import { findOrganizationByName } from "../../domains/iam/store/groups.js";
-import { listRepoPaths } from "../../domains/registry/store/repos.js";
+import { findOrganizationByName } from "../../domains/iam/index.js";
+import { MAX_NAME_LENGTH, repositoryPaths } from "../../domains/registry/index.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import { ACTION_CAPABILITIES, DEFAULT_PUBLIC_ORGANIZATION } from "./grant.js";
 import { authorizeCatalog } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { MAX_NAME_LENGTH, PULL } from "./scope.js";
+import { PULL } from "./scope.js";
 
 /** Most repository names one `_catalog` answer holds (and the answer without `n`). */
 export const MAX_CATALOG_PAGE = 1000;
@@ -27,7 +27,7 @@ export async function handleCatalog(ctx: RegistryContext, req: RegistryRequest, 
   const visible = "grants" in caller ? caller.grants.visibleRoots(ACTION_CAPABILITIES[PULL]) : [];
   const publicOrganization = await findOrganizationByName(ctx.db, ctx.config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
   if (publicOrganization !== undefined && !visible.includes(publicOrganization.uid)) visible.push(publicOrganization.uid);
-  const paths = await listRepoPaths(ctx.db, visible, { after: last, limit: limit + 1 });
+  const paths = await repositoryPaths(ctx.db, visible, { after: last, limit: limit + 1 });
   const page = paths.slice(0, limit);
 
   const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" };

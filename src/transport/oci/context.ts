@@ -3,11 +3,9 @@ import type http2 from "node:http2";
 import type { Kysely } from "kysely";
 import type { TokenService } from "../../auth/tokens.js";
 import type { ServerConfig } from "../../config.js";
-import { findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
+import type { ContentStore } from "../../domains/registry/index.js";
 import type { Database } from "../../domains/schema.js";
-import type { ContentStore } from "./content-store.js";
-import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import type { RepositoryName } from "./scope.js";
+import { REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 
 /** What every registry endpoint is built from. */
 export interface RegistryContext {
@@ -30,11 +28,4 @@ export function writeEmpty(res: RegistryResponse, status: number, headers: Recor
   if (res.destroyed) return;
   res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
   res.end();
-}
-
-/** The repo `name` names, or 404 NAME_UNKNOWN. */
-export async function existingRepo(ctx: RegistryContext, name: RepositoryName): Promise<RepoRow> {
-  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
-  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  return repo;
 }

@@ -1,12 +1,11 @@
 import { grantsFrom, type Grants } from "../../auth/principal.js";
-import { findOrganizationByName } from "../../domains/iam/store/groups.js";
-import { findRepoByPath } from "../../domains/registry/store/repos.js";
-import { grantsOf } from "../../domains/iam/store/role-bindings.js";
+import { findOrganizationByName, grantsOf } from "../../domains/iam/index.js";
+import { findRepository, type RepositoryName } from "../../domains/registry/index.js";
 import type { Db } from "../../domains/schema.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import { PULL, PUSH, repositoryScope, type Action, type RepositoryName, type RepositoryScope } from "./scope.js";
+import { PULL, PUSH, repositoryScope, type Action, type RepositoryScope } from "./scope.js";
 
 /**
  * The one decision of what a caller may do of a repository: `/token` asks it for each scope
@@ -71,7 +70,7 @@ function notFound(name: RepositoryName): never {
  */
 export async function grant(ctx: RegistryContext, caller: Caller, { name, actions }: RepositoryScope): Promise<AccessEntry> {
   const { config, db } = ctx;
-  const repo = await findRepoByPath(db, name.organization, name.image);
+  const repo = await findRepository(db, name);
   const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
   const freeTier = (): AccessEntry => {
     if (repo === undefined) notFound(name); // the public organization's contents are public

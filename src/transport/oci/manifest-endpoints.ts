@@ -1,15 +1,27 @@
 import { eventsConfigOf } from "../../config.js";
+import {
+  checkDigest,
+  checkTag,
+  deleteReference,
+  existingRepository,
+  isDigestReference,
+  isReachableFromTags,
+  MAX_MANIFEST_BYTES,
+  MEDIA_TYPE,
+  parseRepositoryName,
+  pushManifest,
+  referrersIndex,
+  repoForPush,
+  resolveManifest,
+  tagNames,
+  type RepoRow,
+  type RepositoryName,
+} from "../../domains/registry/index.js";
 import { BodyTooLargeError, readBody } from "../rest/request-body.js";
-import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../../domains/registry/store/manifests.js";
-import { deleteTagByName, findTagByName, findTagsByDigest, listTagNames } from "../../domains/registry/store/tags.js";
-import { recordTagDeletions } from "../../domains/events/tag-moves.js";
-import { inTransaction } from "../../store/transaction.js";
-import { existingRepo, writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { MAX_MANIFEST_BYTES, MEDIA_TYPE, parseManifest } from "../../domains/registry/manifest.js";
-import { checkDigest, pushManifest, repoForPush } from "./push.js";
+import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { checkTag, DELETE, parseRepositoryName, PULL, PUSH, type RepositoryName } from "./scope.js";
+import { DELETE, PULL, PUSH } from "./scope.js";
 import type { AccessEntry } from "./grant.js";
 
 /**
@@ -21,12 +33,10 @@ import type { AccessEntry } from "./grant.js";
 /** Most tag names one `tags/list` answer holds. */
 export const MAX_TAGS_PER_PAGE = 1000;
 
-const isDigestReference = (reference: string) => reference.startsWith("sha256:");
-
 /** Refuses a digest a tag-limited (free tier) token may not read. */
-async function checkReachable(ctx: RegistryContext, entry: AccessEntry, repoUid: string, digest: string, name: RepositoryName): Promise<void> {
+async function checkReachable(ctx: RegistryContext, entry: AccessEntry, repo: RepoRow, digest: string, name: RepositoryName): Promise<void> {
   if (entry.tags === undefined) return;
-  if (!(await reachableFromTags(ctx.db, repoUid, digest, entry.tags))) {
+  if (!(await isReachableFromTags(ctx.db, repo, digest, entry.tags))) {
     fail(403, "DENIED", `this token only reads the images of the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, digest });
   }
 }
@@ -41,17 +51,9 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
   } else if (entry.tags !== undefined && !entry.tags.includes(checkTag(reference))) {
     fail(403, "DENIED", `this token only grants the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, tag: reference });
   }
-  const repo = await existingRepo(ctx, name);
-  let digest = reference;
-  if (byDigest) {
-    await checkReachable(ctx, entry, repo.uid, digest, name);
-  } else {
-    const tag = await findTagByName(ctx.db, repo.uid, checkTag(reference));
-    if (tag === undefined) fail(404, "MANIFEST_UNKNOWN", `${name.full} has no tag ${reference}`, { tag: reference });
-    digest = tag.digest;
-  }
-  const manifest = await findManifest(ctx.db, repo.uid, digest);
-  if (manifest === undefined) fail(404, "MANIFEST_UNKNOWN", `${name.full} holds no manifest ${digest}`, { digest });
+  const repo = await existingRepository(ctx.db, name);
+  if (byDigest) await checkReachable(ctx, entry, repo, reference, name);
+  const manifest = await resolveManifest(ctx.db, repo, name, reference);
   res.writeHead(200, {
     ...REGISTRY_VERSION_HEADERS,
     "content-type": manifest.media_type,
@@ -90,20 +92,8 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
 export async function handleManifestDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
   await authorizeRepository(ctx, req, name, DELETE);
-  const repo = await existingRepo(ctx, name);
-  const events = { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix, via: "registry delete" };
-  await inTransaction(ctx.db, undefined, async (trx) => {
-    if (isDigestReference(reference)) {
-      const digest = checkDigest(reference);
-      const tags = await findTagsByDigest(trx, repo.uid, digest);
-      if (!(await deleteManifest(trx, repo.uid, digest))) fail(404, "MANIFEST_UNKNOWN", `${name.full} holds no manifest ${digest}`, { digest });
-      await recordTagDeletions(trx, repo, tags, events);
-    } else {
-      const tag = await findTagByName(trx, repo.uid, checkTag(reference));
-      if (tag === undefined || !(await deleteTagByName(trx, repo.uid, tag.name))) fail(404, "MANIFEST_UNKNOWN", `${name.full} has no tag ${reference}`, { tag: reference });
-      await recordTagDeletions(trx, repo, [tag], events);
-    }
-  });
+  const repo = await existingRepository(ctx.db, name);
+  await deleteReference(ctx.db, repo, name, reference, { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix });
   writeEmpty(res, 202);
 }
 
@@ -115,9 +105,9 @@ export async function handleTagsList(ctx: RegistryContext, req: RegistryRequest,
   const n = nText === null ? MAX_TAGS_PER_PAGE : Number(nText);
   if (!/^\d{1,9}$/.test(nText ?? "0")) fail(400, "INVALID_ARGUMENT", "n must be a non-negative integer", { n: nText });
   const last = query.get("last") ?? undefined;
-  const repo = await existingRepo(ctx, name);
+  const repo = await existingRepository(ctx.db, name);
   const limit = Math.min(n, MAX_TAGS_PER_PAGE);
-  const names = limit === 0 ? [] : await listTagNames(ctx.db, repo.uid, { last, limit: limit + 1, only: entry.tags });
+  const names = limit === 0 ? [] : await tagNames(ctx.db, repo, { last, limit: limit + 1, only: entry.tags });
   const page = names.slice(0, limit);
   const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" };
   if (names.length > limit) {
@@ -134,21 +124,10 @@ export async function handleReferrers(ctx: RegistryContext, req: RegistryRequest
   const name = parseRepositoryName(nameText);
   const entry = await authorizeRepository(ctx, req, name, PULL);
   const digest = checkDigest(digestText);
-  const repo = await existingRepo(ctx, name);
-  await checkReachable(ctx, entry, repo.uid, digest, name);
+  const repo = await existingRepository(ctx.db, name);
+  await checkReachable(ctx, entry, repo, digest, name);
   const artifactType = query.get("artifactType") ?? undefined;
-  const rows = await listReferrers(ctx.db, repo.uid, digest, artifactType);
-  const manifests = rows.map((row) => {
-    const { annotations } = parseManifest(row.content, row.media_type);
-    return {
-      mediaType: row.media_type,
-      digest: row.digest,
-      size: row.size,
-      ...(row.artifact_type === "" ? {} : { artifactType: row.artifact_type }),
-      ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
-    };
-  });
-  const body = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests }));
+  const body = Buffer.from(JSON.stringify(await referrersIndex(ctx.db, repo, digest, artifactType)));
   const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "content-type": MEDIA_TYPE.ociIndex, "content-length": String(body.length) };
   if (artifactType !== undefined) headers["oci-filters-applied"] = "artifactType";
   res.writeHead(200, headers);

@@ -2,7 +2,8 @@ import { decodeJwt } from "jose";
 import { bearerToken, sameUrl } from "../http/credentials.js";
 import type { NodeRequest } from "../http/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action, type RepositoryName } from "./scope.js";
+import type { RepositoryName } from "../../domains/registry/index.js";
+import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
 

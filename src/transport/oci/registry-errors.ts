@@ -1,3 +1,5 @@
+import { RegistryError, type RegistryErrorKind } from "../../domains/registry/index.js";
+import { isStorageFull, isUnavailable } from "../../store/dialect.js";
 import type { NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
 
@@ -6,7 +8,7 @@ import { writeJson } from "../http/status-json.js";
  * `INVALID_ARGUMENT` for query parameters the Distribution spec has no code for and
  * `UNAVAILABLE` (503, as Docker's registry) when the store is locked or unreachable.
  */
-export type RegistryErrorCode =
+export type OciErrorCode =
   | "BLOB_UNKNOWN"
   | "BLOB_UPLOAD_INVALID"
   | "BLOB_UPLOAD_UNKNOWN"
@@ -29,26 +31,80 @@ export type RegistryErrorCode =
 /** Every registry answer carries the API version header (Distribution spec). */
 export const REGISTRY_VERSION_HEADERS = { "docker-distribution-api-version": "registry/2.0" } as const;
 
-export interface RegistryError {
+export interface OciError {
   status: number;
-  code: RegistryErrorCode;
+  code: OciErrorCode;
   message: string;
   detail?: unknown;
   headers?: ResponseHeaders;
 }
 
-/** Thrown by the registry handlers; the host writes it as `{"errors":[{code,message,detail}]}`. */
+/** Thrown by the registry host's own checks (HTTP, tokens); the host writes it as `{"errors":[{code,message,detail}]}`. */
 export class RegistryFailure extends Error {
-  constructor(readonly error: RegistryError) {
+  constructor(readonly error: OciError) {
     super(error.message);
   }
 }
 
-export function fail(status: number, code: RegistryErrorCode, message: string, detail?: unknown, headers?: ResponseHeaders): never {
+export function fail(status: number, code: OciErrorCode, message: string, detail?: unknown, headers?: ResponseHeaders): never {
   throw new RegistryFailure({ status, code, message, detail, headers });
 }
 
-export function writeRegistryError(res: NodeResponse, error: RegistryError): void {
+/** The HTTP status of each kind of registry domain error; its code is the kind. */
+const KIND_STATUS: Record<RegistryErrorKind & OciErrorCode, number> = {
+  NAME_INVALID: 400,
+  NAME_UNKNOWN: 404,
+  TAG_INVALID: 400,
+  DIGEST_INVALID: 400,
+  MANIFEST_INVALID: 400,
+  MANIFEST_BLOB_UNKNOWN: 400,
+  MANIFEST_UNKNOWN: 404,
+  BLOB_UNKNOWN: 404,
+  BLOB_UPLOAD_UNKNOWN: 404,
+  BLOB_UPLOAD_INVALID: 416,
+  SIZE_INVALID: 413,
+};
+
+/** The answer to a registry domain error, with `headers` besides the registry's own. */
+export function ociErrorOf(error: RegistryError, headers?: ResponseHeaders): OciError {
+  return { status: KIND_STATUS[error.kind], code: error.kind, message: error.message, detail: error.detail, headers };
+}
+
+/** How a failed request is answered, and what of it is logged (nothing for a refusal). */
+export interface FailureAnswer {
+  error: OciError;
+  /** For a refusal: the request's unread body is drained, as nothing will read it. */
+  refused: boolean;
+  log?: { level: "warn" | "error"; message: string; stack?: boolean };
+}
+
+/**
+ * The one place where what a registry request throws becomes its answer: the host's own
+ * refusals as they were thrown, the registry domain's errors by kind (`ociErrorOf`), a full store
+ * 507, a busy or unreachable store 503 (retry after a second), anything else 500 UNKNOWN with
+ * the cause logged, never sent.
+ */
+export function failureAnswer(error: unknown): FailureAnswer {
+  if (error instanceof RegistryFailure) return { error: error.error, refused: true };
+  if (error instanceof RegistryError) return { error: ociErrorOf(error), refused: true };
+  if (isStorageFull(error)) {
+    return {
+      error: { status: 507, code: "UNAVAILABLE", message: "the registry's storage is full; nothing was written" },
+      refused: false,
+      log: { level: "error", message: "the registry cannot write: its storage is full" },
+    };
+  }
+  if (isUnavailable(error)) {
+    return {
+      error: { status: 503, code: "UNAVAILABLE", message: "the database is busy or unreachable; retry", headers: { "retry-after": "1" } },
+      refused: false,
+      log: { level: "warn", message: "store unavailable" },
+    };
+  }
+  return { error: { status: 500, code: "UNKNOWN", message: "internal error" }, refused: false, log: { level: "error", message: "registry request failed", stack: true } };
+}
+
+export function writeRegistryError(res: NodeResponse, error: OciError): void {
   const body = { errors: [{ code: error.code, message: error.message, detail: error.detail ?? null }] };
   writeJson(res, error.status, JSON.stringify(body), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store", ...error.headers });
 }

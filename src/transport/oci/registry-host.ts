@@ -7,16 +7,14 @@ import { createMetrics, type Metrics } from "../../telemetry/metrics.js";
 import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
-import { isStorageFull, isUnavailable } from "../../store/dialect.js";
 import type { Database } from "../../domains/schema.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
-import type { ContentStore } from "./content-store.js";
-import { expireUploads, UPLOAD_LIFETIME_MS } from "./gc.js";
+import { expireUploads, UPLOAD_LIFETIME_MS, type ContentStore } from "../../domains/registry/index.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
 import { authorizePing } from "./registry-auth.js";
-import { fail, REGISTRY_VERSION_HEADERS, RegistryFailure, writeRegistryError } from "./registry-errors.js";
+import { fail, failureAnswer, REGISTRY_VERSION_HEADERS, writeRegistryError } from "./registry-errors.js";
 import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
 import { handleToken } from "./token-endpoint.js";
 
@@ -93,25 +91,17 @@ export function createRegistryHost(options: RegistryHostOptions) {
     const span = observe(req, res, note);
     const answer = () => route(req, res, note);
     void (span ? withContext(span, answer) : answer()).catch((error: unknown) => {
-      if (error instanceof RegistryFailure) {
+      const { error: reply, refused, log } = failureAnswer(error);
+      if (refused) {
         req.resume(); // an unread body must not stall the connection
-        writeRegistryError(res, error.error);
+        writeRegistryError(res, reply);
         return;
       }
-      if (isStorageFull(error)) {
-        logger.error("the registry cannot write: its storage is full", { error: String(error), requestId: requestIdOf(req) });
-        if (!res.headersSent) writeRegistryError(res, { status: 507, code: "UNAVAILABLE", message: "the registry's storage is full; nothing was written" });
-        else res.destroy();
-        return;
+      if (log !== undefined) {
+        const stack = log.stack ? { stack: (error as Error).stack } : {};
+        logger[log.level](log.message, { error: String(error), ...stack, requestId: requestIdOf(req) });
       }
-      if (isUnavailable(error)) {
-        logger.warn("store unavailable", { error: String(error), requestId: requestIdOf(req) });
-        if (!res.headersSent) writeRegistryError(res, { status: 503, code: "UNAVAILABLE", message: "the database is busy or unreachable; retry", headers: { "retry-after": "1" } });
-        else res.destroy();
-        return;
-      }
-      logger.error("registry request failed", { error: String(error), stack: (error as Error).stack, requestId: requestIdOf(req) });
-      if (!res.headersSent) writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" });
+      if (!res.headersSent) writeRegistryError(res, reply);
       else res.destroy();
     });
   };

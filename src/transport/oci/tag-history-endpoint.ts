@@ -1,12 +1,11 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
-import { findRepoByPath } from "../../domains/registry/store/repos.js";
-import { readTagHistory } from "../../domains/registry/store/tag-history.js";
+import { checkTag, parseRepositoryName, tagHistory } from "../../domains/registry/index.js";
 import { historyBody } from "./history-body.js";
 import { parseWindow } from "./history-window.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { checkTag, parseRepositoryName, PULL } from "./scope.js";
+import { PULL } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 
 /** Most history records one request returns (spec 8). */
@@ -47,8 +46,6 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
 
   const window = parseWindow(query);
 
-  const repo = await findRepoByPath(ctx.db, name.organization, name.image);
-  if (repo === undefined) fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  const rows = await readTagHistory(ctx.db, repo.uid, tag, { ...window, limit: HISTORY_LIMIT });
+  const rows = await tagHistory(ctx.db, name, tag, { ...window, limit: HISTORY_LIMIT });
   writeJson(res, 200, historyBody(rows), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" });
 }

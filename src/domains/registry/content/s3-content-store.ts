@@ -13,8 +13,9 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { DIGEST } from "../../domains/registry/manifest.js";
+import { DIGEST } from "../manifest.js";
 import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore } from "./content-store.js";
+import { StorageUnavailable, type S3Location } from "./s3-location.js";
 
 /**
  * The content store on an S3-compatible object store, for replicas that share blobs. Keys under
@@ -29,12 +30,6 @@ import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore 
  * is held in memory.
  */
 
-export interface S3Location {
-  bucket: string;
-  /** "" or a prefix ending with "/". */
-  prefix: string;
-}
-
 const UPLOAD_ID = /^[0-9a-f-]{36}$/;
 const CHUNK = /\/(\d{16})$/;
 /** S3's smallest multipart part, and the most parts an upload may have. */
@@ -42,23 +37,6 @@ const MIN_PART_BYTES = 5 * 1024 * 1024;
 const MAX_PARTS = 10_000;
 /** CopyObject copies at most 5 GiB; a larger single chunk is copied by streaming it. */
 const MAX_COPY_BYTES = 5 * 1024 ** 3;
-
-/** The bucket does not answer (unreachable, unknown, or the credentials are refused). */
-export class StorageUnavailable extends Error {}
-
-/** An S3 URL is not `s3://<bucket>[/<prefix>]` with a valid bucket name. */
-export class InvalidStorageUrl extends Error {}
-
-/** Parses `s3://<bucket>[/<prefix>]`; throws InvalidStorageUrl. */
-export function parseS3Url(text: string): S3Location {
-  const match = /^s3:\/\/([^/?#]+)(?:\/([^?#]*))?$/.exec(text);
-  if (!match) throw new InvalidStorageUrl(`"${text}" is not s3://<bucket>[/<prefix>]`);
-  const [, bucket, path = ""] = match;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new InvalidStorageUrl(`"${bucket}" is not an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)`);
-  const prefix = path.replace(/^\/+|\/+$/g, "");
-  if (prefix.split("/").some((segment) => segment === "." || segment === "..")) throw new InvalidStorageUrl(`the prefix "${prefix}" may not hold . or .. segments`);
-  return { bucket, prefix: prefix === "" ? "" : `${prefix}/` };
-}
 
 /**
  * An S3 client configured the AWS SDK's standard way: credentials from `AWS_ACCESS_KEY_ID` /

@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
-import { deleteStaleBlob, deleteStaleUploads, staleBlobs } from "../../domains/registry/store/blobs.js";
-import { manifestPage } from "../../domains/registry/store/manifests.js";
+import type { Database } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database } from "../../domains/schema.js";
-import type { ContentStore } from "./content-store.js";
-import { InvalidManifest, parseManifest, referencedDigests } from "../../domains/registry/manifest.js";
+import type { ContentStore } from "./content/content-store.js";
+import { InvalidManifest, parseManifest, referencedDigests } from "./manifest.js";
+import { deleteStaleBlob, deleteStaleUploads, staleBlobs } from "./store/blobs.js";
+import { manifestPage } from "./store/manifests.js";
 
 /**
  * Housekeeping of the registry's storage (docs/decisions.md, "Registry host"): abandoned

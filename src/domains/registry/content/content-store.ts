@@ -4,7 +4,7 @@ import { mkdir, open, readdir, rename, rm, stat, truncate } from "node:fs/promis
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DIGEST } from "../../domains/registry/manifest.js";
+import { DIGEST } from "../manifest.js";
 
 /**
  * Where blob bytes live, named by digest. An upload is written aside and becomes a

@@ -1,9 +1,9 @@
 import type { Transaction } from "kysely";
 import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
 import type { Database } from "../schema.js";
-import { findTagByName, upsertTag, type TagRow } from "../registry/store/tags.js";
-import { tagFromRow } from "../registry/tag-mapper.js";
-import { recordHostChange, type HostEventOptions } from "./registry-events.js";
+import { recordHostChange, type HostEventOptions } from "./events.js";
+import { findTagByName, upsertTag, type TagRow } from "./store/tags.js";
+import { tagFromRow } from "./tag-mapper.js";
 
 /**
  * Points tag `name` of a repo at `digest` (`upsertTag`) and records the move in the outbox in

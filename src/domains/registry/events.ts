@@ -2,10 +2,14 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
 import type { Database } from "../schema.js";
-import { repoFromRow } from "../registry/repo-mapper.js";
-import type { RepoRow } from "../registry/store/repos.js";
-import { eventBody } from "./event-body.js";
-import { apiEventType, emitEvent } from "./store/outbox.js";
+import { apiEventType, emitEvent, eventBody } from "../events/index.js";
+import { repoFromRow } from "./repo-mapper.js";
+import type { RepoRow } from "./store/repos.js";
+
+/**
+ * The events of the registry's own changes (pushes, imports, deletions through the OCI host), in
+ * the transaction of the change, as the RPCs making the same changes record theirs.
+ */
 
 /** How the registry host and `registry import` name themselves in an event's actor. */
 export interface HostEventOptions {

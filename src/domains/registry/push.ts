@@ -1,24 +1,24 @@
 import type { Kysely } from "kysely";
-import { deleteUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "../../domains/registry/store/blobs.js";
-import { findOrganizationByName } from "../../domains/iam/store/groups.js";
-import { findOrInsertRepo, findRepoByPath, type RepoRow } from "../../domains/registry/store/repos.js";
 import { defaultEventsConfig } from "../../config.js";
-import { moveTagWithEvent } from "../../domains/events/tag-moves.js";
-import { recordPush, recordRepoCreated } from "../../domains/events/registry-events.js";
 import { ConflictError } from "../../store/errors.js";
+import type { Database } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database } from "../../domains/schema.js";
-import { DigestMismatch, type ContentStore } from "./content-store.js";
-import { MismatchedSizes, MissingReferences, recordManifest } from "../../domains/registry/images.js";
-import { queueReportWork } from "../../domains/registry/image-inventory.js";
-import { DIGEST, InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "../../domains/registry/manifest.js";
-import { fail } from "./registry-errors.js";
-import { checkTag, REPO_NAME, type RepositoryName } from "./scope.js";
+import { findOrganizationByName } from "../iam/index.js";
+import type { ContentStore } from "./content/content-store.js";
+import { RegistryError } from "./errors.js";
+import { recordPush, recordRepoCreated } from "./events.js";
+import { queueReportWork } from "./image-inventory.js";
+import { MismatchedSizes, MissingReferences, recordManifest } from "./images.js";
+import { InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "./manifest.js";
+import { checkDigest, checkTag, isDigestReference, REPO_NAME, type RepositoryName } from "./names.js";
+import { linkedBlobSize } from "./store/blobs.js";
+import { findOrInsertRepo, findRepoByPath, type RepoRow } from "./store/repos.js";
+import { moveTagWithEvent } from "./tag-moves.js";
 
 /**
- * What a push changes, independent of HTTP: the repo a push creates, finished uploads
- * becoming blobs of a repo, and manifests with the tags they move. Each change is one
- * transaction; failures are registry errors (`fail`).
+ * What a push changes, independent of HTTP: the repo a first push creates, and manifests with
+ * the tags they move (uploads becoming blobs: `uploads.ts`). Each change is one transaction;
+ * refusals are RegistryErrors.
  */
 
 /** Largest config blob read to learn an image's platform. */
@@ -33,10 +33,10 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
   const existing = await findRepoByPath(db, name.organization, name.image);
   if (existing !== undefined) return existing;
   if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
-    fail(400, "NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
+    throw new RegistryError("NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
   }
   const organization = await findOrganizationByName(db, name.organization);
-  if (organization === undefined) fail(404, "NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
+  if (organization === undefined) throw new RegistryError("NAME_UNKNOWN", `organization ${name.organization} is not known`, { name: name.full });
   try {
     return await inTransaction(db, undefined, async (trx) => {
       const { row, created } = await findOrInsertRepo(trx, organization, name.image, organization.uid, now);
@@ -51,48 +51,6 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
   }
 }
 
-/** A digest parameter: sha256 only. Throws 400 DIGEST_INVALID. */
-export function checkDigest(digest: string | null): string {
-  if (digest === null || !DIGEST.test(digest)) fail(400, "DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });
-  return digest;
-}
-
-/**
- * Turns upload `id` into blob `digest` of the repo: checked against its bytes, published
- * whole, recorded and linked in one transaction. Throws 400 DIGEST_INVALID on a mismatch.
- */
-export async function finishUpload(db: Kysely<Database>, content: ContentStore, repoUid: string, id: string, digest: string, now: number): Promise<number> {
-  // Marked used before its file is published, so that a collection cannot delete a blob of
-  // that digest after the file is in place (docs/decisions.md, "Registry host").
-  await touchBlobs(db, [digest], now);
-  let size: number;
-  try {
-    size = await content.commit(id, digest);
-  } catch (error) {
-    if (error instanceof DigestMismatch) fail(400, "DIGEST_INVALID", error.message, { digest });
-    throw error;
-  }
-  await inTransaction(db, undefined, async (trx) => {
-    await recordBlob(trx, digest, size, now);
-    await linkBlob(trx, repoUid, digest);
-    await deleteUpload(trx, id);
-  });
-  return size;
-}
-
-/**
- * Links blob `digest` of repo `fromUid` into repo `toUid` (the same repo: confirms it holds
- * it), marking it used; false when `fromUid` does not hold it.
- */
-export async function mountBlob(db: Kysely<Database>, fromUid: string, toUid: string, digest: string, now: number): Promise<boolean> {
-  return inTransaction(db, undefined, async (trx) => {
-    if ((await touchBlobs(trx, [digest], now)) === 0) return false;
-    if ((await linkedBlobSize(trx, fromUid, digest)) === undefined) return false;
-    if (toUid !== fromUid) await linkBlob(trx, toUid, digest);
-    return true;
-  });
-}
-
 async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of content.read(digest)) chunks.push(chunk as Buffer);
@@ -104,7 +62,7 @@ async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
  * (recorded in the tag history), with the push's events (`registry.push`, and the tag's
  * `created` or `updated`), in one transaction. Everything it names must be there: an
  * image's config and layers as blobs of the repo, an index's manifests in the repo.
- * Throws 400 MANIFEST_INVALID, DIGEST_INVALID, TAG_INVALID or MANIFEST_BLOB_UNKNOWN.
+ * Throws MANIFEST_INVALID, DIGEST_INVALID, TAG_INVALID or MANIFEST_BLOB_UNKNOWN.
  */
 export async function pushManifest(
   db: Kysely<Database>,
@@ -113,7 +71,7 @@ export async function pushManifest(
   options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string; repository?: string },
 ): Promise<{ digest: string; manifest: Manifest }> {
   const { reference, bytes } = options;
-  const byDigest = reference.startsWith("sha256:");
+  const byDigest = isDigestReference(reference);
   if (byDigest) checkDigest(reference);
   else checkTag(reference);
 
@@ -121,11 +79,11 @@ export async function pushManifest(
   try {
     manifest = parseManifest(bytes, options.contentType);
   } catch (error) {
-    if (error instanceof InvalidManifest) fail(400, "MANIFEST_INVALID", error.message, null);
+    if (error instanceof InvalidManifest) throw new RegistryError("MANIFEST_INVALID", error.message, null);
     throw error;
   }
   const digest = sha256Digest(bytes);
-  if (byDigest && digest !== reference) fail(400, "DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
+  if (byDigest && digest !== reference) throw new RegistryError("DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
 
   let platform: { architecture: string; os: string } | undefined;
   if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
@@ -142,8 +100,8 @@ export async function pushManifest(
       const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
       if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
     } catch (error) {
-      if (error instanceof MissingReferences) fail(400, "MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
-      if (error instanceof MismatchedSizes) fail(400, "MANIFEST_INVALID", error.message, { mismatches: error.mismatches });
+      if (error instanceof MissingReferences) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
+      if (error instanceof MismatchedSizes) throw new RegistryError("MANIFEST_INVALID", error.message, { mismatches: error.mismatches });
       throw error;
     }
     const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;

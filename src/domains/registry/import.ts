@@ -2,22 +2,22 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import type { Kysely } from "kysely";
 import { ApiError, invalidField, notFound } from "../../aip/errors.js";
-import { findOrganizationByName } from "../../domains/iam/store/groups.js";
-import { linkBlob, recordBlob, touchBlobs } from "../../domains/registry/store/blobs.js";
-import { findOrInsertRepo } from "../../domains/registry/store/repos.js";
 import { defaultEventsConfig } from "../../config.js";
-import { moveTagWithEvent } from "../../domains/events/tag-moves.js";
-import { recordRepoCreated } from "../../domains/events/registry-events.js";
-import { type Store } from "../../domains/open-store.js";
+import type { Database, Db } from "../schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Db } from "../../domains/schema.js";
-import { DigestMismatch, type ContentStore } from "./content-store.js";
-import { MissingReferences, recordManifest } from "../../domains/registry/images.js";
-import { queueReportWork } from "../../domains/registry/image-inventory.js";
-import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "../../domains/registry/manifest.js";
-import { RegistryFailure } from "./registry-errors.js";
-import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./scope.js";
+import { findOrganizationByName } from "../iam/index.js";
+import { DigestMismatch, type ContentStore } from "./content/content-store.js";
+import { RegistryError } from "./errors.js";
+import { recordRepoCreated } from "./events.js";
+import { queueReportWork } from "./image-inventory.js";
+import { MissingReferences, recordManifest } from "./images.js";
+import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "./manifest.js";
+import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./names.js";
+import { linkBlob, recordBlob, touchBlobs } from "./store/blobs.js";
+import { findOrInsertRepo } from "./store/repos.js";
+import { moveTagWithEvent } from "./tag-moves.js";
 
 /**
  * `platform-api registry import`: loads manifests into a repo from OCI image layout
@@ -173,7 +173,7 @@ async function repoFor(db: Db, repository: string, group: string | undefined, no
   try {
     name = parseRepositoryName(repository);
   } catch (error) {
-    if (error instanceof RegistryFailure) throw invalidField("repo", `${error.message}: ${repository}`);
+    if (error instanceof RegistryError) throw invalidField("repo", `${error.message}: ${repository}`);
     throw error;
   }
   const organization = await findOrganizationByName(db, name.organization);
@@ -184,7 +184,7 @@ async function repoFor(db: Db, repository: string, group: string | undefined, no
 }
 
 /** Imports the inputs; throws INVALID_ARGUMENT (bad input, nothing stored) or NOT_FOUND (no such organization or group). */
-export async function importImages(store: Store, options: ImportOptions): Promise<ImportResult> {
+export async function importImages(store: { db: Kysely<Database> }, options: ImportOptions): Promise<ImportResult> {
   const sources: Source[] = [];
   try {
     for (const path of options.paths) sources.push(await readSource(path));
