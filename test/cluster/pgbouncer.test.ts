@@ -133,7 +133,8 @@ describe("replicas through PgBouncer in transaction mode", { skip, timeout: 300_
       await direct.connect();
       const history = await direct.query("select digest from tag_history where repo_uid = $1 order by seq", [repoUid]);
       const tag = await direct.query("select digest from tags where repo_uid = $1 and name = 'latest'", [repoUid]);
-      const held = await direct.query("select count(*)::int as n from pg_locks where locktype = 'advisory'");
+      // pg_locks spans the cluster: other test files' migrations (under their own advisory lock) may run meanwhile.
+      const held = await direct.query("select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())");
       await direct.end();
       assert.deepEqual([...history.rows.map((r: { digest: string }) => r.digest)].sort(), [...digests].sort());
       assert.equal(history.rows.at(-1).digest, tag.rows[0].digest);
