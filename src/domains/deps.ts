@@ -2,6 +2,8 @@ import type { Kysely } from "kysely";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { EventsConfig, OrganizationCreation } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { ContentStore } from "./registry/content/content-store.js";
 import type { Database } from "./schema.js";
 
 /** What service handlers are built from. */
@@ -28,4 +30,24 @@ export type TableWith<C extends string> = { [T in keyof Database]: C extends key
 export interface Ownership {
   ownedByGroup: readonly TableWith<"group_uid">[];
   deletedWithRepo: readonly TableWith<"repo_uid">[];
+}
+
+/** What a domain's background workers are started with, in every server process. */
+export interface WorkerDeps {
+  db: Kysely<Database>;
+  tokens: TokenService;
+  logger: Logger;
+  /** The blobs the registry host stores (a folder or an S3 bucket). */
+  content: ContentStore;
+  events: EventsConfig;
+  /** The API's base URL (events name their source under it). */
+  apiUrl: string;
+}
+
+/** A background worker of a domain: started with the server, closed with it. */
+export interface DomainWorker {
+  /** Stops taking work and waits for the work in flight. */
+  close(): Promise<void>;
+  /** Works everything due now and waits for it (tests, the bench); absent when there is nothing to drain. */
+  drain?(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
-import type { ServiceDeps } from "./deps.js";
+import type { DomainWorker, ServiceDeps, WorkerDeps } from "./deps.js";
 
 /** Tables that have column `C`. */
 import type { TableWith } from "./deps.js";
@@ -36,6 +36,8 @@ export interface Domain {
   ownedByGroup: TableWith<"group_uid">[];
   /** Tables whose rows belong to a repo (`repo_uid`) and go when it is deleted. */
   deletedWithRepo: TableWith<"repo_uid">[];
+  /** Its background workers by name, each started in every server process (the report queue, event delivery). */
+  workers?: Record<string, (deps: WorkerDeps) => DomainWorker>;
 }
 
 export type { Ownership } from "./deps.js";

@@ -4,6 +4,7 @@ import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { signingKeyActivation } from "../store/migrations/2026-11-26-0070-signing-key-activation.js";
 import { advisory } from "./advisory/module.js";
 import type { Domain, Ownership } from "./domain.js";
+import type { DomainWorker, WorkerDeps } from "./deps.js";
 import { events } from "./events/module.js";
 import { iam } from "./iam/module.js";
 import { libraries } from "./libraries/module.js";
@@ -41,4 +42,11 @@ function mergeMigrations(...sets: Record<string, Migration>[]): Record<string, M
     }
   }
   return all;
+}
+
+/** Starts every domain's background workers (in each server process); closing the result closes them all. */
+export function startWorkers(deps: WorkerDeps): { byName: Map<string, DomainWorker>; close(): Promise<void> } {
+  const byName = new Map<string, DomainWorker>();
+  for (const domain of DOMAINS) for (const [name, start] of Object.entries(domain.workers ?? {})) byName.set(name, start(deps));
+  return { byName, close: async () => void (await Promise.all([...byName.values()].map((w) => w.close()))) };
 }

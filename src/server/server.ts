@@ -10,14 +10,15 @@ import { createStsRoute } from "../auth/sts-route.js";
 import type { TokenService } from "../auth/tokens.js";
 import { createUpstreamKeys } from "../auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "../config.js";
-import { startDispatcher } from "../domains/events/index.js";
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../transport/rpc/framework-errors.js";
 import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
 import { withCors } from "../transport/http/cors.js";
 import { protocolKey, type WireProtocol } from "../interceptors/request-context.js";
 import { createDualListener, type DualListener } from "../transport/listener.js";
 import type { Logger } from "../logger.js";
-import { startReportWorker, type ContentStore, type ReportWorker } from "../domains/registry/index.js";
+import type { ContentStore } from "../domains/registry/index.js";
+import { startWorkers } from "../domains/index.js";
+import type { DomainWorker } from "../domains/deps.js";
 import { createRegistryHost } from "../transport/oci/registry-host.js";
 import { createProbes, type Probes } from "../transport/http/probes.js";
 import { sendStatus } from "../transport/http/status-json.js";
@@ -48,7 +49,8 @@ export interface PlatformServer {
   metrics: http.Server;
   tokens: TokenService;
   /** The worker computing image vulnerability reports. */
-  reports: ReportWorker;
+  /** The domains' background workers by name (`reports`, `deliveries`). */
+  workers: ReadonlyMap<string, DomainWorker>;
   /** Stops accepting, lets calls in flight finish. Does not close the store. */
   close(): Promise<void>;
 }
@@ -157,17 +159,16 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
-  const dispatcher = startDispatcher({ db: store.db, tokens: host.tokens, config: eventsConfigOf(config), logger, source: `${config.apiUrl}/events/v2/subscriptions` });
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");
   const metricsServer = createMetricsServer(metrics.registry);
-  const reports = startReportWorker({ db: store.db, content, logger, typePrefix: eventsConfigOf(config).typePrefix });
+  const workers = startWorkers({ db: store.db, tokens: host.tokens, logger, content, events: eventsConfigOf(config), apiUrl: config.apiUrl });
   return {
     api,
     registry: registryHost,
     metrics: metricsServer,
     tokens: host.tokens,
-    reports,
+    workers: workers.byName,
     async close() {
       host.setServing(false);
       probes.stopServing();
@@ -175,7 +176,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       registry.close();
       metricsServer.close();
       metricsServer.closeAllConnections();
-      await Promise.all([api.close(), registryHost.close(), dispatcher.close(), reports.close()]);
+      await Promise.all([api.close(), registryHost.close(), workers.close()]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { startDispatcher } from "./dispatcher.js";
 import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
 import { eventBodyType } from "./migrations/2026-11-27-0030-event-body-type.js";
 import { subscriptionUpdateTime } from "./migrations/2026-11-27-0130-subscription-update-time.js";
@@ -22,4 +23,7 @@ export const events: Domain = {
   },
   ownedByGroup: ["subscriptions"],
   deletedWithRepo: [],
+  workers: {
+    deliveries: ({ db, tokens, events, logger, apiUrl }) => startDispatcher({ db, tokens, config: events, logger, source: `${apiUrl}/events/v2/subscriptions` }),
+  },
 };

@@ -5,6 +5,7 @@ import { file_platform_registry_v2_tags_service, TagsService } from "../../../ge
 import { bind, type Domain } from "../domain.js";
 import { whenAdvisoriesChange } from "../reactions.js";
 import { queueMatchesFor } from "./report-queue.js";
+import { startReportWorker } from "./report-worker.js";
 import { createImagesService } from "./images-service.js";
 import { registry as registryTables } from "./migrations/2026-11-22-0004-registry.js";
 import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
@@ -45,5 +46,8 @@ export const registry: Domain = {
     "2026-11-28-0010-report-job-organization": reportJobOrganization,
   },
   ownedByGroup: ["repos"],
+  workers: {
+    reports: ({ db, content, logger, events }) => startReportWorker({ db, content, logger, typePrefix: events.typePrefix }),
+  },
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],
 };
