@@ -1,7 +1,7 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool, Updateable } from "kysely";
 import type { Page } from "../aip/pagination.js";
 import { isUniqueViolation } from "../store/dialect.js";
-import { notFound, type ConflictError } from "../store/errors.js";
+import { rowNotFound, type ConflictError } from "../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
 import { CACHEABLE } from "../store/read-cache.js";
@@ -63,7 +63,7 @@ function loose(db: Db): LooseDb {
 /** The row `uid`; throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
   const [row] = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(CACHEABLE));
-  if (!row) throw notFound(table.type, uid);
+  if (!row) throw rowNotFound(table.type, uid);
   return row as RowOf<T>;
 }
 
@@ -75,13 +75,13 @@ export async function updateByUid<T extends ResourceTableName>(
   change: Updateable<Database[T]>,
 ): Promise<RowOf<T>> {
   const row = await loose(db).updateTable(table.name as string).set(change).where("uid", "=", uid).returningAll().executeTakeFirst();
-  if (!row) throw notFound(table.type, uid);
+  if (!row) throw rowNotFound(table.type, uid);
   return row as RowOf<T>;
 }
 
 /** Deletes row `uid`; throws NotFoundError when there was none. */
 export async function deleteByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<void> {
-  if (!(await deleteByUidIfAny(db, table, uid))) throw notFound(table.type, uid);
+  if (!(await deleteByUidIfAny(db, table, uid))) throw rowNotFound(table.type, uid);
 }
 
 /** Deletes row `uid` if there is one; true when a row was deleted. */

@@ -49,11 +49,13 @@ export class TransactionAbortedError extends StoreError {
   }
 }
 
-export function notFound(type: string, key: string): NotFoundError {
+/** No row `key` of `type` (the store's NotFoundError; the API's is `notFound` in src/aip/errors.ts). */
+export function rowNotFound(type: string, key: string): NotFoundError {
   return new NotFoundError(type, key);
 }
 
-export function alreadyExists(type: string, key: string, description: string): ConflictError {
+/** A unique key of `type` is taken (the store's ConflictError; the API's is `alreadyExists`). */
+export function keyTaken(type: string, key: string, description: string): ConflictError {
   return new ConflictError(type, key, description);
 }
 

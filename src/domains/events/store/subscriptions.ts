@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import { notFound } from "../../../store/errors.js";
+import { rowNotFound } from "../../../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../list-query.js";
 import type { Db } from "../../schema.js";
 import { getGroup } from "../../iam/index.js";
@@ -28,7 +28,7 @@ const SUBSCRIPTION_COLUMNS: UidColumns = { uid: "subscriptions.uid", parent: "su
 /** Throws NOT_FOUND when the subscription does not exist. */
 export async function getSubscription(db: Db, uid: string): Promise<SubscriptionRow> {
   const row = await db.selectFrom("subscriptions").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("subscription", uid);
+  if (!row) throw rowNotFound("subscription", uid);
   return row;
 }
 

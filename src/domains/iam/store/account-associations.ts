@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists } from "../../../store/errors.js";
+import { keyTaken } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../list-query.js";
 import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
@@ -37,7 +37,7 @@ export async function insertAccountAssociation(db: Db, row: AccountAssociationRo
   await getGroup(db, row.group_uid);
   await unlessTaken(
     () => db.insertInto("account_associations").values(row).execute(),
-    () => alreadyExists("account association", row.uid, `group ${row.uid} already has an account association`),
+    () => keyTaken("account association", row.uid, `group ${row.uid} already has an account association`),
   );
   return row;
 }

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists } from "../../../store/errors.js";
+import { keyTaken } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../list-query.js";
 import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
@@ -39,7 +39,7 @@ export function listExternalGroupRoleMappings(
 }
 
 function duplicate(row: { identity_provider_uid: string; external_group: string }) {
-  return alreadyExists(
+  return keyTaken(
     "external group role mapping",
     row.external_group,
     `${row.identity_provider_uid} already maps "${row.external_group}" to this role`,

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
+import { keyTaken, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { descendantRange } from "../../../aip/uidp.js";
 import type { ListScope } from "../../list-query.js";
@@ -42,7 +42,7 @@ export async function insertGroup(db: Db, row: GroupRow): Promise<GroupRow> {
   const where = row.parent_uid === "" ? "an organization" : `a group under ${row.parent_uid}`;
   await unlessTaken(
     () => db.insertInto("groups").values(row).execute(),
-    () => alreadyExists("group", row.name, `${where} is already named "${row.name}"`),
+    () => keyTaken("group", row.name, `${where} is already named "${row.name}"`),
   );
   return row;
 }
@@ -51,7 +51,7 @@ export async function insertGroup(db: Db, row: GroupRow): Promise<GroupRow> {
 export function updateGroup(db: Db, uid: string, change: Pick<GroupRow, "name" | "description" | "update_time">): Promise<GroupRow> {
   return unlessTaken(
     () => updateByUid(db, GROUPS, uid, change),
-    () => alreadyExists("group", change.name, `a sibling of ${uid} is already named "${change.name}"`),
+    () => keyTaken("group", change.name, `a sibling of ${uid} is already named "${change.name}"`),
   );
 }
 

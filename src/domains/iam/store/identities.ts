@@ -1,6 +1,6 @@
 import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
-import { notFound } from "../../../store/errors.js";
+import { rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import type { ListScope } from "../../list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../resource-table.js";
@@ -69,7 +69,7 @@ export function listIdentities(db: Db, { name, uidp, visible }: IdentityFilter, 
 /** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */
 export async function createIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
   const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
-  if (!group) throw notFound("group", row.group_uid);
+  if (!group) throw rowNotFound("group", row.group_uid);
   return insertIdentity(db, row);
 }
 

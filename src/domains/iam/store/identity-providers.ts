@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, resourceNotEmpty } from "../../../store/errors.js";
+import { keyTaken, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { parentOf } from "../../../aip/uidp.js";
 import type { ListScope } from "../../list-query.js";
@@ -33,7 +33,7 @@ export function listIdentityProviders(db: Db, { name, uidp, visible }: IdentityP
 }
 
 function nameTaken(row: { group_uid: string; name: string }) {
-  return alreadyExists("identity provider", row.name, `an identity provider of ${row.group_uid} is already named "${row.name}"`);
+  return keyTaken("identity provider", row.name, `an identity provider of ${row.group_uid} is already named "${row.name}"`);
 }
 
 /** Inserts a provider; NOT_FOUND when its group does not exist, ALREADY_EXISTS when the name is taken in the group. */

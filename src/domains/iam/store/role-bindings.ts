@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound } from "../../../store/errors.js";
+import { keyTaken, rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid } from "../../../aip/uidp.js";
 import { applyPage, countRows, type ListScope } from "../../list-query.js";
@@ -88,7 +88,7 @@ const HYDRATED_COLUMNS = [
 /** Throws NOT_FOUND when the binding does not exist. */
 export async function getRoleBinding(db: Db, uid: string): Promise<HydratedRoleBindingRow> {
   const row = await hydrated(db).select(HYDRATED_COLUMNS).where("role_bindings.uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("roleBinding", uid);
+  if (!row) throw rowNotFound("roleBinding", uid);
   return row;
 }
 
@@ -116,7 +116,7 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
 export function createRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
   return unlessTaken(
     () => insertRoleBinding(db, row),
-    () => alreadyExists("roleBinding", row.uid, `${row.identity_uid} is already bound to ${row.role_uid} on ${row.group_uid}`),
+    () => keyTaken("roleBinding", row.uid, `${row.identity_uid} is already bound to ${row.role_uid} on ${row.group_uid}`),
   );
 }
 
@@ -124,7 +124,7 @@ export function createRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBind
 export async function setBindingRole(db: Db, uid: string, roleUid: string): Promise<void> {
   await unlessTaken(
     () => updateByUid(db, ROLE_BINDINGS, uid, { role_uid: roleUid }),
-    () => alreadyExists("roleBinding", uid, `the identity of ${uid} is already bound to ${roleUid} on its group`),
+    () => keyTaken("roleBinding", uid, `the identity of ${uid} is already bound to ${roleUid} on its group`),
   );
 }
 

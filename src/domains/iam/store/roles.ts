@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import { alreadyExists, notFound, resourceInUse } from "../../../store/errors.js";
+import { keyTaken, rowNotFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { listConditions, type UidpFilter, type Visibility } from "../../list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
@@ -116,13 +116,13 @@ export async function listRoles(db: Db, filter: RoleFilter, page: Page): Promise
 }
 
 function nameTaken(name: string) {
-  return alreadyExists("role", name, `another role of the group is already named "${name}"`);
+  return keyTaken("role", name, `another role of the group is already named "${name}"`);
 }
 
 /** Inserts a custom role in an existing group; throws NOT_FOUND (group) or ALREADY_EXISTS (name). */
 export async function insertRole(db: Db, row: RoleRow, capabilities: string[]): Promise<RoleWithCapabilities> {
   const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
-  if (!group) throw notFound("group", row.group_uid);
+  if (!group) throw rowNotFound("group", row.group_uid);
   await unlessTaken(() => db.insertInto("roles").values(row).execute(), () => nameTaken(row.name));
   if (capabilities.length > 0) {
     await db.insertInto("role_capabilities").values(capabilities.map((capability) => ({ role_uid: row.uid, capability }))).execute();

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import { notFound } from "../../../store/errors.js";
+import { rowNotFound } from "../../../store/errors.js";
 import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../list-query.js";
 import type { Database, Db } from "../../schema.js";
 import type { ArtifactRows } from "../artifact-rows.js";
@@ -122,7 +122,7 @@ export async function countArtifacts(db: Db, filter: ArtifactFilter): Promise<Ma
 /** An artifact; throws NOT_FOUND. */
 export async function getArtifact(db: Db, uid: string): Promise<ArtifactRow> {
   const row = await db.selectFrom("artifacts").selectAll().where("uid", "=", uid).executeTakeFirst();
-  if (!row) throw notFound("artifact", uid);
+  if (!row) throw rowNotFound("artifact", uid);
   return row;
 }
 

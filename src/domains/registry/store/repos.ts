@@ -1,5 +1,5 @@
 import { sql, type Selectable } from "kysely";
-import { alreadyExists, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
+import { keyTaken, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
 import { newChildUid } from "../../../aip/uidp.js";
 import type { Page } from "../../../aip/pagination.js";
 import { rootOf } from "../../../aip/uidp.js";
@@ -39,7 +39,7 @@ export function listRepos(db: Db, { name, uidp, visible }: RepoFilter, page: Pag
 }
 
 function taken(name: string) {
-  return alreadyExists("repo", name, `a repo of this organization is already named "${name}"`);
+  return keyTaken("repo", name, `a repo of this organization is already named "${name}"`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type Selectable } from "kysely";
-import { notFound } from "../../../store/errors.js";
+import { rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { CACHEABLE } from "../../../store/read-cache.js";
 import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../list-query.js";
@@ -96,7 +96,7 @@ export function filteredAdvisories(db: Db, filter: AdvisoryFilter) {
 /** An advisory of a record that is not withdrawn; throws NOT_FOUND. */
 export async function getAdvisory(db: Db, uid: string): Promise<AdvisoryRow> {
   const row = await db.selectFrom("advisories").selectAll().where("uid", "=", uid).where("withdrawn_time", "is", null).executeTakeFirst();
-  if (!row) throw notFound("advisory", uid);
+  if (!row) throw rowNotFound("advisory", uid);
   return row;
 }
 
