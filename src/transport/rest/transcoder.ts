@@ -41,7 +41,7 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { ContextValues } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-connect";
-import { encodedOnce } from "../../aip/kept-encoding.js";
+import { encodedOnce } from "../rpc/encoded-once.js";
 import { abortedWhenClientLeaves, MAX_TIMEOUT_MS } from "../rpc/request.js";
 import { file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
 import { protocolKey } from "../../interceptors/request-context.js";

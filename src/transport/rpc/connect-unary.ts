@@ -4,7 +4,7 @@ import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethod, ty
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
-import { encodedOnce } from "../../aip/kept-encoding.js";
+import { encodedOnce } from "./encoded-once.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
 import type { UnaryAnswer, UnaryCaller } from "./call.js";

@@ -1,7 +1,7 @@
 import { fromBinary, toBinary, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { encodedOnce } from "../../aip/kept-encoding.js";
+import { encodedOnce } from "./encoded-once.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
 import type { UnaryAnswer, UnaryCaller } from "./call.js";
