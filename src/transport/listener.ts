@@ -62,11 +62,13 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
   return (req, res) => {
     if (req.httpVersionMajor === 1) {
+      // The socket as it is now: a reader that stops early may detach it from `req` (Node's stream destroyer sets `req.socket` to null).
+      const socket = req.socket;
       res.once("finish", () => {
         if (req.complete) return;
-        const timer = setTimeout(() => req.socket.destroy(), graceMs);
+        const timer = setTimeout(() => socket.destroy(), graceMs);
         req.once("end", () => clearTimeout(timer));
-        req.socket.once("close", () => clearTimeout(timer));
+        socket.once("close", () => clearTimeout(timer));
       });
     }
     return handler(req, res);
