@@ -1,5 +1,5 @@
 import { eventsConfigOf } from "../../config.js";
-import { BodyTooLargeError, readBody } from "../rest/request-body.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import { deleteManifest, findManifest, listReferrers, reachableFromTags } from "../../domains/registry/store/manifests.js";
 import { deleteTagByName, findTagByName, findTagsByDigest, listTagNames } from "../../domains/registry/store/tags.js";
 import { recordTagDeletions } from "../../domains/events/tag-moves.js";
@@ -71,7 +71,7 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
   try {
     bytes = Buffer.from(await readBody(req, MAX_MANIFEST_BYTES));
   } catch (error) {
-    if (error instanceof BodyTooLargeError) fail(413, "SIZE_INVALID", `a manifest is at most ${MAX_MANIFEST_BYTES} bytes`, { limit: MAX_MANIFEST_BYTES });
+    if (error instanceof BodyRefusedError && error.reason === "too-large") fail(413, "SIZE_INVALID", `a manifest is at most ${MAX_MANIFEST_BYTES} bytes`, { limit: MAX_MANIFEST_BYTES });
     throw error;
   }
   const typePrefix = eventsConfigOf(ctx.config).typePrefix;

@@ -51,15 +51,15 @@ import type { RestRoute } from "./http-rules.js";
 import { decodeCapture, MalformedEscapeError, type PathBindings } from "./path-template.js";
 import type { UnaryAnswer, UnaryCaller } from "../rpc/call.js";
 import { applyQueryParams } from "./query-params.js";
-import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
-import type { BodySource } from "./request-body.js";
+import { checkJsonContentType, inferredUpdateMask, messageFromBody, UnsupportedMediaTypeError } from "./request-body.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import { responseJson } from "./response-json.js";
 import { RouteTable } from "./route-table.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { bearerChallenge } from "../http/credentials.js";
 import { injectTraceHeaders } from "../../telemetry/tracing.js";
 import { isV1 } from "../../aip/v1/version.js";
-import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeBodyRefused, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
 
 export type { NodeRequest, NodeResponse } from "../http/node-types.js";
 
@@ -125,10 +125,14 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
       const arrived = Date.now();
       let input: Message;
       try {
-        input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
+        input = await buildRequest(route, bindings, req, url.slice(path.length + 1), opts.maxBodyBytes);
       } catch (e) {
         if (e instanceof BodyRefusedError) {
-          writeStatus(res, e.httpStatus, e.status, target, e.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          writeBodyRefused(req, res, e, target);
+          return true;
+        }
+        if (e instanceof UnsupportedMediaTypeError) {
+          writeStatus(res, 415, e.status, target);
           return true;
         }
         if (!(e instanceof ConnectError)) throw e;
@@ -181,7 +185,7 @@ function decodePathValue(raw: string, chain: readonly DescField[]): string {
   }
 }
 
-async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodySource, query: string, maxBodyBytes: number): Promise<Message> {
+async function buildRequest(route: RestRoute, bindings: PathBindings, req: NodeRequest, query: string, maxBodyBytes: number): Promise<Message> {
   const desc = route.method.input;
   let message: Message = create(desc);
   let bodyKeys: string[] = [];

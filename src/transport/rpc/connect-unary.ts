@@ -6,7 +6,8 @@ import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { encodedOnce } from "./encoded-once.js";
 import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./request.js";
 import type { UnaryAnswer, UnaryCaller } from "./call.js";
 
 const gzipAsync = promisify(gzip);
@@ -42,8 +43,6 @@ interface Exchange {
   method: DescMethod;
   binary: boolean;
   timeoutMs: number | undefined;
-  /** The body's `content-length`, when the request gives one (connect-es clients on Node do not). */
-  length: number | undefined;
   url: string;
 }
 
@@ -97,7 +96,7 @@ function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxByt
   } catch {
     return undefined;
   }
-  return { method, binary: /proto$/i.test(type), timeoutMs: timeout.timeoutMs, length, url };
+  return { method, binary: /proto$/i.test(type), timeoutMs: timeout.timeoutMs, url };
 }
 
 async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: NodeRequest, res: NodeResponse): Promise<void> {
@@ -112,7 +111,7 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
   try {
     let answer: UnaryAnswer | undefined;
     try {
-      const input = decode(method, binary, await readBody(req, exchange.length, options.readMaxBytes));
+      const input = decode(method, binary, await readMessage(req, options.readMaxBytes));
       answer = await options.call(method, {
         input,
         header: callHeaders(req.headers),
@@ -126,7 +125,7 @@ async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: 
       if (!header.has("content-type")) header.set("content-type", binary ? contentTypeUnaryProto : contentTypeUnaryJson);
       body = encodeAnswer(method, binary, answer.message, compressionOf(req));
     } catch (e) {
-      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
+      if (res.destroyed || (e instanceof BodyRefusedError && e.reason === "aborted")) return void res.destroy();
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
       const answered = options.callError(error, method);
       status = codeToHttpStatus(answered.code);
@@ -205,21 +204,15 @@ function decode(method: DescMethod, binary: boolean, body: Uint8Array): Message 
   }
 }
 
-/**
- * The body, with connect-es's errors: exactly the `length` bytes its `content-length` promised, or,
- * without one, at most `max` bytes.
- */
-async function readBody(req: NodeRequest, length: number | undefined, max: number): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of requestChunks(req)) {
-    if (length !== undefined && size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
-    if (length === undefined && size + chunk.byteLength > max) throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
-    chunks.push(chunk);
-    size += chunk.byteLength;
+/** The body, with connect-es's errors: exactly the bytes its `content-length` declares, or, without one, at most `max` bytes. */
+async function readMessage(req: NodeRequest, max: number): Promise<Buffer> {
+  try {
+    return await readBody(req, max);
+  } catch (e) {
+    if (!(e instanceof BodyRefusedError) || e.reason === "aborted") throw e;
+    if (e.reason === "too-large") throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+    throw new ConnectError(`protocol error: promised ${e.declared} bytes, received ${e.received}`, Code.InvalidArgument);
   }
-  if (length !== undefined && size < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size}`, Code.InvalidArgument);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 /** The response compression connect-es negotiates from `accept-encoding`: the first offered name it lists. */

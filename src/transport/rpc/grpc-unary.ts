@@ -3,7 +3,8 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodedOnce } from "./encoded-once.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
+import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, unaryMethodsByPath } from "./request.js";
 import type { UnaryAnswer, UnaryCaller } from "./call.js";
 
 /** The content type of every answer, as connect-es writes it for binary gRPC. */
@@ -51,7 +52,7 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
     try {
       const arrived = Date.now();
       const timeout = parseTimeout(headerValue(req.headers["grpc-timeout"]), MAX_TIMEOUT_MS);
-      const body = await readBody(req, options.readMaxBytes);
+      const body = await readEnvelopes(req, options.readMaxBytes);
       if (timeout.error) throw timeout.error;
       const input = decodeUnary(method, body, options.readMaxBytes);
       answer = await options.call(method, {
@@ -64,7 +65,7 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
         url: `http://in-process${req.url}`,
       });
     } catch (e) {
-      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
+      if (res.destroyed || (e instanceof BodyRefusedError && e.reason === "aborted")) return void res.destroy();
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
       const trailer = new Headers();
       setTrailerStatus(trailer, options.callError(error, method));
@@ -89,15 +90,14 @@ async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: Nod
 }
 
 /** The request body, whole; RESOURCE_EXHAUSTED beyond one message of `max` bytes and its envelope. */
-async function readBody(req: NodeRequest, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of requestChunks(req)) {
-    size += chunk.byteLength;
-    if (size > max + 5) throw new ConnectError(`message size ${size - 5} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
-    chunks.push(chunk);
+async function readEnvelopes(req: NodeRequest, max: number): Promise<Buffer> {
+  try {
+    return await readBody(req, max + 5);
+  } catch (e) {
+    if (!(e instanceof BodyRefusedError) || e.reason === "aborted") throw e;
+    if (e.reason === "too-large") throw new ConnectError(`message size ${e.received - 5} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+    throw new ConnectError(`protocol error: promised ${e.declared} bytes, received ${e.received}`, Code.InvalidArgument);
   }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
 /** The one request message of a unary call, with connect-es's errors for a body that is not exactly one. */

@@ -43,15 +43,3 @@ export function abortedWhenClientLeaves(res: NodeResponse, message: string): Abo
   });
   return controller;
 }
-
-/** The client ended the request before its body's end (an HTTP/2 stream reset, a closed connection): not a server error. */
-export class RequestAbortedError extends Error {}
-
-/** The chunks of `req`'s body; a body the client cuts short throws RequestAbortedError. */
-export async function* requestChunks(req: NodeRequest): AsyncGenerator<Buffer> {
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) yield chunk;
-  } catch (error) {
-    throw new RequestAbortedError(`the client ended the request before its body's end: ${(error as Error).message}`, { cause: error });
-  }
-}
