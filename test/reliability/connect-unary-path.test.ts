@@ -270,7 +270,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
           return frameworkErrorAsApiError(error, method.input.typeName, logger, DOMAIN);
         },
         contextValues: () => createContextValues(),
-        readMaxBytes: MAX_BODY,
+        maxBodyBytes: MAX_BODY,
       },
       adapter,
     );
@@ -281,7 +281,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
         call: counted,
         callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, DOMAIN),
         contextValues: () => createContextValues(),
-        readMaxBytes: MAX_BODY,
+        maxBodyBytes: MAX_BODY,
       },
       handler,
     );
