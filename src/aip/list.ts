@@ -3,7 +3,7 @@ import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from
 import { MAX_PAGE_SIZE, type Orderable, type Page, type PageAudience, type Pager } from "./pagination.js";
 import type { UidpFilter } from "./uidp.js";
 import { isKept, keepValue, keptValue } from "../store/read-cache.js";
-import { keepEncodings } from "./kept-encoding.js";
+import { keepAnswer } from "./kept-answer.js";
 import { Violations } from "./validation.js";
 
 /** Request fields that may change between pages of one listing. */
@@ -76,7 +76,7 @@ export const KEPT_ANSWER_MAX_AGE_MS = 60_000;
  * `readPage` for a List whose answer depends on nothing but the request and the rows `read`
  * returns: while the store keeps those rows (`keptDerivation`: SQLite, nothing written since),
  * the same request is answered with the same message, built once by `items` and `respond` and
- * marked by `keepEncodings` so each wire encodes it once. Never longer than
+ * marked by `keepAnswer` so each wire encodes it once. Never longer than
  * KEPT_ANSWER_MAX_AGE_MS. Not for a List whose answer depends on the caller.
  */
 export async function readKeptPage<Desc extends DescMessage, Row extends { uid: string }, Item, Answer extends object>(
@@ -91,7 +91,7 @@ export async function readKeptPage<Desc extends DescMessage, Row extends { uid: 
   const kept = keptValue<Answer>(rows, name, KEPT_ANSWER_MAX_AGE_MS);
   if (kept !== undefined) return kept;
   const answer = options.respond(envelope(options, page, fingerprint, rows, total, await options.items(rows.slice(0, page.limit))));
-  return isKept(rows) ? keepValue(rows, name, keepEncodings(answer)) : answer;
+  return isKept(rows) ? keepValue(rows, name, keepAnswer(answer)) : answer;
 }
 
 async function readRows<Desc extends DescMessage, Row extends { uid: string }>(options: PageOptions<Desc, Row>) {

@@ -1,15 +1,15 @@
 import { createRegistry } from "@bufbuild/protobuf";
 import { bearerToken, sameUrl } from "../transport/http/credentials.js";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { errorDomainOf } from "../aip/errors.js";
 import { isRoot, isUidp } from "../aip/uidp.js";
 import type { ServerConfig } from "../config.js";
 import { withFields, type Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
-import { BodyRefusedError, readBody, type BodySource } from "../transport/rest/request-body.js";
+import { BodyRefusedError, readBody } from "../transport/http/body-reader.js";
 import type { FieldViolation } from "../aip/errors.js";
-import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../transport/http/status-json.js";
+import { invalidArgumentError, sendStatus, writeBodyRefused, writeJson, writeStatus } from "../transport/http/status-json.js";
 import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
@@ -60,7 +60,6 @@ export function createStsRoute(options: StsRouteOptions) {
     try {
       await handle(req, res, path, query, log);
     } catch (error) {
-      if (error instanceof ConnectError && error.code === Code.Canceled) return true; // the client went away mid-body
       if (isUnavailable(error)) {
         log.warn("sts exchange: the store is busy or unreachable", { error: String(error) });
         if (!res.headersSent) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, target.domain, { ...noStore, "retry-after": "1" });
@@ -80,13 +79,10 @@ export function createStsRoute(options: StsRouteOptions) {
 
     let body: Uint8Array;
     try {
-      body = await readBody(req as BodySource, config.limits.maxBodyBytes);
+      body = await readBody(req, config.limits.maxBodyBytes);
     } catch (error) {
-      if (error instanceof BodyRefusedError) {
-        writeStatus(res, error.httpStatus, error.status, target, error.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
-        return;
-      }
-      throw error;
+      if (!(error instanceof BodyRefusedError)) throw error;
+      return writeBodyRefused(req, res, error, target);
     }
 
     const header = req.headers.authorization;

@@ -94,14 +94,15 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   });
   if (!router) throw new Error("connectNodeAdapter did not build a router");
 
+  // What the three direct paths share: the REST transcoder, and the gRPC and Connect unary paths (below).
+  const callError = (error: ConnectError, method: DescMethod) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain);
+  const direct = { callError, contextValues, maxBodyBytes: config.limits.maxBodyBytes };
   const rest = createRestTranscoder({
+    ...direct,
     services: host.services,
     call: createUnaryCaller(implementations, host.interceptors, "rest"),
-    callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain),
     registry: createRegistry(...host.files, file_google_rpc_error_details),
-    maxBodyBytes: config.limits.maxBodyBytes,
     errorDomain,
-    contextValues,
     onError: (error, req) => logger.error("REST transcoding failed", { error: String(error), requestId: requestIdOf(req) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
@@ -136,25 +137,9 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
   // gRPC and Connect unary calls skip connect-es's adapter: the same implementations and interceptors, called on the request.
   const services = implementations.map((r) => r.service);
-  const callError = (error: ConnectError, method: DescMethod) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain);
   const rpc = withGrpcUnaryPath(
-    {
-      services,
-      call: createUnaryCaller(implementations, host.interceptors, "grpc"),
-      callError,
-      contextValues: rpcContextValues,
-      readMaxBytes: config.limits.maxBodyBytes,
-    },
-    withConnectUnaryPath(
-      {
-        services,
-        call: createUnaryCaller(implementations, host.interceptors, "connect"),
-        callError,
-        contextValues: rpcContextValues,
-        readMaxBytes: config.limits.maxBodyBytes,
-      },
-      adapter,
-    ),
+    { ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "grpc") },
+    withConnectUnaryPath({ ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "connect") }, adapter),
   );
   const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });

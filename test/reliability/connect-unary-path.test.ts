@@ -10,9 +10,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, HealthListResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { GetGroupRequestSchema, ListGroupsRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { encodedOnce, keepEncodings } from "../../src/aip/kept-encoding.js";
+import { keepAnswer } from "../../src/aip/kept-answer.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { withConnectUnaryPath } from "../../src/transport/rpc/connect-unary.js";
+import { encodedOnce } from "../../src/transport/rpc/encoded-once.js";
 import { withGrpcUnaryPath } from "../../src/transport/rpc/grpc-unary.js";
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../../src/transport/rpc/framework-errors.js";
 import { createLogger } from "../../src/logger.js";
@@ -184,8 +185,8 @@ const LONG = "a message long enough to be compressed ".repeat(40);
 /** Why the last "slow" check's signal was aborted. */
 let slowAborted: unknown;
 
-/** The one answer List gives, kept (marked by `keepEncodings`), well over 1 KiB encoded. */
-const kept = keepEncodings(
+/** The one answer List gives, kept (marked by `keepAnswer`), well over 1 KiB encoded. */
+const kept = keepAnswer(
   create(HealthListResponseSchema, {
     statuses: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`platform.test.v1.Service${i}`, { status: HealthCheckResponse_ServingStatus.SERVING }])),
   }),
@@ -269,7 +270,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
           return frameworkErrorAsApiError(error, method.input.typeName, logger, DOMAIN);
         },
         contextValues: () => createContextValues(),
-        readMaxBytes: MAX_BODY,
+        maxBodyBytes: MAX_BODY,
       },
       adapter,
     );
@@ -280,7 +281,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
         call: counted,
         callError: (error, method) => frameworkErrorAsApiError(error, method.input.typeName, logger, DOMAIN),
         contextValues: () => createContextValues(),
-        readMaxBytes: MAX_BODY,
+        maxBodyBytes: MAX_BODY,
       },
       handler,
     );

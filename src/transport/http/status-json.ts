@@ -6,7 +6,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema, file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../../gen/google/rpc/status_pb.js";
 import { codeName, type FieldViolation } from "../../aip/errors.js";
-import type { NodeResponse, ResponseHeaders } from "./node-types.js";
+import type { BodyRefusedError } from "./body-reader.js";
+import type { NodeRequest, NodeResponse, ResponseHeaders } from "./node-types.js";
 
 /**
  * google.rpc.Status JSON bodies for REST answers, the errors the transcoder raises itself
@@ -107,6 +108,22 @@ export function transcoderError(code: Code, reason: string, message: string, met
 /** Writes a Status JSON answer (content-type application/json); nothing if the response is gone. */
 export function writeStatus(res: NodeResponse, httpStatus: number, error: ConnectError, target: StatusTarget, headers: ResponseHeaders = {}): void {
   writeJson(res, httpStatus, statusJson(error, target), headers);
+}
+
+/**
+ * Answers a body `readBody` refused, on a route answering Status JSON (REST, the token exchange):
+ * too large 413 RESOURCE_EXHAUSTED (reason REQUEST_TOO_LARGE), of the wrong length 400
+ * INVALID_ARGUMENT; over HTTP/1.1 with `connection: close` when the rest of the body was left
+ * unread. Writes nothing for a body the client cut short (the client is gone).
+ */
+export function writeBodyRefused(req: NodeRequest, res: NodeResponse, refused: BodyRefusedError, target: StatusTarget): void {
+  if (refused.reason === "aborted") return;
+  const headers: ResponseHeaders = refused.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {};
+  if (refused.reason === "too-large") {
+    writeStatus(res, 413, transcoderError(Code.ResourceExhausted, "REQUEST_TOO_LARGE", `Request body larger than ${refused.maxBytes} bytes`), target, headers);
+  } else {
+    writeStatus(res, 400, transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", `Invalid argument: the request body is not the ${refused.declared} bytes its content-length declares`), target, headers);
+  }
 }
 
 /** Writes a JSON answer with its content-length; nothing if the response is gone. */

@@ -17,7 +17,7 @@ import {
   type RepoRow,
   type RepositoryName,
 } from "../../domains/registry/index.js";
-import { BodyTooLargeError, readBody } from "../rest/request-body.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
@@ -73,7 +73,7 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
   try {
     bytes = Buffer.from(await readBody(req, MAX_MANIFEST_BYTES));
   } catch (error) {
-    if (error instanceof BodyTooLargeError) fail(413, "SIZE_INVALID", `a manifest is at most ${MAX_MANIFEST_BYTES} bytes`, { limit: MAX_MANIFEST_BYTES });
+    if (error instanceof BodyRefusedError && error.reason === "too-large") fail(413, "SIZE_INVALID", `a manifest is at most ${MAX_MANIFEST_BYTES} bytes`, { limit: MAX_MANIFEST_BYTES });
     throw error;
   }
   const typePrefix = eventsConfigOf(ctx.config).typePrefix;

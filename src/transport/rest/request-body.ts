@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import { create, fromJson, getOption } from "@bufbuild/protobuf";
 import type { DescField, DescMessage, JsonValue, Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
@@ -9,92 +8,15 @@ import { FieldBehavior, field_behavior } from "../../../gen/google/api/field_beh
 import { findField } from "./field-path.js";
 import { duplicateKey, isObject, withoutUnknownKeys } from "./json-body.js";
 import type { RestRoute } from "./http-rules.js";
+import type { NodeRequest } from "../http/node-types.js";
 import { invalidArgumentError, transcoderError } from "../http/status-json.js";
 import type { FieldViolation } from "../../aip/errors.js";
 
-/** A Node request body: http.IncomingMessage and http2.Http2ServerRequest both fit. */
-export type BodySource = Readable & { readonly headers: Record<string, string | string[] | undefined> };
-
-/** A request refused for its body before any handler runs: answered `httpStatus` with `status`. */
-export abstract class BodyRefusedError extends Error {
-  abstract readonly httpStatus: number;
-  abstract readonly status: ConnectError;
-  /** The body was left unread: over HTTP/1.1 the connection must close, or its rest would be read as the next request. */
-  abstract readonly bodyUnread: boolean;
-}
-
-/** A request body over the limit: HTTP 413, RESOURCE_EXHAUSTED. */
-export class BodyTooLargeError extends BodyRefusedError {
-  readonly httpStatus = 413;
-  readonly status: ConnectError;
-  readonly bodyUnread = true;
-  constructor(maxBytes: number) {
-    super(`Request body larger than ${maxBytes} bytes`);
-    this.name = "BodyTooLargeError";
-    this.status = transcoderError(Code.ResourceExhausted, "REQUEST_TOO_LARGE", this.message);
-  }
-}
-
-/**
- * Reads the whole body. Over `maxBytes` (by Content-Length or by counting) it stops
- * buffering, lets the rest of the body drain unread, and rejects with BodyTooLargeError.
- * A client that goes away mid-body rejects with CANCELED.
- */
-export function readBody(source: BodySource, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = () => new BodyTooLargeError(maxBytes);
-  return new Promise((resolve, reject) => {
-    const declared = Number(source.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      source.resume();
-      reject(tooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      source.off("data", onData);
-      source.off("end", onEnd);
-      source.off("error", onError);
-      source.off("close", onClose);
-    };
-    const onData = (chunk: Buffer | string) => {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      size += bytes.byteLength;
-      if (size > maxBytes) {
-        cleanup();
-        chunks.length = 0;
-        source.resume(); // drain unread, without buffering
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(bytes);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onError = (e: Error) => {
-      cleanup();
-      reject(e);
-    };
-    const onClose = () => {
-      cleanup();
-      reject(new ConnectError("client closed the request", Code.Canceled));
-    };
-    source.on("data", onData);
-    source.on("end", onEnd);
-    source.on("error", onError);
-    source.on("close", onClose);
-  });
-}
-
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** A body whose Content-Type is not JSON: HTTP 415, INVALID_ARGUMENT. */
-export class UnsupportedMediaTypeError extends BodyRefusedError {
-  readonly httpStatus = 415;
+/** A body whose Content-Type is not JSON: answered HTTP 415 with `status` (INVALID_ARGUMENT); the body was read whole. */
+export class UnsupportedMediaTypeError extends Error {
   readonly status: ConnectError;
-  readonly bodyUnread = false;
   constructor(contentType: string | undefined) {
     super(`Content-Type ${contentType === undefined ? "(none)" : `"${contentType}"`} is not supported: send application/json`);
     this.name = "UnsupportedMediaTypeError";
@@ -103,7 +25,7 @@ export class UnsupportedMediaTypeError extends BodyRefusedError {
 }
 
 /** Refuses a non-empty body that is not declared JSON (`application/json` or a `+json` type; charset may follow). */
-export function checkJsonContentType(headers: BodySource["headers"], bytes: Uint8Array): void {
+export function checkJsonContentType(headers: NodeRequest["headers"], bytes: Uint8Array): void {
   if (bytes.byteLength === 0) return;
   const header = headers["content-type"];
   const type = typeof header === "string" ? header.split(";", 1)[0].trim().toLowerCase() : undefined;

@@ -26,7 +26,7 @@
  *     call: createUnaryCaller(services, interceptors, "rest"),
  *     registry,                                   // every message type that may be an error detail or Any
  *     maxBodyBytes: 1 << 20,
- *     contextValues,                              // same function; the transcoder sets protocolKey = "rest"
+ *     contextValues,                              // per-request values; the transcoder sets protocolKey = "rest"
  *   });
  *
  * `otherRoutes` answers what REST does not (OIDC discovery, health pages, ...) or 404.
@@ -34,50 +34,39 @@
  */
 
 import { create, createRegistry } from "@bufbuild/protobuf";
-import type { DescField, DescService, JsonValue, Message, Registry } from "@bufbuild/protobuf";
+import type { DescField, Message, Registry } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
-import type { ContextValues } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-connect";
-import { encodedOnce } from "../../aip/kept-encoding.js";
-import { abortedWhenClientLeaves, MAX_TIMEOUT_MS } from "../rpc/request.js";
+import { MAX_TIMEOUT_MS, startExchange } from "../rpc/exchange.js";
+import { internalError } from "../rpc/internal-error.js";
+import type { UnaryPathOptions } from "../rpc/options.js";
 import { file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
-import { protocolKey } from "../../interceptors/request-context.js";
 import { FieldValueError, protoPath, setFieldFromString, valueAt } from "./field-path.js";
 import { routesFromServices } from "./http-rules.js";
 import type { RestRoute } from "./http-rules.js";
 import { decodeCapture, MalformedEscapeError, type PathBindings } from "./path-template.js";
-import type { UnaryAnswer, UnaryCaller } from "../rpc/call.js";
 import { applyQueryParams } from "./query-params.js";
-import { BodyRefusedError, checkJsonContentType, inferredUpdateMask, messageFromBody, readBody } from "./request-body.js";
-import type { BodySource } from "./request-body.js";
-import { responseJson } from "./response-json.js";
+import { checkJsonContentType, inferredUpdateMask, messageFromBody, UnsupportedMediaTypeError } from "./request-body.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
+import { writeAnswer, writeCallError } from "./answer.js";
 import { RouteTable } from "./route-table.js";
-import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
-import { bearerChallenge } from "../http/credentials.js";
-import { injectTraceHeaders } from "../../telemetry/tracing.js";
-import { isV1 } from "../../aip/v1/version.js";
-import { httpStatusFromCode, invalidArgumentError, transcoderError, writeJson, writeStatus, type StatusTarget } from "../http/status-json.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { httpStatusFromCode, invalidArgumentError, transcoderError, writeBodyRefused, writeStatus } from "../http/status-json.js";
 
 export type { NodeRequest, NodeResponse } from "../http/node-types.js";
 
-export interface RestTranscoderOptions {
-  /** Services whose unary methods carry google.api.http rules; each must be on the router. */
-  services: DescService[];
-  /** Calls the implementations the node adapter serves, with its interceptors (`createUnaryCaller`). */
-  call: UnaryCaller;
+/**
+ * `services`: those whose unary methods carry google.api.http rules, each on the router;
+ * `maxBodyBytes`: a larger request body is answered 413 RESOURCE_EXHAUSTED, the handler not called.
+ */
+export interface RestTranscoderOptions extends UnaryPathOptions {
   /** Resolves error details and Any fields when writing JSON (`@type`). */
   registry: Registry;
   /** ErrorInfo.domain of the errors the transcoder raises itself. */
   errorDomain: string;
-  /** A larger request body is answered 413 RESOURCE_EXHAUSTED; the handler is not called. */
-  maxBodyBytes: number;
-  /** Per-request context values; the transcoder sets protocolKey to "rest" on them. */
-  contextValues?: (req: NodeRequest) => ContextValues;
-  /** Makes a call's error follow the API's error rules (an ErrorInfo on every error); by default the error as it is. */
-  callError?: (error: ConnectError, method: RestRoute["method"]) => ConnectError;
   /** Told about unexpected failures (answered 500 INTERNAL), e.g. to log them. */
   onError?: (error: unknown, req: NodeRequest) => void;
 }
@@ -121,50 +110,40 @@ export function createRestTranscoder(opts: RestTranscoderOptions): RestHandler {
         return true;
       }
       const { route, bindings } = found;
-      const controller = abortedWhenClientLeaves(res, "the client closed the connection");
-      const arrived = Date.now();
+      const exchange = startExchange(opts, req, res, "rest", "the client closed the connection");
       let input: Message;
       try {
-        input = await buildRequest(route, bindings, req as BodySource, url.slice(path.length + 1), opts.maxBodyBytes);
+        input = await buildRequest(route, bindings, req, url.slice(path.length + 1), opts.maxBodyBytes);
       } catch (e) {
         if (e instanceof BodyRefusedError) {
-          writeStatus(res, e.httpStatus, e.status, target, e.bodyUnread && req.httpVersionMajor === 1 ? { connection: "close" } : {});
+          writeBodyRefused(req, res, e, target);
+          return true;
+        }
+        if (e instanceof UnsupportedMediaTypeError) {
+          writeStatus(res, 415, e.status, target);
           return true;
         }
         if (!(e instanceof ConnectError)) throw e;
         writeStatus(res, httpStatusFromCode(e.code), e, target);
         return true;
       }
-      const contextValues = opts.contextValues?.(req) ?? createContextValues();
-      contextValues.set(protocolKey, "rest");
-      const header = forwardRequestHeaders(req.headers);
-      const timeout = parseTimeout(header.get("connect-timeout-ms"), MAX_TIMEOUT_MS);
-      let answer: UnaryAnswer;
-      try {
-        if (timeout.error) throw transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", timeout.error.rawMessage);
-        answer = await opts.call(route.method, {
-          input,
-          header,
-          controller,
-          contextValues,
-          // The deadline counts from the request's arrival, as on the RPC paths.
-          timeoutMs: timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - arrived),
-          url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,
-        });
-      } catch (e) {
-        if (!(e instanceof ConnectError)) throw e;
-        if (res.destroyed) return true;
-        const error = opts.callError?.(e, route.method) ?? e;
-        const headers = forwardResponseHeaders(error.metadata);
-        if (error.code === Code.Unauthenticated) headers["www-authenticate"] ??= bearerChallenge(target.domain, req.headers.authorization, error.rawMessage);
-        writeStatus(res, httpStatusFromCode(error.code), error, target, headers);
-        return true;
-      }
-      writeResponse(res, route, answer, target);
+      const given = req.headers["connect-timeout-ms"];
+      const timeout = parseTimeout(typeof given === "string" ? given : null, MAX_TIMEOUT_MS);
+      const outcome = await exchange.run({
+        method: route.method,
+        input: () => {
+          if (timeout.error) throw transcoderError(Code.InvalidArgument, "INVALID_ARGUMENT", timeout.error.rawMessage);
+          return input;
+        },
+        timeoutMs: timeout.timeoutMs,
+        url: `http://in-process/${route.method.parent.typeName}/${route.method.name}`,
+      });
+      if (outcome === undefined) return true;
+      if (outcome.error) writeCallError(req, res, outcome.answered, target);
+      else writeAnswer(res, route, outcome.answer, target);
     } catch (e) {
       opts.onError?.(e, req);
-      const error = new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-      if (!res.headersSent) writeStatus(res, 500, error, target);
+      if (!res.headersSent) writeStatus(res, 500, internalError(e), target);
       else res.end();
     }
     return true;
@@ -181,7 +160,7 @@ function decodePathValue(raw: string, chain: readonly DescField[]): string {
   }
 }
 
-async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodySource, query: string, maxBodyBytes: number): Promise<Message> {
+async function buildRequest(route: RestRoute, bindings: PathBindings, req: NodeRequest, query: string, maxBodyBytes: number): Promise<Message> {
   const desc = route.method.input;
   let message: Message = create(desc);
   let bodyKeys: string[] = [];
@@ -217,61 +196,4 @@ async function buildRequest(route: RestRoute, bindings: PathBindings, req: BodyS
     if (given.length === 0) r.set(inferred.field, reflect(FieldMaskSchema, inferred.mask));
   }
   return message;
-}
-
-// Request headers that describe the REST exchange itself, not the call.
-const DROPPED_REQUEST_HEADERS = new Set([
-  "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "expect",
-  "content-type", "content-length", "content-encoding", "accept-encoding", "http2-settings",
-]);
-
-/** The caller's headers (authorization, x-request-id, ...) plus the Connect unary headers and the active trace context. */
-function forwardRequestHeaders(incoming: NodeRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || name.startsWith(":") || DROPPED_REQUEST_HEADERS.has(name)) continue;
-    if (name.startsWith("connect-") || name.startsWith("grpc-")) continue;
-    for (const v of Array.isArray(value) ? value : [value]) header.append(name, v);
-  }
-  header.set("content-type", "application/proto");
-  header.set("connect-protocol-version", "1");
-  // The call's span is the child of this request's (its traceparent replaces the caller's).
-  injectTraceHeaders(header);
-  const timeout = incoming["connect-timeout-ms"];
-  if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
-  return header;
-}
-
-/** Handler response headers worth passing on (error metadata, custom headers); trailers unprefixed. */
-function forwardResponseHeaders(header: Headers | undefined): ResponseHeaders {
-  const out: ResponseHeaders = {};
-  header?.forEach((value, rawName) => {
-    const name = rawName.startsWith("trailer-") ? rawName.slice("trailer-".length) : rawName;
-    if (name === "content-type" || name === "content-length" || name === "content-encoding") return;
-    if (name === "accept-encoding" || name === "connection" || name === "transfer-encoding") return;
-    if (name.startsWith("connect-") || name.startsWith("grpc-")) return;
-    const prev = out[name];
-    out[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
-  });
-  return out;
-}
-
-/** Writes a successful answer: its headers worth passing on and the message as proto JSON (an Empty as no body). */
-function writeResponse(res: NodeResponse, route: RestRoute, answer: UnaryAnswer, target: StatusTarget): void {
-  if (res.destroyed) return;
-  const headers = forwardResponseHeaders(answer.header);
-  Object.assign(headers, forwardResponseHeaders(answer.trailer));
-  const output = route.method.output;
-  if (output.typeName === "google.protobuf.Empty") {
-    res.writeHead(200, { ...headers, "content-length": "0" });
-    res.end();
-    return;
-  }
-  const protoFieldNames = isV1(route.method.parent);
-  const body = encodedOnce(answer.message, `rest json ${protoFieldNames} ${route.responseField?.name ?? ""}`, () => {
-    let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
-    if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
-    return Buffer.from(JSON.stringify(json), "utf8");
-  });
-  writeJson(res, 200, body, headers);
 }

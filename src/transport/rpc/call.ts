@@ -10,6 +10,7 @@ import {
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { asConnectError } from "./internal-error.js";
 
 /** The reason a finished call's signal carries. */
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
@@ -82,7 +83,7 @@ export type UnaryCaller = (method: DescMethod, call: UnaryCall) => Promise<Unary
  * Calls a recorded implementation as connect-es's unary handlers do, without a wire: a handler
  * context (deadline, signal, headers, context values), the same interceptors in the same order,
  * the implementation. Rejects with a ConnectError whose metadata holds the response headers
- * (a non-ConnectError becomes INTERNAL "internal error", as connect-es makes it).
+ * (a non-ConnectError becomes `internalError`, as connect-es makes it).
  */
 export function createUnaryCaller(services: RecordedService[], interceptors: Interceptor[], protocolName: string): UnaryCaller {
   const byMethod = new Map<string, { spec: MethodImplSpec; interceptors: Interceptor[] }>();
@@ -100,7 +101,7 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
       return { message, header: context.responseHeader, trailer: context.responseTrailer };
     } catch (e) {
       context.abort(e);
-      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      const error = asConnectError(e);
       context.responseHeader.forEach((value, name) => {
         if (!error.metadata.has(name)) error.metadata.set(name, value);
       });

@@ -1,13 +1,16 @@
 import { promisify } from "node:util";
 import { brotliCompress, gzip } from "node:zlib";
-import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
-import { encodedOnce } from "../../aip/kept-encoding.js";
-import type { NodeRequest, NodeResponse, ResponseHeaders } from "../http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
-import type { UnaryAnswer, UnaryCaller } from "./call.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { encodedOnce } from "./encoded-once.js";
+import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
+import { headerValue, responseHeaders } from "./headers.js";
+import { unaryMethodsByPath } from "./method-paths.js";
+import type { UnaryPathOptions } from "./options.js";
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -24,26 +27,11 @@ const COMPRESSIONS: Record<string, (bytes: Uint8Array) => Promise<Uint8Array>> =
 /** Request JSON is decoded as connect-es decodes it (a BOM dropped, bad UTF-8 replaced). */
 const UTF8 = new TextDecoder();
 
-export interface ConnectUnaryPathOptions {
-  /** The services served; their unary methods take this path. */
-  services: DescService[];
-  /** Calls an implementation through the interceptors (`createUnaryCaller` with protocol "connect"). */
-  call: UnaryCaller;
-  /** Makes an error follow the API's error rules, as the adapter's answers do (`frameworkErrorAsApiError`). */
-  callError: (error: ConnectError, method: DescMethod) => ConnectError;
-  /** The context values of an RPC, as the adapter makes them. */
-  contextValues: (req: NodeRequest) => ContextValues;
-  /** The adapter's `readMaxBytes`: a larger `content-length` goes to the adapter; a larger body without one is RESOURCE_EXHAUSTED. */
-  readMaxBytes: number;
-}
-
 /** What the predicate learned of a request that takes this path. */
-interface Exchange {
+interface Taken {
   method: DescMethod;
   binary: boolean;
   timeoutMs: number | undefined;
-  /** The body's `content-length`, when the request gives one (connect-es clients on Node do not). */
-  length: number | undefined;
   url: string;
 }
 
@@ -60,21 +48,22 @@ interface Exchange {
  * Taken only by a POST to exactly `/<service>/<Method>` of a served unary method (no query), with
  * a unary Connect content type (`application/json[; charset=utf-8]`, `application/proto`), no
  * `content-encoding` header at all (not even identity), a valid or absent `connect-timeout-ms`, an
- * absent or `1` `connect-protocol-version`, and a `content-length` within `readMaxBytes` or none (a
- * body without one, as connect-es clients on Node send it, is read up to `readMaxBytes`, as the adapter reads it).
+ * absent or `1` `connect-protocol-version`, and a `content-length` within `maxBodyBytes` (the
+ * adapter's `readMaxBytes`) or none (a body without one, as connect-es clients on Node send it, is
+ * read up to `maxBodyBytes`, as the adapter reads it).
  * Everything else goes to `fallback` (the connect-es adapter) untouched.
  */
-export function withConnectUnaryPath<Res>(options: ConnectUnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
+export function withConnectUnaryPath<Res>(options: UnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
   const methods = unaryMethodsByPath(options.services);
   return (req, res) => {
-    const exchange = req.method === "POST" ? exchangeOf(req, methods.get(req.url ?? ""), options.readMaxBytes) : undefined;
-    if (exchange === undefined) return fallback(req, res);
-    void serve(options, exchange, req, res as unknown as NodeResponse);
+    const taken = req.method === "POST" ? takenOf(req, methods.get(req.url ?? ""), options.maxBodyBytes) : undefined;
+    if (taken === undefined) return fallback(req, res);
+    void serve(options, taken, req, res as unknown as NodeResponse);
   };
 }
 
-/** The exchange of a request this path answers, or undefined when the adapter must. */
-function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxBytes: number): Exchange | undefined {
+/** What this path learns of a request it answers, or undefined when the adapter must answer it. */
+function takenOf(req: NodeRequest, method: DescMethod | undefined, maxBodyBytes: number): Taken | undefined {
   if (method === undefined) return undefined;
   const headers = req.headers;
   const type = headers["content-type"];
@@ -86,7 +75,7 @@ function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxByt
   // connect-es reads `content-length` with parseInt.
   const given = headerValue(headers["content-length"]);
   const length = given === null ? undefined : parseInt(given, 10);
-  if (length !== undefined && (!Number.isSafeInteger(length) || length < 0 || length > readMaxBytes)) return undefined;
+  if (length !== undefined && (!Number.isSafeInteger(length) || length < 0 || length > maxBodyBytes)) return undefined;
   // ctx.url as the adapter makes it.
   const authority = "authority" in req ? req.authority : headers.host;
   if (authority === undefined) return undefined;
@@ -97,56 +86,51 @@ function exchangeOf(req: NodeRequest, method: DescMethod | undefined, readMaxByt
   } catch {
     return undefined;
   }
-  return { method, binary: /proto$/i.test(type), timeoutMs: timeout.timeoutMs, length, url };
+  return { method, binary: /proto$/i.test(type), timeoutMs: timeout.timeoutMs, url };
 }
 
-async function serve(options: ConnectUnaryPathOptions, exchange: Exchange, req: NodeRequest, res: NodeResponse): Promise<void> {
-  const { method, binary } = exchange;
-  const controller = abortedWhenClientLeaves(res, "the client closed the stream");
-  // The deadline counts from the request's arrival, as the adapter's does (it starts before the body is read).
-  const arrived = exchange.timeoutMs === undefined ? 0 : Date.now();
+async function serve(options: UnaryPathOptions, taken: Taken, req: NodeRequest, res: NodeResponse): Promise<void> {
+  const { method, binary } = taken;
+  // Started before the body is read: the deadline counts from the request's arrival, as the adapter's does.
+  const exchange = startExchange(options, req, res, "connect", "the client closed the stream");
   const trailer = new Headers();
+  const compression = compressionOf(req);
+  const outcome = await exchange.run({
+    method,
+    input: async () => decode(method, binary, await readMessage(req, options.maxBodyBytes)),
+    timeoutMs: taken.timeoutMs,
+    url: taken.url,
+    trailer,
+    encode: (answer) => encodeAnswer(method, binary, answer.message, compression),
+  });
+  if (outcome !== undefined) await writeOrDestroy(res, () => write(res, outcome, binary, trailer, compression));
+}
+
+/** The answer as the adapter writes it: status, headers, the trailers as `trailer-*` headers, `content-length`, the body. */
+async function write(res: NodeResponse, outcome: CallOutcome<Body>, binary: boolean, trailer: Headers, compression: string | undefined): Promise<void> {
   let status = 200;
   let header: Headers;
   let body: Body;
-  try {
-    let answer: UnaryAnswer | undefined;
-    try {
-      const input = decode(method, binary, await readBody(req, exchange.length, options.readMaxBytes));
-      answer = await options.call(method, {
-        input,
-        header: callHeaders(req.headers),
-        controller,
-        contextValues: options.contextValues(req),
-        timeoutMs: exchange.timeoutMs === undefined ? undefined : exchange.timeoutMs - (Date.now() - arrived),
-        url: exchange.url,
-        trailer,
-      });
-      header = answer.header;
-      if (!header.has("content-type")) header.set("content-type", binary ? contentTypeUnaryProto : contentTypeUnaryJson);
-      body = encodeAnswer(method, binary, answer.message, compressionOf(req));
-    } catch (e) {
-      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
-      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-      const answered = options.callError(error, method);
-      status = codeToHttpStatus(answered.code);
-      header = answer?.header ?? new Headers();
-      header.set("content-type", contentTypeUnaryJson);
-      error.metadata.forEach((value, name) => header.set(name, value));
-      // withFrameworkErrorsAsApiErrors writes a rewritten error body uncompressed; any other is as the adapter writes it.
-      body = compressedIfAccepted(errorToJsonBytes(answered, undefined), answered === error ? compressionOf(req) : undefined);
-    }
-    const bytes = await body.bytes;
-    if (res.destroyed) return;
-    if (body.encoding !== undefined) header.set("content-encoding", body.encoding);
-    const all = trailerMux(header, trailer);
-    all.set("content-length", String(bytes.byteLength));
-    res.writeHead(status, nodeHeaders(all));
-    res.end(bytes);
-  } catch {
-    // Reading or writing failed: the exchange is gone.
-    if (!res.destroyed) res.destroy();
+  if (outcome.error) {
+    const { error, answered } = outcome;
+    status = codeToHttpStatus(answered.code);
+    header = outcome.answer?.header ?? new Headers();
+    header.set("content-type", contentTypeUnaryJson);
+    error.metadata.forEach((value, name) => header.set(name, value));
+    // withFrameworkErrorsAsApiErrors writes a rewritten error body uncompressed; any other is as the adapter writes it.
+    body = compressedIfAccepted(errorToJsonBytes(answered, undefined), answered === error ? compression : undefined);
+  } else {
+    header = outcome.answer.header;
+    if (!header.has("content-type")) header.set("content-type", binary ? contentTypeUnaryProto : contentTypeUnaryJson);
+    body = outcome.encoded;
   }
+  const bytes = await body.bytes;
+  if (res.destroyed) return;
+  if (body.encoding !== undefined) header.set("content-encoding", body.encoding);
+  const all = trailerMux(header, trailer);
+  all.set("content-length", String(bytes.byteLength));
+  res.writeHead(status, responseHeaders(all, "connect"));
+  res.end(bytes);
 }
 
 /** An answer's body, and its content coding when compressed. */
@@ -205,21 +189,15 @@ function decode(method: DescMethod, binary: boolean, body: Uint8Array): Message 
   }
 }
 
-/**
- * The body, with connect-es's errors: exactly the `length` bytes its `content-length` promised, or,
- * without one, at most `max` bytes.
- */
-async function readBody(req: NodeRequest, length: number | undefined, max: number): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of requestChunks(req)) {
-    if (length !== undefined && size + chunk.byteLength > length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size + chunk.byteLength}`, Code.InvalidArgument);
-    if (length === undefined && size + chunk.byteLength > max) throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
-    chunks.push(chunk);
-    size += chunk.byteLength;
+/** The body, with connect-es's errors: exactly the bytes its `content-length` declares, or, without one, at most `max` bytes. */
+async function readMessage(req: NodeRequest, max: number): Promise<Buffer> {
+  try {
+    return await readBody(req, max);
+  } catch (e) {
+    if (!(e instanceof BodyRefusedError) || e.reason === "aborted") throw e;
+    if (e.reason === "too-large") throw new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+    throw new ConnectError(`protocol error: promised ${e.declared} bytes, received ${e.received}`, Code.InvalidArgument);
   }
-  if (length !== undefined && size < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${size}`, Code.InvalidArgument);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 /** The response compression connect-es negotiates from `accept-encoding`: the first offered name it lists. */
@@ -231,14 +209,4 @@ function compressionOf(req: NodeRequest): string | undefined {
     if (Object.hasOwn(COMPRESSIONS, trimmed)) return trimmed;
   }
   return undefined;
-}
-
-/** Headers as connect-node hands them to Node (each name once, only set-cookie as a list). */
-function nodeHeaders(headers: Headers): ResponseHeaders {
-  const out: ResponseHeaders = {};
-  headers.forEach((value, name) => {
-    const existing = out[name];
-    out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
-  });
-  return out;
 }

@@ -61,19 +61,19 @@ export function withFrameworkErrorsAsApiErrors(handler: UniversalHandler, logger
 }
 
 /**
- * The error to answer instead of `error`: undefined when it has an ErrorInfo (it went
- * through the error interceptor, or is ours), else what `toConnectError` makes of its
- * code and message (a caller fault INVALID_ARGUMENT, an ErrorInfo added). Its metadata
- * stays where connect-es put it (headers or trailers), so it is not copied.
- */
-/**
  * `error` as the API's error rules want it (what `withFrameworkErrorsAsApiErrors` makes of an
- * answer's error), for callers that run the implementations without a wire (the REST transcoder).
+ * answer's error), for the paths that run the implementations without the adapter (`callError`).
  */
 export function frameworkErrorAsApiError(error: ConnectError, input: string, logger: Logger, domain: string): ConnectError {
   return fixFrameworkError(error, input, logger, domain) ?? error;
 }
 
+/**
+ * The error to answer instead of `error`: undefined when it has an ErrorInfo (it went
+ * through the error interceptor, or is ours), else what `toConnectError` makes of its
+ * code and message (a caller fault INVALID_ARGUMENT, an ErrorInfo added). Its metadata
+ * stays where connect-es put it (headers or trailers), so it is not copied.
+ */
 function fixFrameworkError(error: ConnectError, input: string, logger: Logger, domain: string): ConnectError | undefined {
   if (error.details.some((d) => ("desc" in d ? d.desc.typeName : d.type) === ErrorInfoSchema.typeName)) return undefined;
   return toConnectError(new ConnectError(error.rawMessage, error.code), logger, domain, input);

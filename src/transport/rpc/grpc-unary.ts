@@ -1,28 +1,16 @@
-import { fromBinary, toBinary, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import { fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { encodedOnce } from "../../aip/kept-encoding.js";
+import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
-import { abortedWhenClientLeaves, callHeaders, headerValue, MAX_TIMEOUT_MS, RequestAbortedError, requestChunks, unaryMethodsByPath } from "./request.js";
-import type { UnaryAnswer, UnaryCaller } from "./call.js";
+import { encodedOnce } from "./encoded-once.js";
+import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
+import { GRPC_CONTENT_TYPE, headerValue, responseHeaders } from "./headers.js";
+import { unaryMethodsByPath } from "./method-paths.js";
+import type { UnaryPathOptions } from "./options.js";
 
-/** The content type of every answer, as connect-es writes it for binary gRPC. */
-const CONTENT_TYPE = "application/grpc+proto";
-/** Headers of the HTTP/2 exchange itself, not of the call: not shown to the handler, not copied to the answer. */
-const HOP_HEADERS = new Set(["content-type", "content-length", "te", "grpc-encoding", "grpc-accept-encoding", "user-agent", "connection", "host"]);
-
-export interface GrpcUnaryPathOptions {
-  /** The services served; their unary methods take this path. */
-  services: DescService[];
-  /** Calls an implementation through the interceptors (`createUnaryCaller` with protocol "grpc"). */
-  call: UnaryCaller;
-  /** Makes an error follow the API's error rules, as the adapter's answers do (`frameworkErrorAsApiError`). */
-  callError: (error: ConnectError, method: DescMethod) => ConnectError;
-  /** The context values of an RPC, as the adapter makes them. */
-  contextValues: (req: NodeRequest) => ContextValues;
-  /** A larger request message is RESOURCE_EXHAUSTED. */
-  readMaxBytes: number;
-}
+/** The envelope before a gRPC message: a flags byte and its length. */
+const ENVELOPE_BYTES = 5;
 
 /**
  * gRPC unary calls answered on the HTTP/2 request directly: one buffered request message,
@@ -33,101 +21,77 @@ export interface GrpcUnaryPathOptions {
  * to get it). Everything else goes to `fallback` (the connect-es adapter): other wires, HTTP/1,
  * streaming methods, unknown paths, JSON codec, a compressed request (`grpc-encoding`).
  */
-export function withGrpcUnaryPath<Res>(options: GrpcUnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
+export function withGrpcUnaryPath<Res>(options: UnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
   const methods = unaryMethodsByPath(options.services);
   return (req, res) => {
     const type = req.headers["content-type"];
     const encoding = req.headers["grpc-encoding"];
-    const method = req.httpVersionMajor === 2 && req.method === "POST" && (type === "application/grpc" || type === "application/grpc+proto") ? methods.get(req.url ?? "") : undefined;
+    const method = req.httpVersionMajor === 2 && req.method === "POST" && (type === "application/grpc" || type === GRPC_CONTENT_TYPE) ? methods.get(req.url ?? "") : undefined;
     if (method === undefined || (encoding !== undefined && encoding !== "identity")) return fallback(req, res);
     void serve(options, method, req, res as unknown as NodeResponse);
   };
 }
 
-async function serve(options: GrpcUnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
-  const controller = abortedWhenClientLeaves(res, "the client closed the stream");
-  let answer: UnaryAnswer;
-  try {
-    try {
-      const arrived = Date.now();
-      const timeout = parseTimeout(headerValue(req.headers["grpc-timeout"]), MAX_TIMEOUT_MS);
-      const body = await readBody(req, options.readMaxBytes);
+async function serve(options: UnaryPathOptions, method: DescMethod, req: NodeRequest, res: NodeResponse): Promise<void> {
+  const exchange = startExchange(options, req, res, "grpc", "the client closed the stream");
+  const max = options.maxBodyBytes;
+  const timeout = parseTimeout(headerValue(req.headers["grpc-timeout"]), MAX_TIMEOUT_MS);
+  const outcome = await exchange.run({
+    method,
+    input: async () => {
+      const body = await readEnvelope(req, max);
+      // A malformed grpc-timeout is answered once the body is read, before it is decoded.
       if (timeout.error) throw timeout.error;
-      const input = decodeUnary(method, body, options.readMaxBytes);
-      answer = await options.call(method, {
-        input,
-        header: requestHeaders(req.headers),
-        controller,
-        contextValues: options.contextValues(req),
-        // The deadline counts from the request's arrival, as the adapter's.
-        timeoutMs: timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - arrived),
-        url: `http://in-process${req.url}`,
-      });
-    } catch (e) {
-      if (res.destroyed || e instanceof RequestAbortedError) return void res.destroy();
-      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-      const trailer = new Headers();
-      setTrailerStatus(trailer, options.callError(error, method));
-      res.writeHead(200, { "content-type": CONTENT_TYPE });
-      res.addTrailers(plain(trailer));
-      res.end();
-      return;
-    }
-    if (res.destroyed) return;
-    const bytes = encodedOnce(answer.message, "binary", () => toBinary(method.output, answer.message));
-    const frame = Buffer.allocUnsafe(5 + bytes.byteLength);
-    frame[0] = 0;
-    frame.writeUInt32BE(bytes.byteLength, 1);
-    frame.set(bytes, 5);
-    res.writeHead(200, { ...plain(answer.header), "content-type": CONTENT_TYPE });
-    res.addTrailers({ ...plain(answer.trailer), "grpc-status": "0" });
-    res.end(frame);
-  } catch {
-    // Writing failed: the stream is gone.
-    if (!res.destroyed) res.destroy();
-  }
+      return decodeUnary(method, body, max);
+    },
+    timeoutMs: timeout.timeoutMs,
+    url: `http://in-process${req.url}`,
+    encode: (answer) => encodedOnce(answer.message, "binary", () => toBinary(method.output, answer.message)),
+  });
+  if (outcome !== undefined) await writeOrDestroy(res, () => write(res, outcome));
 }
 
-/** The request body, whole; RESOURCE_EXHAUSTED beyond one message of `max` bytes and its envelope. */
-async function readBody(req: NodeRequest, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of requestChunks(req)) {
-    size += chunk.byteLength;
-    if (size > max + 5) throw new ConnectError(`message size ${size - 5} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
-    chunks.push(chunk);
+/** The answer: one message and status 0 in the trailers, or an error as a trailers-only status. */
+function write(res: NodeResponse, outcome: CallOutcome<Uint8Array>): void {
+  if (outcome.error) {
+    res.writeHead(200, { "content-type": GRPC_CONTENT_TYPE });
+    res.addTrailers(responseHeaders(setTrailerStatus(new Headers(), outcome.answered), "grpc"));
+    res.end();
+    return;
   }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  const { answer, encoded: bytes } = outcome;
+  const frame = Buffer.allocUnsafe(ENVELOPE_BYTES + bytes.byteLength);
+  frame[0] = 0;
+  frame.writeUInt32BE(bytes.byteLength, 1);
+  frame.set(bytes, ENVELOPE_BYTES);
+  res.writeHead(200, { ...responseHeaders(answer.header, "grpc"), "content-type": GRPC_CONTENT_TYPE });
+  res.addTrailers({ ...responseHeaders(answer.trailer, "grpc"), "grpc-status": "0" });
+  res.end(frame);
+}
+
+/** The request body, whole, with connect-es's errors for one over a message of `max` bytes and its envelope. */
+async function readEnvelope(req: NodeRequest, max: number): Promise<Buffer> {
+  try {
+    return await readBody(req, max + ENVELOPE_BYTES);
+  } catch (e) {
+    if (!(e instanceof BodyRefusedError) || e.reason === "aborted") throw e;
+    if (e.reason === "too-large") throw new ConnectError(`message size ${e.received - ENVELOPE_BYTES} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+    throw new ConnectError(`protocol error: promised ${e.declared} bytes, received ${e.received}`, Code.InvalidArgument);
+  }
 }
 
 /** The one request message of a unary call, with connect-es's errors for a body that is not exactly one. */
 function decodeUnary(method: DescMethod, body: Buffer, max: number): Message {
   if (body.byteLength === 0) throw new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented);
-  if (body.byteLength < 5) throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+  if (body.byteLength < ENVELOPE_BYTES) throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
   const length = body.readUInt32BE(1);
   if (length > max) throw new ConnectError(`message size ${length} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
-  if (body.byteLength < 5 + length) throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-  if (body.byteLength > 5 + length) throw new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
+  if (body.byteLength < ENVELOPE_BYTES + length) throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+  if (body.byteLength > ENVELOPE_BYTES + length) throw new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
   if ((body[0] & 0x01) === 0x01) throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
   try {
-    return fromBinary(method.input, body.subarray(5));
+    return fromBinary(method.input, body.subarray(ENVELOPE_BYTES));
   } catch (e) {
     throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }
-}
-
-/** The call's request headers: the caller's, without HTTP/2 pseudo-headers, the content type as connect-es names it. */
-function requestHeaders(incoming: NodeRequest["headers"]): Headers {
-  const header = callHeaders(incoming);
-  header.set("content-type", CONTENT_TYPE);
-  return header;
-}
-
-/** Headers as a Node header object; the exchange's own headers left out. */
-function plain(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    if (!HOP_HEADERS.has(name)) out[name] = value;
-  });
-  return out;
 }
