@@ -38,28 +38,20 @@ export function registerReflection(router: ConnectRouter, files: DescFile[]): vo
     file_google_rpc_status,
     file_google_rpc_error_details,
   ]);
-  router.service(v1.ServerReflection, {
-    async *serverReflectionInfo(requests) {
-      for await (const request of requests) {
-        yield create(v1.ServerReflectionResponseSchema, {
-          validHost: request.host,
-          originalRequest: request,
-          messageResponse: answer(index, request.messageRequest),
-        });
-      }
-    },
-  });
-  router.service(v1alpha.ServerReflection, {
-    async *serverReflectionInfo(requests) {
-      for await (const request of requests) {
-        yield create(v1alpha.ServerReflectionResponseSchema, {
-          validHost: request.host,
-          originalRequest: request,
-          messageResponse: answer(index, request.messageRequest),
-        });
-      }
-    },
-  });
+  // v1alpha is v1 under another package name: one implementation answers both.
+  for (const version of [v1, v1alpha] as unknown as [typeof v1]) {
+    router.service(version.ServerReflection, {
+      async *serverReflectionInfo(requests) {
+        for await (const request of requests) {
+          yield create(version.ServerReflectionResponseSchema, {
+            validHost: request.host,
+            originalRequest: request,
+            messageResponse: answer(index, request.messageRequest),
+          });
+        }
+      },
+    });
+  }
 }
 
 function answer(index: DescriptorIndex, query: ReflectionQuery): ReflectionAnswer {

@@ -1,4 +1,5 @@
 import http from "node:http";
+import type { Limits } from "../config.js";
 import http2 from "node:http2";
 import net from "node:net";
 import tls from "node:tls";
@@ -6,30 +7,12 @@ import type { TlsCredentials } from "./tls-credentials.js";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
-export interface ListenerLimits {
-  /** Largest request header block, bytes (HTTP/1.1 answers 431; HTTP/2 refuses the stream). */
-  maxHeaderBytes: number;
-  /** Concurrent streams per HTTP/2 connection (advertised in SETTINGS). */
-  maxConcurrentStreams: number;
-  /**
-   * Time to receive a whole request, headers and body, ms. HTTP/1.1 answers 408 and
-   * closes; an HTTP/2 stream is reset (CANCEL). Not the time to send the answer.
-   */
-  requestTimeoutMs: number;
-  /**
-   * Time from accepting a connection to its first complete request headers, ms (and on
-   * a kept-alive HTTP/1.1 connection, from the start of each request to its headers).
-   * Covers the first bytes that choose the protocol: a connection that sends nothing,
-   * or part of the HTTP/2 preface, is closed. HTTP/1.1 answers 408.
-   */
-  headersTimeoutMs: number;
-  /** HTTP/1.1: a request during which no byte moves either way for this long is closed, ms. */
-  idleTimeoutMs: number;
-  /** How long a connection with no request in progress stays open, ms: HTTP/1.1 keep-alive, an HTTP/2 session with no open stream (then GOAWAY). */
-  keepAliveTimeoutMs: number;
-  /** Open connections at most; more are closed as soon as they are accepted, those already open are unaffected. */
-  maxConnections: number;
-}
+/**
+ * The limits a listener applies (their meanings in `Limits`, src/config.ts): the request timeout
+ * bounds receiving a whole request (HTTP/1.1 408, an HTTP/2 stream reset), not sending the answer;
+ * the headers timeout also covers the first bytes that choose the protocol.
+ */
+export type ListenerLimits = Pick<Limits, "maxHeaderBytes" | "maxConcurrentStreams" | "requestTimeoutMs" | "headersTimeoutMs" | "idleTimeoutMs" | "keepAliveTimeoutMs" | "maxConnections">;
 
 export interface DualListener {
   server: net.Server;

@@ -54,42 +54,29 @@ export function checkEcosystems(violations: Violations, field: string, values: r
   values.forEach((value, i) => (value === "" ? violations.add(`${field}[${i}]`, "must not be empty") : checkEcosystem(violations, `${field}[${i}]`, value)));
 }
 
+/** The hosted filters on data imported OSV records do not have, by proto name, with what is missing. */
+const UNHELD_FILTERS = {
+  legacy_advisory_ids: ["legacyAdvisoryIds", "no legacy advisory ids are kept"],
+  artifact_architectures: ["artifactArchitectures", "OSV records name no architectures"],
+  component_names: ["componentNames", "OSV records name no components; filter on artifact_names"],
+  component_types: ["componentTypes", "OSV records name no components"],
+  component_locations: ["componentLocations", "OSV records name no components"],
+  origin: ["origin", "no origin is kept"],
+  event_review_states: ["eventReviewStates", "no triage events are kept"],
+  event_authors: ["eventAuthors", "no triage events are kept"],
+  exclude_event_authors: ["excludeEventAuthors", "no triage events are kept"],
+  event_reviewers: ["eventReviewers", "no triage events are kept"],
+  event_types: ["eventTypes", "no triage events are kept"],
+  latest_event_type: ["latestEventType", "no triage events are kept"],
+} as const;
+
 /**
- * The hosted filters that select what imported OSV records do not have: any of them set is a
- * violation naming it (never the unfiltered list).
+ * The hosted filters that select what imported OSV records do not have: any of them set (a
+ * non-empty list, a present optional) is a violation naming it, never the unfiltered list.
  */
-export function checkUnheldFilters(
-  violations: Violations,
-  request: {
-    legacyAdvisoryIds: string[];
-    artifactArchitectures: string[];
-    componentNames: string[];
-    componentTypes: string[];
-    componentLocations: string[];
-    origin?: string;
-    eventReviewStates: unknown[];
-    eventAuthors: string[];
-    excludeEventAuthors: string[];
-    eventReviewers: string[];
-    eventTypes: unknown[];
-    latestEventType?: unknown;
-  },
-): void {
-  const unheld: Array<[string, boolean, string]> = [
-    ["legacy_advisory_ids", request.legacyAdvisoryIds.length > 0, "no legacy advisory ids are kept"],
-    ["artifact_architectures", request.artifactArchitectures.length > 0, "OSV records name no architectures"],
-    ["component_names", request.componentNames.length > 0, "OSV records name no components; filter on artifact_names"],
-    ["component_types", request.componentTypes.length > 0, "OSV records name no components"],
-    ["component_locations", request.componentLocations.length > 0, "OSV records name no components"],
-    ["origin", request.origin !== undefined, "no origin is kept"],
-    ["event_review_states", request.eventReviewStates.length > 0, "no triage events are kept"],
-    ["event_authors", request.eventAuthors.length > 0, "no triage events are kept"],
-    ["exclude_event_authors", request.excludeEventAuthors.length > 0, "no triage events are kept"],
-    ["event_reviewers", request.eventReviewers.length > 0, "no triage events are kept"],
-    ["event_types", request.eventTypes.length > 0, "no triage events are kept"],
-    ["latest_event_type", request.latestEventType !== undefined, "no triage events are kept"],
-  ];
-  for (const [field, set, why] of unheld) {
-    if (set) violations.add(field, `is not supported here: advisories are imported OSV records, and ${why}`);
+export function checkUnheldFilters(violations: Violations, request: { [K in (typeof UNHELD_FILTERS)[keyof typeof UNHELD_FILTERS][0]]?: unknown }): void {
+  for (const [field, [key, why]] of Object.entries(UNHELD_FILTERS)) {
+    const value = request[key];
+    if (Array.isArray(value) ? value.length > 0 : value !== undefined) violations.add(field, `is not supported here: advisories are imported OSV records, and ${why}`);
   }
 }
