@@ -1,3 +1,4 @@
+import { BodyRefusedError } from "../http/body-reader.js";
 import { RegistryError, type RegistryErrorKind } from "../../domains/registry/index.js";
 import { isStorageFull, isUnavailable } from "../../store/dialect.js";
 import type { NodeResponse, ResponseHeaders } from "../http/node-types.js";
@@ -72,7 +73,8 @@ export function ociErrorOf(error: RegistryError, headers?: ResponseHeaders): Oci
 
 /** How a failed request is answered, and what of it is logged (nothing for a refusal). */
 export interface FailureAnswer {
-  error: OciError;
+  /** Undefined when there is no one to answer: the client ended its request before its body's end. */
+  error?: OciError;
   /** For a refusal: the request's unread body is drained, as nothing will read it. */
   refused: boolean;
   log?: { level: "warn" | "error"; message: string; stack?: boolean };
@@ -86,6 +88,10 @@ export interface FailureAnswer {
  */
 export function failureAnswer(error: unknown): FailureAnswer {
   if (error instanceof RegistryFailure) return { error: error.error, refused: true };
+  if (error instanceof BodyRefusedError && error.reason === "aborted") return { refused: false };
+  if (error instanceof BodyRefusedError && error.reason === "wrong-length") {
+    return { error: { status: 400, code: "SIZE_INVALID", message: "the body is not as long as its Content-Length says" }, refused: true };
+  }
   if (error instanceof RegistryError) return { error: ociErrorOf(error), refused: true };
   if (isStorageFull(error)) {
     return {

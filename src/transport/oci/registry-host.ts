@@ -92,6 +92,7 @@ export function createRegistryHost(options: RegistryHostOptions) {
     const answer = () => route(req, res, note);
     void (span ? withContext(span, answer) : answer()).catch((error: unknown) => {
       const { error: reply, refused, log } = failureAnswer(error);
+      if (reply === undefined) return void res.destroy(); // the client is gone: nothing to answer or log
       if (refused) {
         req.resume(); // an unread body must not stall the connection
         writeRegistryError(res, reply);
