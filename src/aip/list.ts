@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { MAX_PAGE_SIZE, type Orderable, type Page, type PageAudience, type Pager } from "./pagination.js";
 import type { UidpFilter } from "./uidp.js";
-import { isKept, keepValue, keptValue } from "../store/read-cache.js";
+import { isKept, keepValue, keptValue } from "../store/kept-reads.js";
 import { keepAnswer } from "./kept-answer.js";
 import { Violations } from "./validation.js";
 

@@ -4,7 +4,7 @@ import { isUniqueViolation } from "../store/dialect.js";
 import { rowNotFound, type ConflictError } from "../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
-import { CACHEABLE } from "../store/read-cache.js";
+import { KEEPABLE } from "../store/kept-reads.js";
 import { runPrecompiled } from "../store/precompiled.js";
 
 /**
@@ -62,7 +62,7 @@ function loose(db: Db): LooseDb {
 
 /** The row `uid`; throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const [row] = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(CACHEABLE));
+  const [row] = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
   if (!row) throw rowNotFound(table.type, uid);
   return row as RowOf<T>;
 }
@@ -129,8 +129,8 @@ export async function listPage<T extends ResourceTableName>(
   page: Page,
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const query = looseListQuery(db, table, filter);
-  // On SQLite, a page is kept until the database changes (the driver's cache of CACHEABLE_READ results).
-  const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(CACHEABLE).execute();
+  // On SQLite, a page is kept until the database changes (the results the driver keeps for KEEPABLE_READ).
+  const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(KEEPABLE).execute();
   const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
 }

@@ -1,7 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 import { TransactionAbortedError } from "./errors.js";
-import { CACHEABLE_READ, KEPT, type KeptResult } from "./read-cache.js";
+import { KEEPABLE_READ, KEPT, type KeptResult } from "./kept-reads.js";
 import { currentSignal } from "./signal.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
@@ -123,7 +123,7 @@ export class StatementCache {
   /** Statements this connection ran that may have written (every statement not `readonly`). */
   private writes = 0;
   private dataVersion?: SqliteDatabase.Statement;
-  /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
+  /** Results of queries marked KEEPABLE_READ, by SQL and parameters, with the database version they were read at. */
   private readonly results = new Map<string, KeptResult>();
 
   constructor(
@@ -137,7 +137,7 @@ export class StatementCache {
     // A writing statement may also return rows (RETURNING): whether it writes is `readonly`.
     if (!statement.readonly) this.writes++;
     if (statement.reader) {
-      if (query.sql.endsWith(CACHEABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
+      if (query.sql.endsWith(KEEPABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
       return { rows: statement.all(parameters) as R[] };
     }
     const { changes, lastInsertRowid } = statement.run(parameters);
@@ -145,7 +145,7 @@ export class StatementCache {
   }
 
   /**
-   * The rows of a CACHEABLE_READ query, read again only when the database may have changed since:
+   * The rows of a KEEPABLE_READ query, read again only when the database may have changed since:
    * another connection committed (SQLite's `data_version`) or this one ran a statement that may
    * write. So a cached result is exactly what reading again would return. Each answer holds
    * copies of the rows, so a caller changing its rows changes nothing kept.

@@ -8,7 +8,7 @@ import { readKeptPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
 import type { Db } from "../schema.js";
 import type { ServiceDeps } from "../deps.js";
-import { createAdvisoryCache } from "./advisory-cache.js";
+import { createKeptAdvisories } from "./kept-advisories.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import {
   checkArtifactNames,
@@ -37,7 +37,7 @@ async function affectingVersion(db: Db, filter: AdvisoryFilter, ecosystem: strin
 
 /** AdvisoriesService: advisories of the imported OSV records. Any verified caller (the interceptors checked the token). */
 export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl<typeof AdvisoriesService> {
-  const cache = createAdvisoryCache();
+  const cache = createKeptAdvisories();
   return {
     async getAdvisory(req) {
       new Violations().uid("uid", req.uid).throwIfAny();

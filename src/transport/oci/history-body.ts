@@ -1,5 +1,5 @@
 /** The Tag History answer's body, written directly as JSON text. */
-import { keptDerivation } from "../../store/read-cache.js";
+import { keptDerivation } from "../../store/kept-reads.js";
 
 const DAY_MS = 86_400_000;
 /** The `YYYY-MM-DDT` prefix of the last day formatted, which consecutive records mostly share. */

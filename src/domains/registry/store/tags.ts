@@ -7,7 +7,7 @@ import type { Db } from "../../schema.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
-import { CACHEABLE } from "../../../store/read-cache.js";
+import { KEEPABLE } from "../../../store/kept-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 import { tagForms } from "../tag-forms.js";
 
@@ -115,7 +115,7 @@ export function deleteTag(db: Db, uid: string): Promise<void> {
 /** The tag `name` of a repo, or undefined. */
 export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
   const rows = await runPrecompiled(db, "tag by name", [repoUid, name], (repo, tag) =>
-    db.selectFrom("tags").selectAll().where("repo_uid", "=", repo).where("name", "=", tag).modifyEnd(CACHEABLE),
+    db.selectFrom("tags").selectAll().where("repo_uid", "=", repo).where("name", "=", tag).modifyEnd(KEEPABLE),
   );
   return rows[0];
 }

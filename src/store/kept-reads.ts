@@ -1,7 +1,7 @@
 import { sql, type QueryResult } from "kysely";
 
 /**
- * The store's read cache, whatever the dialect: a read marked CACHEABLE may be answered from a
+ * The store's kept reads, whatever the dialect: a read marked KEEPABLE may be answered from a
  * result the driver kept until the database changed (the SQLite driver keeps them; PostgreSQL
  * keeps none), and values derived from such a result's rows (an encoded page, say) are kept with
  * it. Callers use only this module; `keptDerivation` and friends compute every time when nothing
@@ -12,12 +12,12 @@ import { sql, type QueryResult } from "kysely";
  * Ends the SQL of a read whose result the SQLite driver may keep until the database changes
  * (`StatementCache`); other dialects ignore it (a comment).
  */
-export const CACHEABLE_READ = "/* cacheable */";
+export const KEEPABLE_READ = "/* keepable */";
 
-/** `query.modifyEnd(CACHEABLE)` marks a read CACHEABLE_READ. */
-export const CACHEABLE = sql.raw(CACHEABLE_READ);
+/** `query.modifyEnd(KEEPABLE)` marks a read KEEPABLE_READ. */
+export const KEEPABLE = sql.raw(KEEPABLE_READ);
 
-/** A CACHEABLE_READ result kept by `StatementCache`, with the values derived from its rows (`keptDerivation`). */
+/** A KEEPABLE_READ result kept by `StatementCache`, with the values derived from its rows (`keptDerivation`). */
 export interface KeptResult {
   version: string;
   result: QueryResult<unknown>;
@@ -29,7 +29,7 @@ export interface KeptResult {
 export const KEPT = Symbol("kept result");
 
 /**
- * `compute()`, a value that depends on nothing but the rows a CACHEABLE_READ returned (an encoded
+ * `compute()`, a value that depends on nothing but the rows a KEEPABLE_READ returned (an encoded
  * body, say), kept with the driver's kept result those rows were copied from: while the database
  * has not changed, later reads of the same query answer the same rows and the same value, without
  * computing it again. `name` tells apart the values derived from one result. For rows that were

@@ -4,7 +4,7 @@ import { advisoryFromRow } from "./advisory-mapper.js";
 import { servedAdvisories, type AdvisoryKey } from "./store/advisories.js";
 
 /** Advisory messages a server keeps by default: about 1 kB each. */
-export const ADVISORIES_CACHED = 20_000;
+export const ADVISORIES_KEPT = 20_000;
 
 /**
  * Advisory messages by uid, each kept with the etag of the row it was mapped from, the last
@@ -12,15 +12,15 @@ export const ADVISORIES_CACHED = 20_000;
  * message is never served for content it was not made from, whichever process wrote the row.
  * Messages are shared between responses: callers must not change them.
  */
-export interface AdvisoryCache {
+export interface KeptAdvisories {
   /**
-   * The messages of `keys` by uid: cached ones as they are, the others read in one query and
+   * The messages of `keys` by uid: kept ones as they are, the others read in one query and
    * mapped. A key whose advisory is gone or withdrawn since the keys were read has none.
    */
   messages(db: Db, keys: readonly AdvisoryKey[]): Promise<Map<string, Advisory>>;
 }
 
-export function createAdvisoryCache(limit = ADVISORIES_CACHED): AdvisoryCache {
+export function createKeptAdvisories(limit = ADVISORIES_KEPT): KeptAdvisories {
   const kept = new Map<string, { etag: string; message: Advisory }>();
 
   /** Keeps `entry` as the most recently used; past `limit`, the least recently used goes. */
