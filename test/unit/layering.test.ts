@@ -1,0 +1,26 @@
+// The layering rules of .dependency-cruiser.cjs (`npm run deps`, part of `npm run check`): they
+// hold on src/, and each would catch a wrong-way import planted in a small tree of the same shape.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { test } from "node:test";
+import { cruise, type IConfiguration } from "dependency-cruiser";
+
+const require = createRequire(import.meta.url);
+const config = require("../../.dependency-cruiser.cjs") as IConfiguration;
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function violations(baseDir: string): Promise<string[]> {
+  const result = await cruise(["src"], { ...config.options, ruleSet: { forbidden: config.forbidden }, validate: true, baseDir, tsConfig: undefined });
+  if (typeof result.output === "string") throw new Error("expected the cruise result as an object");
+  return result.output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
+}
+
+test("wrong-way imports planted in a tree of src/'s shape are each caught by their rule", async () => {
+  assert.deepEqual(await violations(`${ROOT}test/fixtures/layering`), [
+    "domain-through-its-face: src/store/planted.ts -> src/domains/iam/store/groups.ts",
+    "domain-through-its-face: src/transport/oci/planted.ts -> src/domains/registry/store/tags.ts",
+    "domain-to-domain-through-its-face: src/domains/registry/planted.ts -> src/domains/iam/store/groups.ts",
+    "domains-no-transport: src/domains/registry/planted.ts -> src/transport/oci/host.ts",
+    "store-imports-nothing-above: src/store/planted.ts -> src/domains/iam/store/groups.ts",
+  ]);
+});
