@@ -65,14 +65,12 @@ async function waitFor(condition: () => boolean, what: string, ms = 5_000): Prom
 const fast = { allowLocalSinks: true, pollIntervalMs: 20, initialBackoffMs: 20, maxBackoffMs: 100, timeoutMs: 2_000 };
 
 describe("SubscriptionsService on every wire", () => {
-  const served = serveOverWires({ events: fast });
-  const { server } = served;
+  const { server, wire } = serveOverWires({ events: fast });
 
   for (const wireName of WIRE_NAMES) {
     test(`Create, Get, List, Delete over ${wireName}`, async () => {
-      const wire = served.wire(wireName);
       const call = (name: string, request: JsonObject, rest: { method: string; path: string; body?: JsonObject }) =>
-        wire.call(methodOf(SubscriptionsService, name), request, rest, server().ownerToken);
+        wire(wireName).call(methodOf(SubscriptionsService, name), request, rest, server().ownerToken);
       const sink = `http://127.0.0.1:9/${wireName}`;
       const made = await call("CreateSubscription", { parent: server().org.uid, subscription: { sink } }, { method: "POST", path: `/events/v2/subscriptions/${server().org.uid}`, body: { sink } });
       assert.equal(made.code, 0, made.message);
@@ -99,19 +97,10 @@ describe("SubscriptionsService on every wire", () => {
 });
 
 describe("sinks are https on public addresses by default (SSRF)", () => {
-  let server: TestServer;
-  let wire: Wire;
-  before(async () => {
-    server = await startTestServer();
-    wire = connectWire(server.apiPort);
-  });
-  after(async () => {
-    wire.close();
-    await server.close();
-  });
+  const { server, wire } = serveOverWires();
   for (const sink of ["http://example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://10.1.2.3/", "https://169.254.169.254/latest", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "ftp://example.com/", "not a url"]) {
     test(`refused: ${sink}`, async () => {
-      const out = await wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: "" }, server.ownerToken);
+      const out = await wire("connect").call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server().org.uid, subscription: { sink } }, { method: "POST", path: "" }, server().ownerToken);
       assert.equal(out.code, 3, out.message);
       assert.match(out.message ?? "", /subscription\.sink/);
     });
