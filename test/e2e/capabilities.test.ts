@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
@@ -7,31 +7,18 @@ import { newChildUid } from "../../src/aip/uidp.js";
 import { ALL_CAPABILITIES, builtInRole, type BuiltInRoleName } from "../../src/auth/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { connectWire, grpcWire, methodOf, restWire, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import { methodOf, type Wire } from "../support/wires.js";
 
-let server: TestServer;
-let wires: Wire[];
-
-before(async () => {
-  server = await startTestServer();
-  wires = [restWire(server.apiPort), grpcWire(server.apiPort), connectWire(server.apiPort)];
-});
-
-after(async () => {
-  for (const wire of wires) wire.close();
-  await server.close();
-});
-
-const wire = (name: Wire["name"]) => wires.find((w) => w.name === name)!;
+const { server, wire } = serveOverWires();
 
 async function createRole(on: Wire, role: JsonObject) {
-  const parent = server.org.uid;
-  return on.call(methodOf(RolesService, "CreateRole"), { parent, role }, { method: "POST", path: `/iam/v2/roles/${parent}`, body: role }, server.ownerToken);
+  const parent = server().org.uid;
+  return on.call(methodOf(RolesService, "CreateRole"), { parent, role }, { method: "POST", path: `/iam/v2/roles/${parent}`, body: role }, server().ownerToken);
 }
 
 async function getRole(on: Wire, uid: string) {
-  return on.call(methodOf(RolesService, "GetRole"), { uid }, { method: "GET", path: `/iam/v2/roles/${uid}` }, server.ownerToken);
+  return on.call(methodOf(RolesService, "GetRole"), { uid }, { method: "GET", path: `/iam/v2/roles/${uid}` }, server().ownerToken);
 }
 
 for (const name of ["rest", "grpc"] as const) {
@@ -66,20 +53,20 @@ test("a capability name the enum does not know is INVALID_ARGUMENT over REST", a
 
 /** An identity of the organization bound to a built-in role on it, and its registry-audience platform token. */
 async function registryCaller(role: BuiltInRoleName): Promise<string> {
-  const uid = newChildUid(server.org.uid);
+  const uid = newChildUid(server().org.uid);
   const now = Date.now();
-  await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: role, description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
-  await bindRole(server.store.db, server.org.uid, uid, builtInRole(role).uid, now);
-  return (await server.server.tokens.issue({ subject: uid, audience: "http://registry.test" })).token;
+  await insertIdentity(server().store.db, { uid, group_uid: server().org.uid, name: role, description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+  await bindRole(server().store.db, server().org.uid, uid, builtInRole(role).uid, now);
+  return (await server().server.tokens.issue({ subject: uid, audience: "http://registry.test" })).token;
 }
 
 test("the registry pulls for registry.pull, editor and owner, not for viewer (README, api-surface 4)", async () => {
   const repo = { name: "pull-check" };
-  const made = await wire("rest").call(methodOf(ReposService, "CreateRepo"), { parent: server.org.uid, repo }, { method: "POST", path: `/registry/v2/repos/${server.org.uid}`, body: repo }, server.ownerToken);
+  const made = await wire("rest").call(methodOf(ReposService, "CreateRepo"), { parent: server().org.uid, repo }, { method: "POST", path: `/registry/v2/repos/${server().org.uid}`, body: repo }, server().ownerToken);
   assert.equal(made.code, 0, made.message);
   for (const role of ["registry.pull", "editor", "owner", "viewer"] as const) {
     const token = await registryCaller(role);
-    const res = await fetch(`${server.registryUrl}/token?scope=${encodeURIComponent("repository:acme/pull-check:pull")}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${server().registryUrl}/token?scope=${encodeURIComponent("repository:acme/pull-check:pull")}`, { headers: { authorization: `Bearer ${token}` } });
     const body = (await res.json()) as { token?: string; errors?: Array<{ code: string }> };
     if (role === "viewer") {
       assert.equal(res.status, 403, role);

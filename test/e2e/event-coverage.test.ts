@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { DescMessage, DescService, JsonObject } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
@@ -33,8 +33,8 @@ import { eventType } from "../../src/interceptors/event-interceptor.js";
 import { hiddenFromEvents } from "../../src/domains/events/event-body.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { connectWire, methodOf, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import { methodOf } from "../support/wires.js";
 
 /**
  * Every RPC that changes something writes its event: this walks every such RPC of every
@@ -43,16 +43,7 @@ import { connectWire, methodOf, type Wire } from "../support/wires.js";
  * whose body is what the call answered (the created or updated resource, with its uid) or, for
  * a Delete, its request (the uid), with no secret in it.
  */
-let server: TestServer;
-let wire: Wire;
-before(async () => {
-  server = await startTestServer({ events: { allowLocalSinks: true } });
-  wire = connectWire(server.apiPort);
-});
-after(async () => {
-  wire.close();
-  await server.close();
-});
+const { server, wire } = serveOverWires({ events: { allowLocalSinks: true } });
 
 /** v1 changing RPCs v2 has no twin for: their event's body is their own answer. */
 const V1_WITHOUT_TWIN = new Set(["platform.registry.v1.Registry/UpdateTag"]);
@@ -67,26 +58,26 @@ function asInEvent(desc: DescMessage, answer: JsonObject): JsonObject {
 
 /** A new identity of the organization with no binding, and its token. */
 async function newcomer(): Promise<string> {
-  const uid = newChildUid(server.org.uid);
+  const uid = newChildUid(server().org.uid);
   const now = Date.now();
-  await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "newcomer", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
-  return (await server.server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
+  await insertIdentity(server().store.db, { uid, group_uid: server().org.uid, name: "newcomer", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+  return (await server().server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
 }
 
 test("every changing RPC of every domain writes one event of its type, about its resource, in its transaction", async () => {
   const walked = new Set<string>();
   const viewer = builtInRole("viewer").uid;
-  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string, token = server.ownerToken): Promise<JsonObject> => {
+  const call = async (service: DescService, name: string, hostedType: string, request: JsonObject, subject?: (body: JsonObject) => string, token = server().ownerToken): Promise<JsonObject> => {
     const method = methodOf(service, name);
     const type = `dev.platform.api.${hostedType}.v1`;
     assert.equal(eventType("dev.platform", method), type, `${name} declares the hosted type`);
     const count = async () =>
-      Number((await server.store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", type).executeTakeFirstOrThrow()).n);
+      Number((await server().store.db.selectFrom("events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", type).executeTakeFirstOrThrow()).n);
     const before = await count();
-    const out = await wire.call(method, request, { method: "POST", path: "" }, token);
+    const out = await wire("connect").call(method, request, { method: "POST", path: "" }, token);
     assert.equal(out.code, 0, `${name}: ${out.message}`);
     assert.equal(await count(), before + 1, `${name} wrote one ${type} event`);
-    const event = await server.store.db.selectFrom("events").selectAll().where("type", "=", type).orderBy("position", "desc").executeTakeFirstOrThrow();
+    const event = await server().store.db.selectFrom("events").selectAll().where("type", "=", type).orderBy("position", "desc").executeTakeFirstOrThrow();
     if (subject) assert.equal(event.subject, subject(out.body ?? {}), `${name}'s event is about its resource`);
     const body = JSON.parse(event.body) as JsonObject;
     const answersMessage = method.output.typeName !== "google.protobuf.Empty";
@@ -105,7 +96,7 @@ test("every changing RPC of every domain writes one event of its type, about its
     walked.add(`${service.typeName}/${name}`);
     return out.body ?? {};
   };
-  const org = server.org.uid;
+  const org = server().org.uid;
   const uid = (b: JsonObject) => b.uid as string;
 
   const group = uid(await call(GroupsService, "CreateGroup", "iam.group.created", { parent: org, group: { name: "coverage" } }, uid));
@@ -127,7 +118,7 @@ test("every changing RPC of every domain writes one event of its type, about its
       uid,
     ),
   );
-  const providerEvent = await server.store.db.selectFrom("events").select("body").where("subject", "=", provider).executeTakeFirstOrThrow();
+  const providerEvent = await server().store.db.selectFrom("events").select("body").where("subject", "=", provider).executeTakeFirstOrThrow();
   assert.ok(!providerEvent.body.includes("hidden"), "an INPUT_ONLY secret is not in the event");
   await call(IdentityProvidersService, "UpdateIdentityProvider", "iam.identity_providers.updated", { identityProvider: { uid: provider, oidc: { groupsClaim: "teams" } } }, () => provider);
   const mapping = uid(
@@ -140,12 +131,12 @@ test("every changing RPC of every domain writes one event of its type, about its
   const invite = uid(made);
   const code = made.code as string;
   assert.ok(code, "the invite's code is answered once");
-  const inviteEvent = await server.store.db.selectFrom("events").select("body").where("subject", "=", invite).executeTakeFirstOrThrow();
+  const inviteEvent = await server().store.db.selectFrom("events").select("body").where("subject", "=", invite).executeTakeFirstOrThrow();
   assert.ok(!inviteEvent.body.includes(code), "an invite's code is in no event");
   assert.equal((JSON.parse(inviteEvent.body) as JsonObject).expirationTime, made.expirationTime, "the invite's event carries what a Get shows");
   const redeemed = await call(GroupInvitesService, "RedeemGroupInvite", "iam.group_invite.redeemed", { code }, (b) => b.roleBindingUid as string, await newcomer());
   assert.equal(redeemed.groupUid, group);
-  const redeemEvent = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("type", "=", "dev.platform.api.iam.group_invite.redeemed.v1").executeTakeFirstOrThrow();
+  const redeemEvent = await server().store.db.selectFrom("events").select(["body", "body_type"]).where("type", "=", "dev.platform.api.iam.group_invite.redeemed.v1").executeTakeFirstOrThrow();
   assert.ok(!redeemEvent.body.includes(code), "the code a caller redeems is in no event");
   await call(GroupInvitesService, "UpdateGroupInvite", "iam.group_invite.updated", { groupInvite: { uid: invite, email: "new@example.com" } }, () => invite);
   await call(TermsService, "AcceptTerms", "iam.terms.accepted", { group: org, documentIds: ["tos"] });
@@ -181,7 +172,7 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(RoleBindingsV1, "Delete", "iam.rolebindings.deleted", { id: b1 }, () => b1);
   const oidc = { issuer: "https://login.example.com", clientId: "cid", clientSecret: "hidden-v1" };
   const p1 = id(await call(IdentityProvidersV1, "Create", "iam.identity_providers.created", { parentId: g1, identityProvider: { name: "corp", oidc } }, id));
-  const p1Event = await server.store.db.selectFrom("events").select(["body", "body_type"]).where("subject", "=", p1).executeTakeFirstOrThrow();
+  const p1Event = await server().store.db.selectFrom("events").select(["body", "body_type"]).where("subject", "=", p1).executeTakeFirstOrThrow();
   assert.ok(!p1Event.body.includes("hidden-v1"), "an INPUT_ONLY secret is not in a v1 call's event");
   assert.equal(p1Event.body_type, "platform.iam.v2.IdentityProvider", "a v1 call's event carries the v2 answer");
   await call(IdentityProvidersV1, "Update", "iam.identity_providers.updated", { id: p1, name: "corp", oidc: { issuer: oidc.issuer, clientId: "cid2" } }, () => p1);

@@ -21,8 +21,9 @@ import { openStore } from "../../src/domains/open-store.js";
 import { createHash } from "node:crypto";
 import { importImages } from "../../src/domains/registry/import.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
+import { serveOverWires } from "../support/over-wires.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, connectWire, methodOf, type Wire } from "../support/wires.js";
+import { connectWire, methodOf, WIRE_NAMES, type Wire } from "../support/wires.js";
 
 /** A CloudEvent as a sink received it. */
 interface Received {
@@ -64,27 +65,17 @@ async function waitFor(condition: () => boolean, what: string, ms = 5_000): Prom
 const fast = { allowLocalSinks: true, pollIntervalMs: 20, initialBackoffMs: 20, maxBackoffMs: 100, timeoutMs: 2_000 };
 
 describe("SubscriptionsService on every wire", () => {
-  let server: TestServer;
-  let wires: Wire[];
-  before(async () => {
-    server = await startTestServer({ events: fast });
-    wires = allWires(server.apiPort);
-  });
-  after(async () => {
-    for (const w of wires) w.close();
-    await server.close();
-  });
+  const { server, wire } = serveOverWires({ events: fast });
 
-  for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
+  for (const wireName of WIRE_NAMES) {
     test(`Create, Get, List, Delete over ${wireName}`, async () => {
-      const wire = wires.find((w) => w.name === wireName)!;
       const call = (name: string, request: JsonObject, rest: { method: string; path: string; body?: JsonObject }) =>
-        wire.call(methodOf(SubscriptionsService, name), request, rest, server.ownerToken);
+        wire(wireName).call(methodOf(SubscriptionsService, name), request, rest, server().ownerToken);
       const sink = `http://127.0.0.1:9/${wireName}`;
-      const made = await call("CreateSubscription", { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: `/events/v2/subscriptions/${server.org.uid}`, body: { sink } });
+      const made = await call("CreateSubscription", { parent: server().org.uid, subscription: { sink } }, { method: "POST", path: `/events/v2/subscriptions/${server().org.uid}`, body: { sink } });
       assert.equal(made.code, 0, made.message);
       const uid = made.body!.uid as string;
-      assert.match(uid, new RegExp(`^${server.org.uid}/[0-9a-f]{16}$`));
+      assert.match(uid, new RegExp(`^${server().org.uid}/[0-9a-f]{16}$`));
       assert.equal(made.body!.sink, sink);
       const read = await call("GetSubscription", { uid }, { method: "GET", path: `/events/v2/subscriptions/${uid}` });
       assert.equal(read.code, 0, read.message);
@@ -106,19 +97,10 @@ describe("SubscriptionsService on every wire", () => {
 });
 
 describe("sinks are https on public addresses by default (SSRF)", () => {
-  let server: TestServer;
-  let wire: Wire;
-  before(async () => {
-    server = await startTestServer();
-    wire = connectWire(server.apiPort);
-  });
-  after(async () => {
-    wire.close();
-    await server.close();
-  });
+  const { server, wire } = serveOverWires();
   for (const sink of ["http://example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://10.1.2.3/", "https://169.254.169.254/latest", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "ftp://example.com/", "not a url"]) {
     test(`refused: ${sink}`, async () => {
-      const out = await wire.call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server.org.uid, subscription: { sink } }, { method: "POST", path: "" }, server.ownerToken);
+      const out = await wire("connect").call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server().org.uid, subscription: { sink } }, { method: "POST", path: "" }, server().ownerToken);
       assert.equal(out.code, 3, out.message);
       assert.match(out.message ?? "", /subscription\.sink/);
     });

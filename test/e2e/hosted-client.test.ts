@@ -3,33 +3,25 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { serveOverWires } from "../support/over-wires.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { grpcWire, methodOf, type Wire } from "../support/wires.js";
+import { methodOf } from "../support/wires.js";
 
-let server: TestServer;
-let grpc: Wire;
 const MS_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-before(async () => {
-  server = await startTestServer();
-  grpc = grpcWire(server.apiPort);
-});
-after(async () => {
-  grpc.close();
-  await server.close();
-});
+const { server, wire } = serveOverWires();
 
 async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${server.ownerToken}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${server().ownerToken}` };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(server.apiUrl + path, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(server().apiUrl + path, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, json: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
 
 describe("a hosted-API REST client", () => {
   it("reads zero values: deprecated false, empty strings, skipped 0, totalCount \"0\"", async () => {
-    const repo = await rest("POST", `/registry/v2/repos/${server.org.uid}`, { name: "conformance/app" });
+    const repo = await rest("POST", `/registry/v2/repos/${server().org.uid}`, { name: "conformance/app" });
     assert.equal(repo.status, 200);
     assert.equal(repo.json.description, "");
     const tag = await rest("POST", `/registry/v2/tags/${repo.json.uid as string}`, { name: "latest", digest: `sha256:${"a".repeat(64)}` });
@@ -42,17 +34,17 @@ describe("a hosted-API REST client", () => {
   });
 
   it("reads every time with milliseconds, where other protocols keep canonical proto JSON", async () => {
-    const group = await rest("GET", `/iam/v2/groups/${server.org.uid}`);
+    const group = await rest("GET", `/iam/v2/groups/${server().org.uid}`);
     assert.match(String(group.json.createTime), MS_TIME);
     assert.match(String(group.json.updateTime), MS_TIME);
-    const listed = await rest("GET", `/iam/v2/groups?uidp.ids=${server.org.uid}`);
+    const listed = await rest("GET", `/iam/v2/groups?uidp.ids=${server().org.uid}`);
     assert.match(String((listed.json.groups as Record<string, unknown>[])[0].createTime), MS_TIME);
 
     // The Connect protocol's JSON is protobuf's canonical JSON: zero values left out.
-    const connect = await fetch(`${server.apiUrl}/platform.iam.v2.GroupsService/GetGroup`, {
+    const connect = await fetch(`${server().apiUrl}/platform.iam.v2.GroupsService/GetGroup`, {
       method: "POST",
-      headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ uid: server.org.uid }),
+      headers: { authorization: `Bearer ${server().ownerToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ uid: server().org.uid }),
     });
     const canonical = (await connect.json()) as Record<string, unknown>;
     assert.equal(canonical.name, "acme");
@@ -60,21 +52,21 @@ describe("a hosted-API REST client", () => {
   });
 
   it("sends fields and parameters this server does not know, and they are ignored", async () => {
-    const made = await rest("POST", `/iam/v2/groups/${server.org.uid}?requestId=abc&view=FULL`, { name: "from a newer client", labels: { team: "a" }, etag: "x" });
+    const made = await rest("POST", `/iam/v2/groups/${server().org.uid}?requestId=abc&view=FULL`, { name: "from a newer client", labels: { team: "a" }, etag: "x" });
     assert.equal(made.status, 200, JSON.stringify(made.json));
     assert.equal(made.json.name, "from a newer client");
-    const listed = await rest("GET", `/iam/v2/groups?uidp.children_of=${server.org.uid}&filter=anything&uidp.newer_field=1`);
+    const listed = await rest("GET", `/iam/v2/groups?uidp.children_of=${server().org.uid}&filter=anything&uidp.newer_field=1`);
     assert.equal(listed.status, 200);
     assert.ok((listed.json.groups as unknown[]).length >= 1);
     // A known field with a wrong type is still refused, naming it.
-    const mistyped = await rest("POST", `/iam/v2/groups/${server.org.uid}`, { name: 7, labels: {} });
+    const mistyped = await rest("POST", `/iam/v2/groups/${server().org.uid}`, { name: 7, labels: {} });
     assert.equal(mistyped.status, 400);
     const badRequest = (mistyped.json.details as Record<string, unknown>[]).find((d) => String(d["@type"]).endsWith("BadRequest"));
     assert.deepEqual((badRequest?.fieldViolations as { field: string }[]).map((v) => v.field), ["group.name"]);
   });
 
   it("reads ErrorInfo.domain as the API's host name, over REST and gRPC", async () => {
-    const uid = `${server.org.uid}/0123456789abcdef`;
+    const uid = `${server().org.uid}/0123456789abcdef`;
     const missing = await rest("GET", `/iam/v2/groups/${uid}`);
     assert.equal(missing.status, 404);
     const info = (missing.json.details as Record<string, unknown>[]).find((d) => String(d["@type"]).endsWith("ErrorInfo"));
@@ -83,7 +75,7 @@ describe("a hosted-API REST client", () => {
     assert.equal((transcoded.json.details as Record<string, unknown>[])[0].domain, "api.test", "errors of the REST layer itself too");
     const noRoute = await rest("GET", "/nothing/v2/here");
     assert.equal((noRoute.json.details as Record<string, unknown>[])[0].domain, "api.test");
-    const viaGrpc = await grpc.call(methodOf(GroupsService, "GetGroup"), { uid }, { method: "GET", path: "" }, server.ownerToken);
+    const viaGrpc = await wire("grpc").call(methodOf(GroupsService, "GetGroup"), { uid }, { method: "GET", path: "" }, server().ownerToken);
     assert.equal(viaGrpc.code, 5);
     assert.equal(viaGrpc.details.find((d) => String(d["@type"]).endsWith("ErrorInfo"))?.domain, "api.test");
   });

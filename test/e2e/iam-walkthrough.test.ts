@@ -6,8 +6,8 @@ import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { connectWire, grpcWire, methodOf, restWire, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import { methodOf } from "../support/wires.js";
 
 /**
  * The README's walkthrough, end to end: an owner sets up a folder, an identity
@@ -16,30 +16,26 @@ import { connectWire, grpcWire, methodOf, restWire, type Wire } from "../support
  * over gRPC, Connect and REST.
  */
 
-let server: TestServer;
+// The test issuer is plain http on loopback: the operator's allowance for it.
+const served = serveOverWires({ upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true } });
+const { server } = served;
+/** gRPC, Connect and REST, the walkthrough's protocols. */
+const wires = () => (["grpc", "connect", "rest"] as const).map(served.wire);
 let issuer: OidcIssuer;
-let wires: Wire[];
 
 before(async () => {
-  // The test issuer is plain http on loopback: the operator's allowance for it.
-  server = await startTestServer({ upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true } });
   issuer = await startOidcIssuer();
-  wires = [grpcWire(server.apiPort), connectWire(server.apiPort), restWire(server.apiPort)];
 });
-after(async () => {
-  for (const wire of wires) wire.close();
-  await issuer.close();
-  await server.close();
-});
+after(() => issuer.close());
 
 test("a workload identity reaches exactly what its binding allows, on every protocol", async () => {
-  const [grpc, connect, rest] = wires;
+  const [grpc, connect, rest] = wires();
   const ok = (out: { code: number; body?: JsonObject; message?: string }) => {
     assert.equal(out.code, 0, out.message);
     return out.body!;
   };
-  const owner = server.ownerToken;
-  const org = server.org.uid;
+  const owner = server().ownerToken;
+  const org = server().org.uid;
 
   const folder = ok(await connect.call(methodOf(GroupsService, "CreateGroup"), { parent: org, group: { name: "builds" } }, { method: "POST", path: "" }, owner));
   const sub = ok(await rest.call(methodOf(GroupsService, "CreateGroup"), {}, { method: "POST", path: `/iam/v2/groups/${folder.uid}`, body: { name: "nightly" } }, owner));
@@ -61,14 +57,14 @@ test("a workload identity reaches exactly what its binding allows, on every prot
   assert.equal((binding.role as JsonObject).name, "folder-reader");
 
   const upstream = await issuer.issue({ sub: "repo:acme/app:ref:refs/heads/main", aud: "platform" });
-  const exchanged = await fetch(`${server.apiUrl}/sts/exchange?identity=${encodeURIComponent(identity.uid as string)}&aud=${encodeURIComponent("http://api.test")}`, {
+  const exchanged = await fetch(`${server().apiUrl}/sts/exchange?identity=${encodeURIComponent(identity.uid as string)}&aud=${encodeURIComponent("http://api.test")}`, {
     method: "POST",
     headers: { authorization: `Bearer ${upstream}` },
   });
   assert.equal(exchanged.status, 200);
   const { token } = (await exchanged.json()) as { token: string };
 
-  for (const wire of wires) {
+  for (const wire of wires()) {
     const get = (uid: string) => wire.call(methodOf(GroupsService, "GetGroup"), { uid }, { method: "GET", path: `/iam/v2/groups/${uid}` }, token);
     assert.equal((await get(folder.uid as string)).code, 0, `${wire.name}: the bound folder`);
     assert.equal((await get(sub.uid as string)).code, 0, `${wire.name}: below the bound folder`);
@@ -84,6 +80,6 @@ test("a workload identity reaches exactly what its binding allows, on every prot
   }
 
   const wrong = await issuer.issue({ sub: "repo:acme/other:ref:refs/heads/main" });
-  const refused = await fetch(`${server.apiUrl}/sts/exchange?identity=${encodeURIComponent(identity.uid as string)}`, { method: "POST", headers: { authorization: `Bearer ${wrong}` } });
+  const refused = await fetch(`${server().apiUrl}/sts/exchange?identity=${encodeURIComponent(identity.uid as string)}`, { method: "POST", headers: { authorization: `Bearer ${wrong}` } });
   assert.equal(refused.status, 401);
 });

@@ -1,31 +1,22 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { methodOf, reasonOf, restWire, violatedFields, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import { methodOf, reasonOf, violatedFields } from "../support/wires.js";
 
 /**
  * A path variable's value is percent-decoded after matching (decisions.md): a UIDP whose `/` a
  * client sent as `%2F` (as OpenAPI generators do) reaches the RPC as the UIDP; a malformed
  * escape is the field's INVALID_ARGUMENT.
  */
-let server: TestServer;
-let rest: Wire;
-before(async () => {
-  server = await startTestServer();
-  rest = restWire(server.apiPort);
-});
-after(async () => {
-  rest.close();
-  await server.close();
-});
+const { server, wire } = serveOverWires();
 
-const call = (name: string, method: string, path: string, body?: JsonObject) => rest.call(methodOf(GroupsService, name), {}, { method, path, body }, server.ownerToken);
+const call = (name: string, method: string, path: string, body?: JsonObject) => wire("rest").call(methodOf(GroupsService, name), {}, { method, path, body }, server().ownerToken);
 const encoded = (uid: string) => uid.replaceAll("/", "%2F");
 
 test("a UIDP sent percent-encoded in the path is the UIDP: Create, Get, Patch and Delete", async () => {
-  const folder = await call("CreateGroup", "POST", `/iam/v2/groups/${server.org.uid}`, { name: "outer" });
+  const folder = await call("CreateGroup", "POST", `/iam/v2/groups/${server().org.uid}`, { name: "outer" });
   assert.equal(folder.code, 0, folder.message);
   const folderUid = folder.body!.uid as string;
 
@@ -52,10 +43,10 @@ test("a UIDP sent percent-encoded in the path is the UIDP: Create, Get, Patch an
 
 test("a malformed escape in a path variable is INVALID_ARGUMENT naming its field, not a 404 or a 500", async () => {
   for (const [name, method, path, field] of [
-    ["GetGroup", "GET", `/iam/v2/groups/${server.org.uid}%2zz`, "uid"],
-    ["DeleteGroup", "DELETE", `/iam/v2/groups/${server.org.uid}%`, "uid"],
-    ["CreateGroup", "POST", `/iam/v2/groups/${server.org.uid}%C3`, "parent"],
-    ["UpdateGroup", "PATCH", `/iam/v2/groups/${server.org.uid}/%zz`, "group.uid"],
+    ["GetGroup", "GET", `/iam/v2/groups/${server().org.uid}%2zz`, "uid"],
+    ["DeleteGroup", "DELETE", `/iam/v2/groups/${server().org.uid}%`, "uid"],
+    ["CreateGroup", "POST", `/iam/v2/groups/${server().org.uid}%C3`, "parent"],
+    ["UpdateGroup", "PATCH", `/iam/v2/groups/${server().org.uid}/%zz`, "group.uid"],
   ] as const) {
     const out = await call(name, method, path, method === "POST" || method === "PATCH" ? { name: "x" } : undefined);
     assert.equal(out.httpStatus, 400, `${method} ${path}: ${out.message}`);

@@ -1,22 +1,19 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, methodOf, restWire, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import type { TestServer } from "../support/test-server.js";
+import { methodOf, restWire } from "../support/wires.js";
 
 /** The token of an identity deleted after it was issued: UNAUTHENTICATED everywhere, never a 500. */
 
-let server: TestServer;
-let wires: Wire[];
 let apiToken: string;
 let registryToken: string;
 
-before(async () => {
-  // Organization creation open to anyone: the call that used to fail on a foreign key.
-  server = await startTestServer({ organizationCreation: "anyone" });
-  wires = allWires(server.apiPort);
+/** An identity with an API and a registry token, verified once, then deleted. */
+async function prepare(server: TestServer): Promise<void> {
   const rest = restWire(server.apiPort);
   const made = await rest.call(
     methodOf(IdentitiesService, "CreateIdentity"),
@@ -33,24 +30,23 @@ before(async () => {
   assert.equal(warm.code, 0, warm.message);
   const deleted = await rest.call(methodOf(IdentitiesService, "DeleteIdentity"), { uid }, { method: "DELETE", path: `/iam/v2/identities/${uid}` }, server.ownerToken);
   assert.equal(deleted.code, 0, deleted.message);
-});
-after(async () => {
-  for (const wire of wires) wire.close();
-  await server.close();
-});
+}
+
+// Organization creation open to anyone: the call that used to fail on a foreign key.
+const { server, wires } = serveOverWires({ organizationCreation: "anyone", prepare });
 
 test("creating an organization with a deleted identity's token is UNAUTHENTICATED, not a 500", async () => {
-  for (const wire of wires) {
+  for (const wire of wires()) {
     const out = await wire.call(methodOf(GroupsService, "CreateGroup"), { parent: "", group: { name: `ghost-${wire.name}` } }, { method: "POST", path: "/iam/v2/groups", body: { name: `ghost-${wire.name}` } }, apiToken);
     assert.equal(out.code, 16, `${wire.name}: ${out.message}`);
     if (wire.name === "rest") assert.equal(out.httpStatus, 401);
     assert.match(out.message ?? "", /no longer exists/);
   }
-  assert.equal(server.logs.filter((l) => l.includes('"level":"error"')).length, 0, "no internal error was logged");
+  assert.equal(server().logs.filter((l) => l.includes('"level":"error"')).length, 0, "no internal error was logged");
 });
 
 test("every RPC refuses it, public and authenticated-only ones included", async () => {
-  for (const wire of wires) {
+  for (const wire of wires()) {
     const ping = await wire.call(methodOf(PingService, "Ping"), {}, { method: "GET", path: "/ping/v2/ping" }, apiToken);
     assert.equal(ping.code, 16, `${wire.name} Ping: ${ping.message}`);
     const list = await wire.call(methodOf(GroupsService, "ListGroups"), {}, { method: "GET", path: "/iam/v2/groups" }, apiToken);
@@ -59,10 +55,10 @@ test("every RPC refuses it, public and authenticated-only ones included", async 
 });
 
 test("the registry refuses it with 401: at /token and as a platform token on a repository", async () => {
-  const res = await fetch(`${server.registryUrl}/token?service=registry.test`, { headers: { authorization: `Bearer ${registryToken}` } });
+  const res = await fetch(`${server().registryUrl}/token?service=registry.test`, { headers: { authorization: `Bearer ${registryToken}` } });
   assert.equal(res.status, 401);
   assert.match(await res.text(), /no longer exists/);
-  const direct = await fetch(`${server.registryUrl}/v2/acme/app/tags/list`, { headers: { authorization: `Bearer ${registryToken}` } });
+  const direct = await fetch(`${server().registryUrl}/v2/acme/app/tags/list`, { headers: { authorization: `Bearer ${registryToken}` } });
   assert.equal(direct.status, 401);
   assert.match(direct.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
   assert.match(await direct.text(), /no longer exists/);

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
-import { allWires, methodOf, reasonOf, type Wire } from "../support/wires.js";
+import { serveOverWires } from "../support/over-wires.js";
+import { methodOf, reasonOf, type Wire } from "../support/wires.js";
 
 /**
  * A second connection on the same SQLite file (the CLI next to a live server)
@@ -16,24 +16,23 @@ import { allWires, methodOf, reasonOf, type Wire } from "../support/wires.js";
  */
 const LOCK_TIMEOUT_MS = 1500;
 
-let dir: string;
-let server: TestServer;
-let wires: Wire[];
+const dir = mkdtempSync(join(tmpdir(), "platform-api-lock-"));
+const file = join(dir, "platform.db");
 let other: SqliteDatabase.Database;
 
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "platform-api-lock-"));
-  const file = join(dir, "platform.db");
-  server = await startTestServer({ dbUrl: file, limits: { lockTimeoutMs: LOCK_TIMEOUT_MS }, logLevel: "silent" });
-  wires = allWires(server.apiPort);
-  other = new SqliteDatabase(file);
+const served = serveOverWires({
+  dbUrl: file,
+  limits: { lockTimeoutMs: LOCK_TIMEOUT_MS },
+  logLevel: "silent",
+  prepare() {
+    other = new SqliteDatabase(file);
+  },
 });
+const { server, wires } = served;
 
-after(async () => {
+after(() => {
   if (other.inTransaction) other.exec("rollback");
   other.close();
-  for (const wire of wires) wire.close();
-  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -51,17 +50,16 @@ function holdLock(ms: number): Promise<void> {
 const createGroup = (wire: Wire, name: string) =>
   wire.call(
     methodOf(GroupsService, "CreateGroup"),
-    { parent: server.org.uid, group: { name } },
-    { method: "POST", path: `/iam/v2/groups/${server.org.uid}`, body: { name } },
-    server.ownerToken,
+    { parent: server().org.uid, group: { name } },
+    { method: "POST", path: `/iam/v2/groups/${server().org.uid}`, body: { name } },
+    server().ownerToken,
   );
 
-const groupsNamed = async (name: string) => (await server.store.db.selectFrom("groups").select("uid").where("name", "=", name).execute()).length;
+const groupsNamed = async (name: string) => (await server().store.db.selectFrom("groups").select("uid").where("name", "=", name).execute()).length;
 
-for (const wireName of ["grpc", "connect", "rest"] as const) {
-  describe(`SQLite write lock held by another connection, over ${wireName}`, () => {
-    const wire = () => wires.find((w) => w.name === wireName)!;
-
+served.describeOverWires(
+  (wireName) => `SQLite write lock held by another connection, over ${wireName}`,
+  ({ wire, wireName }) => {
     test("a write waits for the lock and succeeds; the server keeps answering meanwhile", async () => {
       const name = `waits ${wireName}`;
       const released = holdLock(1000);
@@ -98,19 +96,20 @@ for (const wireName of ["grpc", "connect", "rest"] as const) {
       // Once the lock is free, the same write succeeds.
       assert.equal((await createGroup(wire(), name)).code, 0);
     });
-  });
-}
+  },
+  ["grpc", "connect", "rest"],
+);
 
 describe("SQLite write lock held by another connection: reads and deadlines", () => {
   test("reads are served while several writes wait for the lock", async () => {
     const released = holdLock(1200);
     let lockHeld = true;
     void released.then(() => (lockHeld = false));
-    const writes = [1, 2, 3, 4].map((i) => createGroup(wires[0], `queued ${i}`));
+    const writes = [1, 2, 3, 4].map((i) => createGroup(wires()[0], `queued ${i}`));
     try {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      for (const wire of wires) {
-        const read = await wire.call(methodOf(GroupsService, "GetGroup"), { uid: server.org.uid }, { method: "GET", path: `/iam/v2/groups/${server.org.uid}` }, server.ownerToken);
+      for (const wire of wires()) {
+        const read = await wire.call(methodOf(GroupsService, "GetGroup"), { uid: server().org.uid }, { method: "GET", path: `/iam/v2/groups/${server().org.uid}` }, server().ownerToken);
         assert.equal(read.code, 0, read.message);
         assert.equal(lockHeld, true, `${wire.name}: a read is answered while the writes wait for the lock`);
       }
@@ -123,9 +122,9 @@ describe("SQLite write lock held by another connection: reads and deadlines", ()
   test("a write's own deadline ends its wait for the lock: DEADLINE_EXCEEDED, nothing written", async () => {
     const released = holdLock(LOCK_TIMEOUT_MS + 500);
     const started = performance.now();
-    const res = await fetch(`${server.apiUrl}/iam/v2/groups/${server.org.uid}`, {
+    const res = await fetch(`${server().apiUrl}/iam/v2/groups/${server().org.uid}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json", "connect-timeout-ms": "300" },
+      headers: { authorization: `Bearer ${server().ownerToken}`, "content-type": "application/json", "connect-timeout-ms": "300" },
       body: JSON.stringify({ name: "deadline while locked" }),
     });
     const waited = performance.now() - started;
@@ -139,13 +138,13 @@ describe("SQLite write lock held by another connection: reads and deadlines", ()
 describe("SQLite write lock held by another connection, on the registry host", () => {
   test("an upload that cannot get the lock in time is 503 UNAVAILABLE", async () => {
     const name = "acme/locked";
-    const platform = await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" });
-    const tokenAnswer = await fetch(`${server.registryUrl}/token?scope=${encodeURIComponent(`repository:${name}:pull,push`)}`, {
+    const platform = await server().server.tokens.issue({ subject: server().ownerUid, audience: "http://registry.test" });
+    const tokenAnswer = await fetch(`${server().registryUrl}/token?scope=${encodeURIComponent(`repository:${name}:pull,push`)}`, {
       headers: { authorization: `Bearer ${platform.token}` },
     });
     const token = ((await tokenAnswer.json()) as { token: string }).token;
     const released = holdLock(LOCK_TIMEOUT_MS + 700);
-    const res = await fetch(`${server.registryUrl}/v2/${name}/blobs/uploads/`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${server().registryUrl}/v2/${name}/blobs/uploads/`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
     await released;
     const body = (await res.json()) as { errors: Array<{ code: string }> };
     assert.equal(res.status, 503);

@@ -30,28 +30,29 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** What `startTestServer` configures; a field left out takes the server's default. */
+export interface TestServerOptions {
+  dbUrl?: string;
+  limits?: Partial<Limits>;
+  logLevel?: LogLevel;
+  registryUrl?: string;
+  registryPort?: number;
+  errorDomain?: string;
+  /** Default: the server's default ("bootstrap": no organization is created over the API). */
+  organizationCreation?: OrganizationCreation;
+  /** Default: the server's default (https issuers on public addresses only). */
+  upstreamIssuers?: UpstreamIssuerPolicy;
+  /** Default: the server's default (https sinks on public addresses only). */
+  events?: Partial<EventsConfig>;
+  /** Default: none (no cross-origin call allowed). */
+  corsOrigins?: string[];
+}
+
 /**
  * A real server on ephemeral loopback ports over `dbUrl` (default in-memory
  * SQLite), with one bootstrapped organization.
  */
-export async function startTestServer(
-  options: {
-    dbUrl?: string;
-    limits?: Partial<Limits>;
-    logLevel?: LogLevel;
-    registryUrl?: string;
-    registryPort?: number;
-    errorDomain?: string;
-    /** Default: the server's default ("bootstrap": no organization is created over the API). */
-    organizationCreation?: OrganizationCreation;
-    /** Default: the server's default (https issuers on public addresses only). */
-    upstreamIssuers?: UpstreamIssuerPolicy;
-    /** Default: the server's default (https sinks on public addresses only). */
-    events?: Partial<EventsConfig>;
-    /** Default: none (no cross-origin call allowed). */
-    corsOrigins?: string[];
-  } = {},
-): Promise<TestServer> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const limits = { ...defaultLimits, ...options.limits };
   const store = await openStore(options.dbUrl ?? ":memory:", { lockTimeoutMs: limits.lockTimeoutMs });
   const logs: string[] = [];

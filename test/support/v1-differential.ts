@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { DescService, JsonObject } from "@bufbuild/protobuf";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { dropFresh, testDatabases } from "./databases.js";
-import { startTestServer, type TestServer } from "./test-server.js";
-import { allWires, connectWire, methodOf, type Outcome, type RestRequest, type Wire } from "./wires.js";
+import { testDatabases } from "./databases.js";
+import { serveOverWires, type ServedWires } from "./over-wires.js";
+import type { TestServer } from "./test-server.js";
+import { methodOf, type Outcome, type RestRequest } from "./wires.js";
 
 /**
  * The v1/v2 differential harness (issue 15): for every resource kind both versions have, on every
@@ -74,119 +75,94 @@ export function defined(value: Record<string, unknown>): JsonObject {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as JsonObject;
 }
 
-/** Registers, for each wire and kind, the two differential tests. */
-export function describeDifferential(options: {
-  title: string;
-  kinds: DifferentialKind[];
-  server: () => TestServer;
-  wires: () => Wire[];
-  /** The wire `setup` uses. */
-  setupWire: () => Wire;
-}): void {
-  for (const wireName of ["grpc", "connect", "grpc-web", "rest"] as const) {
-    describe(`${options.title} over ${wireName}`, () => {
-      for (const kind of options.kinds) {
-        const idOf = (body: JsonObject | undefined) => String(body?.[kind.v1Id ?? "id"] ?? "");
-        const context = async () => {
-          const server = options.server();
-          const wire = options.wires().find((w) => w.name === wireName)!;
-          const send = (c: Call): Promise<Outcome> => wire.call(methodOf(c.service, c.method), c.request, c.rest, server.ownerToken);
-          const harness: Harness = {
-            server,
-            ok: async (c) => {
-              const out = await options.setupWire().call(methodOf(c.service, c.method), c.request, c.rest, server.ownerToken);
-              assert.equal(out.code, 0, `setup ${c.method}: ${out.message}`);
-              return out.body ?? {};
-            },
-          };
-          const body = { name: `${kind.name.replace(/[^a-z0-9]/g, "-")}-${wireName}-${Math.random().toString(16).slice(2, 8)}` };
-          const group = await harness.ok({
-            service: GroupsService,
-            method: "CreateGroup",
-            request: { parent: server.org.uid, group: body },
-            rest: rest("POST", `/iam/v2/groups/${server.org.uid}`, body),
-          });
-          const setup = await kind.setup(harness, group.uid as string);
-          const expectOk = async (c: Call): Promise<JsonObject> => {
-            const out = await send(c);
-            assert.equal(out.code, 0, `${c.service.typeName}/${c.method}: ${out.message}`);
+/** Registers, for each wire of `served` and each kind, the two differential tests. */
+export function describeDifferential(title: string, kinds: DifferentialKind[], served: ServedWires): void {
+  served.describeOverWires(title, (over) => {
+    const { wireName } = over;
+    for (const kind of kinds) {
+      const idOf = (body: JsonObject | undefined) => String(body?.[kind.v1Id ?? "id"] ?? "");
+      const context = async () => {
+        const server = over.server();
+        const wire = over.wire();
+        const send = (c: Call): Promise<Outcome> => wire.call(methodOf(c.service, c.method), c.request, c.rest, server.ownerToken);
+        const harness: Harness = {
+          server,
+          ok: async (c) => {
+            const out = await served.wire("connect").call(methodOf(c.service, c.method), c.request, c.rest, server.ownerToken);
+            assert.equal(out.code, 0, `setup ${c.method}: ${out.message}`);
             return out.body ?? {};
-          };
-          const listed = async (id: string): Promise<JsonObject[]> => {
-            const out = await send(kind.v1.list(id));
-            assert.equal(out.code, 0, `v1 List: ${out.message}`);
-            if (wireName === "rest") assert.equal(out.httpStatus, 200);
-            return (out.body?.items as JsonObject[] | undefined) ?? [];
-          };
-          return { send, expectOk, listed, setup };
+          },
         };
-
-        test(`${kind.name}: written through v1, read through v2`, async () => {
-          const { send, expectOk, listed, setup } = await context();
-          const created = await expectOk(kind.v1.create(setup));
-          const id = idOf(created);
-          assert.notEqual(id, "", "the v1 answer names the resource");
-          const read = await expectOk(kind.v2.get(id));
-          if (kind.createdAgrees) kind.createdAgrees(created, read);
-          else assert.deepEqual(created, kind.toV1(read), "v2 reads what v1 created");
-          assert.deepEqual(await listed(id), [kind.toV1(read)], "the v1 List by id agrees");
-
-          if (kind.v1.update) {
-            const updated = await expectOk(kind.v1.update(setup, created));
-            assert.notDeepEqual(updated, created, "the v1 update changed something");
-            const afterUpdate = await expectOk(kind.v2.get(id));
-            assert.deepEqual(updated, kind.toV1(afterUpdate), "v2 reads what the v1 PUT wrote, omitted fields reset");
-            assert.deepEqual(await listed(id), [updated], "the v1 List by id agrees");
-          }
-
-          await expectOk(kind.v1.delete(id));
-          const gone = await send(kind.v2.get(id));
-          assert.equal(gone.code, 5, "v2 Get after the v1 delete is NOT_FOUND");
-          assert.deepEqual(await listed(id), [], "v1 List of a deleted resource is empty (HTTP 200)");
+        const body = { name: `${kind.name.replace(/[^a-z0-9]/g, "-")}-${wireName}-${Math.random().toString(16).slice(2, 8)}` };
+        const group = await harness.ok({
+          service: GroupsService,
+          method: "CreateGroup",
+          request: { parent: server.org.uid, group: body },
+          rest: rest("POST", `/iam/v2/groups/${server.org.uid}`, body),
         });
+        const setup = await kind.setup(harness, group.uid as string);
+        const expectOk = async (c: Call): Promise<JsonObject> => {
+          const out = await send(c);
+          assert.equal(out.code, 0, `${c.service.typeName}/${c.method}: ${out.message}`);
+          return out.body ?? {};
+        };
+        const listed = async (id: string): Promise<JsonObject[]> => {
+          const out = await send(kind.v1.list(id));
+          assert.equal(out.code, 0, `v1 List: ${out.message}`);
+          if (wireName === "rest") assert.equal(out.httpStatus, 200);
+          return (out.body?.items as JsonObject[] | undefined) ?? [];
+        };
+        return { send, expectOk, listed, setup };
+      };
 
-        test(`${kind.name}: written through v2, read through v1`, async () => {
-          const { expectOk, listed, setup } = await context();
-          const created = await expectOk(kind.v2.create(setup));
-          const uid = String(created.uid);
-          assert.deepEqual(await listed(uid), [kind.toV1(await expectOk(kind.v2.get(uid)))], "v1 lists what v2 created");
+      test(`${kind.name}: written through v1, read through v2`, async () => {
+        const { send, expectOk, listed, setup } = await context();
+        const created = await expectOk(kind.v1.create(setup));
+        const id = idOf(created);
+        assert.notEqual(id, "", "the v1 answer names the resource");
+        const read = await expectOk(kind.v2.get(id));
+        if (kind.createdAgrees) kind.createdAgrees(created, read);
+        else assert.deepEqual(created, kind.toV1(read), "v2 reads what v1 created");
+        assert.deepEqual(await listed(id), [kind.toV1(read)], "the v1 List by id agrees");
 
-          if (kind.v2.update) {
-            const updated = await expectOk(kind.v2.update(setup, created));
-            assert.deepEqual(await listed(uid), [kind.toV1(updated)], "v1 lists what the v2 PATCH wrote");
-          }
+        if (kind.v1.update) {
+          const updated = await expectOk(kind.v1.update(setup, created));
+          assert.notDeepEqual(updated, created, "the v1 update changed something");
+          const afterUpdate = await expectOk(kind.v2.get(id));
+          assert.deepEqual(updated, kind.toV1(afterUpdate), "v2 reads what the v1 PUT wrote, omitted fields reset");
+          assert.deepEqual(await listed(id), [updated], "the v1 List by id agrees");
+        }
 
-          await expectOk(kind.v2.delete(uid));
-          assert.deepEqual(await listed(uid), [], "v1 List after the v2 delete is empty (HTTP 200)");
-        });
-      }
-    });
-  }
+        await expectOk(kind.v1.delete(id));
+        const gone = await send(kind.v2.get(id));
+        assert.equal(gone.code, 5, "v2 Get after the v1 delete is NOT_FOUND");
+        assert.deepEqual(await listed(id), [], "v1 List of a deleted resource is empty (HTTP 200)");
+      });
+
+      test(`${kind.name}: written through v2, read through v1`, async () => {
+        const { expectOk, listed, setup } = await context();
+        const created = await expectOk(kind.v2.create(setup));
+        const uid = String(created.uid);
+        assert.deepEqual(await listed(uid), [kind.toV1(await expectOk(kind.v2.get(uid)))], "v1 lists what v2 created");
+
+        if (kind.v2.update) {
+          const updated = await expectOk(kind.v2.update(setup, created));
+          assert.deepEqual(await listed(uid), [kind.toV1(updated)], "v1 lists what the v2 PATCH wrote");
+        }
+
+        await expectOk(kind.v2.delete(uid));
+        assert.deepEqual(await listed(uid), [], "v1 List after the v2 delete is empty (HTTP 200)");
+      });
+    }
+  });
 }
 
 /**
  * `describeDifferential` of `kinds` on each test database (SQLite, and PostgreSQL where it
- * answers): a fresh store and server per database, every wire plus a Connect wire for setup.
+ * answers): a fresh store and server per database; setup calls go over its Connect wire.
  */
 export async function describeDifferentialOnEveryDatabase(title: string, kinds: DifferentialKind[]): Promise<void> {
-  for (const db of await testDatabases()) {
-    describe(`on ${db.name}`, { skip: db.skip }, () => {
-      let server: TestServer;
-      let wires: Wire[];
-      let setupWire: Wire;
-      let dbUrl: string;
-      before(async () => {
-        dbUrl = await db.fresh();
-        server = await startTestServer({ dbUrl });
-        wires = allWires(server.apiPort);
-        setupWire = connectWire(server.apiPort);
-      });
-      after(async () => {
-        for (const wire of [...wires, setupWire]) wire.close();
-        await server.close();
-        await dropFresh(dbUrl);
-      });
-      describeDifferential({ title, kinds, server: () => server, wires: () => wires, setupWire: () => setupWire });
-    });
+  for (const database of await testDatabases()) {
+    describe(`on ${database.name}`, { skip: database.skip }, () => describeDifferential(title, kinds, serveOverWires({ database })));
   }
 }

@@ -28,8 +28,13 @@ export interface RestRequest {
   body?: JsonValue;
 }
 
+export type WireName = "grpc" | "connect" | "grpc-web" | "rest";
+
+/** The four wires, in the order `allWires` opens them. */
+export const WIRE_NAMES: readonly WireName[] = ["grpc", "connect", "grpc-web", "rest"];
+
 export interface Wire {
-  name: "grpc" | "connect" | "grpc-web" | "rest";
+  name: WireName;
   call(method: DescMethod, request: JsonObject, rest: RestRequest, token?: string): Promise<Outcome>;
   close(): void;
 }
@@ -188,3 +193,16 @@ export function queryString(params: Record<string, string | number | string[]>):
   return search.toString();
 }
 
+
+/**
+ * The same call on every wire of `wires`, at once: the outcomes must agree (code and body); returns
+ * the first.
+ */
+export async function onEveryWire(wires: Wire[], call: (wire: Wire) => Promise<Outcome>): Promise<Outcome> {
+  const outcomes = await Promise.all(wires.map(call));
+  for (let i = 1; i < outcomes.length; i++) {
+    assert.equal(outcomes[i].code, outcomes[0].code, `${wires[i].name}: ${outcomes[i].message ?? ""} ${JSON.stringify(outcomes[i].details)}`);
+    assert.deepEqual(outcomes[i].body, outcomes[0].body, wires[i].name);
+  }
+  return outcomes[0];
+}
