@@ -5,7 +5,8 @@
  *   transport (listener, http, rpc, rest, oci), interceptors, auth, system, telemetry
  *                                         reach a domain only through its face (index.ts)
  *   domains/<d>                           reach another domain only through its face; no transport
- *   aip (AIP helpers), store, engines     import nothing above them
+ *   aip (AIP helpers), store, engines,
+ *   command (the command-line kit)       import nothing above them
  */
 module.exports = {
   forbidden: [
@@ -50,6 +51,13 @@ module.exports = {
       comment: "The AIP helpers use the store's errors and list types, never a driver.",
       from: { path: "^src/aip/" },
       to: { path: "^src/(store/(dialect|sqlite-driver|store|transaction|precompiled)|domains|transport|server|cli|auth|interceptors)" },
+    },
+    {
+      name: "command-kit-imports-only-the-store",
+      severity: "error",
+      comment: "The command-line kit (options, help, progress) serves the CLI and the domains' commands: it knows neither.",
+      from: { path: "^src/command/" },
+      to: { path: "^src/", pathNot: "^src/(command|store)/" },
     },
     {
       name: "engines-import-nothing-of-the-server",

@@ -1,5 +1,5 @@
 import { defaultLimits, type Limits } from "../config.js";
-import { UsageError, type OptionSpec } from "./options.js";
+import { UsageError, type OptionSpec } from "../command/options.js";
 
 type Unit = "bytes" | "count" | "duration";
 

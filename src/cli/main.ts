@@ -1,7 +1,8 @@
 import { ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
 import { isLogLevel, LOG_LEVELS } from "../logger.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
-import { CommandError, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "./options.js";
+import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
+import { contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext, type DomainCommand } from "../domains/commands.js";
 
 // Each command imports what it runs with once its options are read (dynamic imports below):
 // help and usage errors answer without loading the server.
@@ -11,8 +12,7 @@ const serveOptions: Record<string, OptionSpec> = {
   "registry-port": { type: "string", env: "REGISTRY_PORT", default: "5000", help: "registry port; 0 picks a free one" },
   host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
   db: storeOptions.db,
-  "registry-dir": storeOptions["registry-dir"],
-  "registry-storage": storeOptions["registry-storage"],
+  ...contentStoreOptions,
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port> (https with --tls-cert)" },
   "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port> (https with --tls-cert)" },
   "tls-cert": { type: "string", env: "TLS_CERT", help: "PEM certificate chain: both hosts speak TLS (HTTP/2 by ALPN, and HTTP/1.1); reread on SIGHUP" },
@@ -65,44 +65,23 @@ const tokenOptions: Record<string, OptionSpec> = {
   "api-url": storeOptions["api-url"],
 };
 
-const importOptions: Record<string, OptionSpec> = {
-  repo: { type: "string", help: "<organization>/<repo name>; created under the organization (or --group) when missing (required)" },
-  tag: { type: "string", help: "tag to point at the single top-level manifest (default: the layout's ref names)" },
-  group: { type: "string", help: "uid of the group that holds the repo when it is created" },
-  db: storeOptions.db,
-  "registry-dir": storeOptions["registry-dir"],
-  "registry-storage": storeOptions["registry-storage"],
+/** The composition root's own commands, and every domain's (their lines in `--help`, in this order). */
+const OWN_SUMMARIES: Record<string, string> = {
+  serve: "start the API host and the registry host",
+  bootstrap: "create an organization with an owner identity and print a token for it",
+  token: "print an access token for an existing identity",
+};
+const KEYS_SUMMARIES: Record<string, string> = {
+  "keys rotate": "add a signing key (it signs after --activate-in) and remove keys retired long enough",
+  "keys list": "print the signing keys and which one signs",
+};
+const SUMMARIES: Record<string, string> = {
+  ...OWN_SUMMARIES,
+  ...Object.fromEntries(Object.entries(DOMAIN_COMMANDS).map(([name, command]) => [name, command.summary])),
+  ...KEYS_SUMMARIES,
 };
 
-const gcOptions: Record<string, OptionSpec> = {
-  grace: { type: "string", default: "24h", help: "keep blobs a push used within this long, e.g. 90m (protects pushes in progress)" },
-  db: storeOptions.db,
-  "registry-dir": storeOptions["registry-dir"],
-  "registry-storage": storeOptions["registry-storage"],
-};
-
-const advisoriesImportOptions: Record<string, OptionSpec> = {
-  strict: { type: "boolean", help: "stop at the first refused record (exit 1); by default it is reported and skipped" },
-  db: storeOptions.db,
-};
-
-const librariesImportOptions: Record<string, OptionSpec> = {
-  org: { type: "string", help: "the organization (uid or name) whose library index receives the artifacts (required)" },
-  strict: { type: "boolean", help: "stop at the first refused document (exit 1); by default it is reported and skipped" },
-  db: storeOptions.db,
-};
-
-const COMMANDS = `Commands:
-  serve             start the API host and the registry host
-  bootstrap         create an organization with an owner identity and print a token for it
-  token             print an access token for an existing identity
-  registry import   load image manifests into a repo from OCI image layouts or manifest files
-  registry gc       remove abandoned uploads and the blobs no manifest names (safe while serving)
-  advisories import load OSV advisory records from .json files, directories or .zip archives
-  libraries import  load an organization's library index from npm, PyPI and Maven metadata
-  keys rotate       add a signing key (it signs after --activate-in) and remove keys retired long enough
-  keys list         print the signing keys and which one signs
-`;
+const COMMANDS = `Commands:\n${Object.entries(SUMMARIES).map(([name, summary]) => `  ${name.padEnd(17)} ${summary}`).join("\n")}\n`;
 
 const HELP = `Usage: platform-api <command> [options]
 
@@ -123,29 +102,6 @@ function subcommandOf(group: string, args: string[], known: string[]): string | 
   if (sub === undefined) throw new UsageError(`${group} needs a subcommand: ${known.join(" or ")}`);
   if (!known.includes(sub)) throw new UsageError(`unknown ${group} subcommand "${sub}"; it has ${known.join(" and ")}`);
   return sub;
-}
-
-/** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
-function flag(name: string, options: Record<string, string | boolean | undefined>): boolean {
-  const value = options[name];
-  if (typeof value === "boolean" || value === undefined) return value === true;
-  if (/^(true|1)$/i.test(value)) return true;
-  if (/^(false|0|)$/i.test(value)) return false;
-  throw new UsageError(`--${name}: "${value}" is not true or false`);
-}
-
-/**
- * The registry's content store: `--registry-storage s3://...` or the folder `--registry-dir`. With
- * `checked`, an S3 bucket must answer first (a server fails at start, not at its first push).
- */
-async function contentStoreOf(options: Record<string, unknown>, checked = false): Promise<import("../domains/registry/index.js").ContentStore> {
-  const { InvalidStorageUrl, openContentStore } = await import("../domains/registry/index.js");
-  try {
-    return await openContentStore({ storage: options["registry-storage"] as string | undefined, dir: options["registry-dir"] as string, checked });
-  } catch (error) {
-    if (error instanceof InvalidStorageUrl) throw new UsageError(`--registry-storage: ${error.message}`);
-    throw error;
-  }
 }
 
 /** `--metrics-port`: a port number (0 for any free one), or `off`. */
@@ -387,114 +343,16 @@ async function token(args: string[]): Promise<void> {
   }
 }
 
-async function registry(args: string[]): Promise<void> {
-  const sub = subcommandOf("registry", args, SUBCOMMANDS.registry);
-  if (sub === "gc") return registryGc(args.slice(1));
-  if (sub !== "import") return;
-  const paths: string[] = [];
-  const o = parse(args.slice(1), importOptions, paths);
-  const summary =
-    "Load image manifests into a repo, from OCI image layout directories or manifest JSON files (paths after the options),\n" +
-    "and point tags at them; all of it is stored or none. Blobs are copied without being held in memory; a terminal\n" +
-    "shows the progress. Prints what was stored as JSON.";
-  if (o.help) return void process.stdout.write(usage("registry import", summary, importOptions, "<path>..."));
-  if (!o.repo) throw new UsageError("--repo is required");
-  if (paths.length === 0) throw new UsageError("give at least one OCI layout directory or manifest file");
-  const [{ openStore }, { importImages }, { byteProgressLine }] = await Promise.all([import("../domains/open-store.js"), import("../domains/registry/index.js"), import("./import-progress.js")]);
-  const content = await contentStoreOf(o);
-  const store = await openStore(o.db as string);
-  const progress = byteProgressLine(process.stderr);
-  try {
-    const result = await importImages(store, {
-      repository: o.repo as string,
-      paths,
-      tag: o.tag as string | undefined,
-      group: o.group as string | undefined,
-      now: Date.now(),
-      content,
-      onProgress: progress.update,
-    });
-    progress.clear();
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-  } finally {
-    progress.clear();
-    await store.close();
-  }
-}
-
-async function registryGc(args: string[]): Promise<void> {
-  const o = parse(args, gcOptions);
-  const { collectGarbage, UPLOAD_LIFETIME_MS } = await import("../domains/registry/index.js");
-  const summary =
-    `Remove uploads not finished within ${UPLOAD_LIFETIME_MS / 3600_000}h of their start, then the blobs (rows and files) that no manifest names\n` +
-    "and that no push has uploaded, mounted or referenced within --grace. Safe beside a running server on the same\n" +
-    "database and --registry-dir. Prints {uploads, blobs, bytes, recent} as JSON (recent: unnamed blobs kept for their grace).";
-  if (o.help) return void process.stdout.write(usage("registry gc", summary, gcOptions));
-  let graceSeconds: number;
-  try {
-    graceSeconds = parseDuration(o.grace as string);
-  } catch (error) {
-    throw new UsageError(`--grace: ${(error as Error).message}`);
-  }
-  const { openStore } = await import("../domains/open-store.js");
-  const content = await contentStoreOf(o);
-  const store = await openStore(o.db as string);
-  try {
-    const result = await collectGarbage(store.db, content, { now: Date.now(), graceMs: graceSeconds * 1000 });
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-  } finally {
-    await store.close();
-  }
-}
-
-async function advisories(args: string[]): Promise<void> {
-  if (subcommandOf("advisories", args, SUBCOMMANDS.advisories) === undefined) return;
-  const paths: string[] = [];
-  const o = parse(args.slice(1), advisoriesImportOptions, paths);
-  const summary =
-    "Load OSV records (https://ossf.github.io/osv-schema/) from .json files, directories of them and .zip archives\n" +
-    "(osv.dev's per-ecosystem all.zip). A record with a later `modified` replaces the stored one; the same feed twice\n" +
-    "changes nothing. Refused records are reported on stderr with their file and JSON path and skipped.\n" +
-    "Prints `read N, new N, updated N, unchanged N, rejected N`.";
-  if (o.help) return void process.stdout.write(usage("advisories import", summary, advisoriesImportOptions, "<file | directory | .zip>..."));
-  if (paths.length === 0) throw new UsageError("give at least one OSV .json file, directory or .zip archive");
-  const [{ openStore }, { importAdvisories }, { OsvFeedError }] = await Promise.all([import("../domains/open-store.js"), import("./advisories-import.js"), import("../engines/advisories/osv/errors.js")]);
-  const store = await openStore(o.db as string);
-  try {
-    process.exitCode = await importAdvisories(store, paths, flag("strict", o));
-  } catch (error) {
-    if (error instanceof OsvFeedError) throw new UsageError(error.message);
-    throw error;
-  } finally {
-    await store.close();
-  }
-}
-
-async function libraries(args: string[]): Promise<void> {
-  if (subcommandOf("libraries", args, SUBCOMMANDS.libraries) === undefined) return;
-  const paths: string[] = [];
-  const o = parse(args.slice(1), librariesImportOptions, paths);
-  const summary =
-    "Load an organization's library index from the ecosystems' own metadata: npm package documents (the registry's\n" +
-    "`GET /<package>` or `npm view <package> --json`), PyPI JSON API documents (`/pypi/<project>/json`), Python\n" +
-    "distributions (wheels, .tar.gz sdists, or their core metadata: `<file>.metadata`, METADATA, PKG-INFO; the\n" +
-    "versions of one project are gathered over the import), and Maven repositories (`maven-metadata*.xml` with the\n" +
-    "POMs of the repository layout beside them), as files or folders of them. Changed metadata replaces the stored\n" +
-    "artifact; the same metadata twice changes nothing. Refused files are reported on stderr and skipped.\n" +
-    "Prints `read N, new N, updated N, unchanged N, rejected N` (artifacts, and refused files).";
-  if (o.help) return void process.stdout.write(usage("libraries import", summary, librariesImportOptions, "<file | directory>..."));
-  if (typeof o.org !== "string" || o.org === "") throw new UsageError("--org is required: the organization (uid or name) whose index receives the artifacts");
-  if (paths.length === 0) throw new UsageError("give at least one metadata file or folder of them");
-  const [{ openStore }, { importLibraryDocuments }, { LibraryFeedError }] = await Promise.all([import("../domains/open-store.js"), import("./libraries-import.js"), import("../engines/package-feeds/feed.js")]);
-  const store = await openStore(o.db as string);
-  try {
-    process.exitCode = await importLibraryDocuments(store, o.org, paths, flag("strict", o));
-  } catch (error) {
-    if (error instanceof LibraryFeedError) throw new UsageError(error.message);
-    throw error;
-  } finally {
-    await store.close();
-  }
+/** Runs a domain's command: parses its options, prints its help, hands it the store opener. */
+async function runDomainCommand(name: string, command: DomainCommand, args: string[]): Promise<void> {
+  const operands: string[] = [];
+  const options = parse(args, command.options, command.operands === undefined ? undefined : operands);
+  if (options.help) return void process.stdout.write(usage(name, command.description, command.options, command.operands));
+  const context: CommandContext = {
+    openStore: async (url, databaseOptions) => (await import("../domains/open-store.js")).openStore(url, databaseOptions),
+  };
+  const status = await command.run({ options, operands, context });
+  if (typeof status === "number") process.exitCode = status;
 }
 
 async function keys(args: string[]): Promise<void> {
@@ -503,9 +361,28 @@ async function keys(args: string[]): Promise<void> {
   await signingKeysCommand(args, (message) => new UsageError(message));
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, registry, advisories, libraries, keys };
+/** Command groups (`registry`, `keys`) and their subcommands. */
+const SUBCOMMANDS: Record<string, string[]> = {};
+for (const name of Object.keys(SUMMARIES).filter((n) => n.includes(" "))) {
+  const [group, sub] = name.split(" ");
+  (SUBCOMMANDS[group] ??= []).push(sub);
+}
 
-const SUBCOMMANDS: Record<string, string[]> = { registry: ["import", "gc"], advisories: ["import"], libraries: ["import"], keys: ["rotate", "list"] };
+/** Runs the subcommand of a domain's command group (`registry import`). */
+function domainGroup(group: string): (args: string[]) => Promise<void> {
+  return async (args) => {
+    const sub = subcommandOf(group, args, SUBCOMMANDS[group]);
+    if (sub !== undefined) await runDomainCommand(`${group} ${sub}`, DOMAIN_COMMANDS[`${group} ${sub}`], args.slice(1));
+  };
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  bootstrap,
+  token,
+  ...Object.fromEntries(Object.keys(SUBCOMMANDS).filter((group) => group !== "keys").map((group) => [group, domainGroup(group)])),
+  keys,
+};
 
 /** The command the user ran, with its subcommand when it has a known one: `registry import`, `serve`. */
 function commandName(argv: string[]): string {

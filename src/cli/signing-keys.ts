@@ -1,7 +1,7 @@
 import { DEFAULT_KEY_ACTIVATION_DELAY_MS, KEY_RELOAD_INTERVAL_MS, KEY_RETIREMENT_DELAY_MS, keyStates, rotateSigningKeys } from "../auth/signing-keys.js";
 import { listSigningKeys } from "../store/server-keys.js";
 import { openStore } from "../domains/open-store.js";
-import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "./options.js";
+import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "../command/options.js";
 
 const rotateOptions: Record<string, OptionSpec> = {
   "activate-in": { type: "string", default: `${DEFAULT_KEY_ACTIVATION_DELAY_MS / 60_000}m`, help: "when the new key starts signing, e.g. 10m, or 0s at once" },

@@ -1,4 +1,7 @@
 import type { Kysely } from "kysely";
+import type { Command } from "../command/command.js";
+import type { DatabaseOptions } from "../store/dialect.js";
+import type { Store } from "../store/store.js";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { EventsConfig, OrganizationCreation } from "../config.js";
@@ -51,3 +54,12 @@ export interface DomainWorker {
   /** Works everything due now and waits for it (tests, the bench); absent when there is nothing to drain. */
   drain?(): Promise<void>;
 }
+
+/** What a domain's command runs with: the store is opened by the composition root, with every domain's migrations. */
+export interface CommandContext {
+  /** Opens the database of `--db` and brings its schema up to date; closed by the caller once the command ends. */
+  openStore(url: string, options?: DatabaseOptions): Promise<Store<Database>>;
+}
+
+/** A command of `platform-api` that a domain declares (`registry import`, `advisories import`). */
+export type DomainCommand = Command<CommandContext>;

@@ -1,7 +1,7 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
-import type { DomainWorker, ServiceDeps, WorkerDeps } from "./deps.js";
+import type { DomainCommand, DomainWorker, ServiceDeps, WorkerDeps } from "./deps.js";
 
 /** Tables that have column `C`. */
 import type { TableWith } from "./deps.js";
@@ -38,6 +38,11 @@ export interface Domain {
   deletedWithRepo: TableWith<"repo_uid">[];
   /** Its background workers by name, each started in every server process (the report queue, event delivery). */
   workers?: Record<string, (deps: WorkerDeps) => DomainWorker>;
+  /**
+   * Its commands of `platform-api`, by their full name (`registry import`). Also listed, without
+   * loading the domain, in `src/domains/commands.ts`, which the CLI reads.
+   */
+  commands?: Record<string, DomainCommand>;
 }
 
 export type { Ownership } from "./deps.js";

@@ -17,6 +17,7 @@ async function violations(baseDir: string): Promise<string[]> {
 
 test("wrong-way imports planted in a tree of src/'s shape are each caught by their rule", async () => {
   assert.deepEqual(await violations(`${ROOT}test/fixtures/layering`), [
+    "command-kit-imports-only-the-store: src/command/planted.ts -> src/domains/iam/index.ts",
     "domain-through-its-face: src/store/planted.ts -> src/domains/iam/store/groups.ts",
     "domain-through-its-face: src/transport/oci/planted.ts -> src/domains/registry/store/tags.ts",
     "domain-to-domain-through-its-face: src/domains/registry/planted.ts -> src/domains/iam/store/groups.ts",

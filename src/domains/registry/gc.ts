@@ -12,8 +12,9 @@ import { manifestPage } from "./store/manifests.js";
  * since a push last used them.
  */
 
-/** An upload not finished within a day of its start is abandoned. */
-export const UPLOAD_LIFETIME_MS = 24 * 3600 * 1000;
+import { UPLOAD_LIFETIME_MS } from "./upload-lifetime.js";
+
+export { UPLOAD_LIFETIME_MS };
 /** A blob no manifest names is kept for a day after a push last used it (uploaded, mounted, named by a manifest it stored). */
 export const DEFAULT_GC_GRACE_MS = 24 * 3600 * 1000;
 const PAGE = 500;

@@ -3,6 +3,7 @@ import { file_platform_registry_v2_images_service, ImagesService } from "../../.
 import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { registryCommands } from "./commands.js";
 import { whenAdvisoriesChange } from "../reactions.js";
 import { queueMatchesFor } from "./report-queue.js";
 import { startReportWorker } from "./report-worker.js";
@@ -50,4 +51,5 @@ export const registry: Domain = {
     reports: ({ db, content, logger, events }) => startReportWorker({ db, content, logger, typePrefix: events.typePrefix }),
   },
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],
+  commands: registryCommands,
 };

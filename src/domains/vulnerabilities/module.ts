@@ -1,6 +1,7 @@
 import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { Advisories, file_platform_vulnerabilities_v1_advisory } from "../../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { bind, type Domain } from "../domain.js";
+import { vulnerabilitiesCommands } from "./commands.js";
 import { createAdvisoriesService } from "./advisories-service.js";
 import { createAdvisoriesV1Service } from "./v1/advisories-service.js";
 import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
@@ -22,4 +23,5 @@ export const vulnerabilities: Domain = {
   migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags },
   ownedByGroup: [],
   deletedWithRepo: [],
+  commands: vulnerabilitiesCommands,
 };

@@ -1,14 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
-/** Shared options of every command, with their environment variables. */
+/** Options many commands share, with their environment variables. */
 export const storeOptions = {
   db: { type: "string", env: "DATABASE_URL", default: "./data/platform.db", help: "SQLite file, :memory:, or a postgres:// URL" },
-  "registry-dir": { type: "string", env: "REGISTRY_DIR", default: "./data/registry", help: "folder of the registry's blob content and uploads" },
-  "registry-storage": {
-    type: "string",
-    env: "REGISTRY_STORAGE",
-    help: "s3://<bucket>[/<prefix>]: keep blobs and uploads in an S3-compatible store instead of --registry-dir (credentials, region and endpoint from the AWS_* variables)",
-  },
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port>" },
 } as const;
 
@@ -17,6 +11,9 @@ export class UsageError extends Error {}
 
 /** A failure the user can act on (a port in use, an unreadable file): reported in one line, exit status 2. */
 export class CommandError extends Error {}
+
+/** Parsed options by name: a string, a boolean flag, or undefined when neither given nor defaulted. */
+export type Options = Record<string, string | boolean | undefined>;
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -30,7 +27,7 @@ export interface OptionSpec {
  * unset), which win over defaults. Positional arguments are refused unless `positionals` is given, which then
  * receives them.
  */
-export function parse(args: string[], spec: Record<string, OptionSpec>, positionals?: string[]): Record<string, string | boolean | undefined> {
+export function parse(args: string[], spec: Record<string, OptionSpec>, positionals?: string[]): Options {
   const config: ParseArgsConfig = {
     args,
     strict: true,
@@ -43,7 +40,7 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
   const parsed = parseArgs(config);
   const { values } = parsed;
   positionals?.push(...parsed.positionals);
-  const out: Record<string, string | boolean | undefined> = { help: values.help as boolean | undefined };
+  const out: Options = { help: values.help as boolean | undefined };
   for (const [name, s] of Object.entries(spec)) {
     out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] || undefined : undefined) ?? s.default;
   }
@@ -65,4 +62,13 @@ export function parseDuration(text: string): number {
   const match = /^(\d+)(s|m|h|d)?$/.exec(text.trim());
   if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m, 1h or 7d`);
   return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(match[2] ?? "s") as "s" | "m" | "h" | "d"];
+}
+
+/** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
+export function flag(name: string, options: Options): boolean {
+  const value = options[name];
+  if (typeof value === "boolean" || value === undefined) return value === true;
+  if (/^(true|1)$/i.test(value)) return true;
+  if (/^(false|0|)$/i.test(value)) return false;
+  throw new UsageError(`--${name}: "${value}" is not true or false`);
 }

@@ -1,4 +1,3 @@
-import type { CopyProgress } from "../domains/registry/index.js";
 import { formatCounts, type ImportCounts } from "../store/batched-import.js";
 
 /** A progress line redrawn in place, at most every 100 ms; only on a terminal. */
@@ -22,7 +21,15 @@ export function progressLine(stream: NodeJS.WriteStream, unit: string): { update
 
 const MIB = 1024 * 1024;
 
-/** `registry import`'s copy of blobs as a line redrawn in place, at most every 100 ms; only on a terminal. */
+/** How far a copy of blobs is (`registry import`). */
+export interface CopyProgress {
+  blobs: number;
+  totalBlobs: number;
+  bytes: number;
+  totalBytes: number;
+}
+
+/** A copy of blobs as a line redrawn in place, at most every 100 ms; only on a terminal. */
 export function byteProgressLine(stream: NodeJS.WriteStream): { update(p: CopyProgress): void; clear(): void } {
   if (!stream.isTTY) return { update() {}, clear() {} };
   const started = Date.now();
@@ -43,7 +50,7 @@ export function byteProgressLine(stream: NodeJS.WriteStream): { update(p: CopyPr
 }
 
 /**
- * Runs an import for the CLI: refused entries go to stderr as `rejected <message>`, the summary
+ * Runs an import for a command: refused entries go to stderr as `rejected <message>`, the summary
  * to stdout. Returns the exit status: 0, or 1 when `--strict` stopped at a refused entry.
  */
 export async function runImportCommand(unit: string, run: (hooks: { onRejected: (e: Error) => void; onProgress: (c: Readonly<ImportCounts>) => void }) => Promise<ImportCounts>, isStrictStop: (e: unknown) => e is Error & { counts: ImportCounts }): Promise<number> {
