@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Command } from "../command/command.js";
 import type { DatabaseOptions } from "../store/dialect.js";
+import type { SecretBox } from "../store/secret-box.js";
 import type { Store } from "../store/store.js";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
@@ -22,6 +23,8 @@ export interface ServiceDeps {
   ownership: Ownership;
   /** Event settings (which sinks a subscription may name). */
   events: EventsConfig;
+  /** Seals and opens secrets kept at rest (an identity provider's client secret). */
+  secrets: SecretBox;
   /** Identities may name plain `http://` issuers (`serve --allow-http-issuers`, which the token exchange's fetches follow too). */
   allowHttpIssuers: boolean;
 }

@@ -20,6 +20,7 @@ import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "../domains/index.js
 import { registerHealth, type HealthControl } from "../system/health-service.js";
 import { registerReflection } from "../system/reflection-service.js";
 import { serverSecret } from "../store/server-keys.js";
+import { createSecretBox, newSecretsKey, SECRETS_KEY_NAME } from "../store/secret-box.js";
 import { storeAnswers } from "../store/store.js";
 import { type Store } from "../domains/open-store.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
@@ -48,6 +49,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
   // Revocations hold at once on this replica and within a second on the others (grants-cache.ts).
   const grants = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS });
   const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
+  const secrets = createSecretBox(Buffer.from(await serverSecret(store.db, SECRETS_KEY_NAME, newSecretsKey, now()), "base64url"));
   const deps: ServiceDeps = {
     db: store.db,
     pager: createPager({ secret: Buffer.from(pageSecret, "base64url"), now }),
@@ -57,6 +59,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     ownership: OWNERSHIP,
     events: eventsConfigOf(config),
     allowHttpIssuers: config.upstreamIssuers?.allowHttp ?? false,
+    secrets,
   };
   const health: HealthControl[] = [];
   const streams = createStreamShutdown();

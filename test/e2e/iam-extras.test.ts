@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { openStoredSecret } from "../support/sealed-secrets.js";
 import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_associations_service_pb.js";
@@ -69,7 +70,8 @@ served.describeOverWires("IAM extras", ({ wire, wireName }) => {
     assert.equal(patched.code, 0, patched.message);
     assert.deepEqual(shape(patched.body), expected, "only the secret changed, and it is not shown");
     const stored = await server().store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", uid).executeTakeFirstOrThrow();
-    assert.equal(stored.client_secret, "rotated");
+    assert.match(stored.client_secret, /^sealed:v1:/);
+    assert.equal(await openStoredSecret(server().store.db, stored.client_secret), "rotated");
 
     // Without a mask, only the fields inside `oidc` that the body sets change (REST infers `oidc.groups_claim`).
     const claim = { oidc: { groupsClaim: "teams" } };

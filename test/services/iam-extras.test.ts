@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { openStoredSecret } from "../support/sealed-secrets.js";
 import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PreconditionFailureSchema, BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
@@ -64,12 +65,12 @@ test("identity providers: CRUD, the client secret is never returned, viewer vs o
   assert.equal(oidcOf(patched).clientSecret, "");
   assert.equal(oidcOf(patched).issuer, "https://issuer.example.com");
   const stored = await api.store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", made.uid).executeTakeFirstOrThrow();
-  assert.equal(stored.client_secret, "s3cret", "an update without a secret keeps it");
+  assert.equal(await openStoredSecret(api.store.db, stored.client_secret), "s3cret", "an update without a secret keeps it");
   const rotate = { uid: made.uid, configuration: { case: "oidc" as const, value: { clientSecret: "new", issuer: "https://ignored.example.com" } } };
   const afterRotate = await api.identityProviders.updateIdentityProvider({ identityProvider: rotate, updateMask: { paths: ["oidc.client_secret"] } }, owner);
   assert.equal(oidcOf(afterRotate).issuer, "https://issuer.example.com", "a path inside oidc changes only that field");
   const rotated = await api.store.db.selectFrom("identity_providers").select("client_secret").where("uid", "=", made.uid).executeTakeFirstOrThrow();
-  assert.equal(rotated.client_secret, "new");
+  assert.equal(await openStoredSecret(api.store.db, rotated.client_secret), "new");
   const unmasked = await api.identityProviders.updateIdentityProvider(
     { identityProvider: { uid: made.uid, configuration: { case: "oidc", value: { groupsClaim: "teams" } } } },
     owner,

@@ -57,6 +57,7 @@ function provider(uid: string, group: string, name: string, time = 1): IdentityP
     issuer: "https://issuer.example.com",
     client_id: "c",
     client_secret: "s",
+    pkce_enabled: 0,
     additional_scopes: "[]",
     groups_claim: "",
     default_role_uid: "",

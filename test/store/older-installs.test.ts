@@ -11,6 +11,8 @@ import { advisoryEtag } from "../../src/domains/vulnerabilities/advisory-rows.js
 import { migrate } from "../../src/domains/open-store.js";
 import { tagForms } from "../../src/domains/registry/tag-forms.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
+import { createSecretBox, SECRETS_KEY_NAME } from "../../src/store/secret-box.js";
+import { serverSecret } from "../../src/store/server-keys.js";
 
 /** Installations made by older releases: the schema and data as of a migration, then the current ones. */
 for (const database of await testDatabases()) {
@@ -158,6 +160,27 @@ for (const database of await testDatabases()) {
       const rows = await db.selectFrom("tags").select(["name", "forms"]).where("repo_uid", "=", repo).execute();
       assert.deepEqual(Object.fromEntries(rows.map((r) => [r.name, Number(r.forms)])), Object.fromEntries(names.map((n) => [n, tagForms(n)])));
       assert.deepEqual(names.map(tagForms), [0, 1, 2, 4, 6]);
+    });
+
+    test("identity providers' client secrets stored in clear are sealed, and open with the server's secrets key", async () => {
+      const opened = await installedAt("2026-11-28-0010-report-job-organization");
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema as of an older migration
+      const db = opened.db as unknown as Kysely<any>;
+      const org = newRootUid();
+      await db.insertInto("groups").values({ uid: org, parent_uid: "", name: "idp-install", description: "", create_time: 1, update_time: 1 }).execute();
+      const row = (uid: string, client_secret: string) => ({
+        uid, group_uid: org, name: uid.slice(-4), description: "", issuer: "https://login.example.com", client_id: "c", client_secret,
+        additional_scopes: "[]", groups_claim: "", default_role_uid: "", create_time: 1, update_time: 1,
+      });
+      await db.insertInto("identity_providers").values([row(`${org}/00000000000000a1`, "s3cret-value"), row(`${org}/00000000000000a2`, "")]).execute();
+      await migrate(opened.db);
+      const stored = await db.selectFrom("identity_providers").select(["uid", "client_secret", "pkce_enabled"]).orderBy("uid").execute();
+      assert.ok(String(stored[0].client_secret).startsWith("sealed:v1:"), "sealed");
+      assert.ok(!String(stored[0].client_secret).includes("s3cret"), "no clear text left");
+      assert.equal(stored[1].client_secret, "", "an empty secret stays empty");
+      assert.deepEqual(stored.map((r) => Number(r.pkce_enabled)), [0, 0]);
+      const key = await serverSecret(db, SECRETS_KEY_NAME, () => "not used: the migration made it", 2);
+      assert.equal(createSecretBox(Buffer.from(key, "base64url")).open(String(stored[0].client_secret)), "s3cret-value");
     });
   });
 }

@@ -3,8 +3,8 @@ import { IdentityProviderSchema, type IdentityProvider, type IdentityProvider_OI
 import type { IdentityProviderChange, IdentityProviderRow } from "./store/identity-providers.js";
 import { toTimestamp } from "../../aip/time.js";
 
-/** The API view; `withSecret` only for internal use while patching. */
-export function identityProviderFromRow(row: IdentityProviderRow, withSecret = false): IdentityProvider {
+/** The API view: the client secret is never part of it. */
+export function identityProviderFromRow(row: IdentityProviderRow): IdentityProvider {
   return create(IdentityProviderSchema, {
     uid: row.uid,
     name: row.name,
@@ -15,9 +15,10 @@ export function identityProviderFromRow(row: IdentityProviderRow, withSecret = f
       value: {
         issuer: row.issuer,
         clientId: row.client_id,
-        clientSecret: withSecret ? row.client_secret : "",
+        clientSecret: "",
         additionalScopes: JSON.parse(row.additional_scopes) as string[],
         groupsClaim: row.groups_claim,
+        pkceEnabled: row.pkce_enabled === 1,
       },
     },
     createTime: toTimestamp(row.create_time),
@@ -30,15 +31,16 @@ export function oidcOf(idp: IdentityProvider): IdentityProvider_OIDC | undefined
   return idp.configuration.case === "oidc" ? idp.configuration.value : undefined;
 }
 
-/** The stored columns of a checked provider's writable fields. */
-export function identityProviderColumns(idp: IdentityProvider, time: number): IdentityProviderChange {
+/** The stored columns of a checked provider's writable fields; `sealedSecret` is the client secret as stored (sealed). */
+export function identityProviderColumns(idp: IdentityProvider, sealedSecret: string, time: number): IdentityProviderChange {
   const oidc = oidcOf(idp)!;
   return {
     name: idp.name,
     description: idp.description,
     issuer: oidc.issuer,
     client_id: oidc.clientId,
-    client_secret: oidc.clientSecret,
+    client_secret: sealedSecret,
+    pkce_enabled: oidc.pkceEnabled ? 1 : 0,
     additional_scopes: JSON.stringify(oidc.additionalScopes),
     groups_claim: oidc.groupsClaim,
     default_role_uid: idp.defaultRole,

@@ -25,7 +25,7 @@ import { identityProviderColumns, identityProviderFromRow, oidcOf } from "./iden
 import { checkIdentityProviderFields, IDENTITY_PROVIDER_UPDATABLE } from "./identity-provider-validation.js";
 
 /** IdentityProvidersService: OIDC providers of groups. The client secret is write-only. */
-export function createIdentityProvidersService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {
+export function createIdentityProvidersService({ db, pager, now, secrets, allowHttpIssuers }: ServiceDeps): ServiceImpl<typeof IdentityProvidersService> {
   return {
     getIdentityProvider: (req) => getMethod(req.uid, (uid) => getIdentityProvider(db, uid), identityProviderFromRow),
 
@@ -43,10 +43,10 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
     async createIdentityProvider(req, ctx) {
       const idp = req.identityProvider ?? create(IdentityProviderSchema);
       const violations = new Violations().parent("parent", req.parent);
-      checkIdentityProviderFields(violations, idp, true);
+      checkIdentityProviderFields(violations, idp, { secretKept: false, allowHttpIssuers });
       violations.throwIfAny();
       const time = now();
-      const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, time) };
+      const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, secrets.seal(oidcOf(idp)!.clientSecret), time) };
       return inTransaction(db, ctx.signal, async (trx) => {
         if (row.default_role_uid !== "") await requireGrantableRole(trx, ctx, row.default_role_uid, row.group_uid);
         await insertIdentityProvider(trx, row);
@@ -59,16 +59,19 @@ export function createIdentityProvidersService({ db, pager, now }: ServiceDeps):
       new Violations().uid("identity_provider.uid", patch.uid).throwIfAny();
       return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getIdentityProvider(trx, patch.uid);
-        const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored, true), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);
-        const oidc = oidcOf(next);
-        if (oidc && oidc.clientSecret === "") oidc.clientSecret = stored.client_secret;
+        const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);
+        // An empty secret keeps the stored one, unless the mask names it (clearing it: a public client).
+        const cleared = (req.updateMask?.paths ?? []).some((path) => path === "oidc.client_secret" || path === "oidc.clientSecret");
+        const given = oidcOf(next)?.clientSecret ?? "";
+        const secretKept = given === "" && !cleared && stored.client_secret !== "";
         const violations = new Violations();
-        checkIdentityProviderFields(violations, next, false);
+        checkIdentityProviderFields(violations, next, { secretKept, allowHttpIssuers });
         violations.throwIfAny();
+        const sealedSecret = given !== "" ? secrets.seal(given) : secretKept ? stored.client_secret : "";
         if (next.defaultRole !== "" && next.defaultRole !== stored.default_role_uid) {
           await requireGrantableRole(trx, ctx, next.defaultRole, stored.group_uid);
         }
-        return identityProviderFromRow(await updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, now())));
+        return identityProviderFromRow(await updateIdentityProvider(trx, stored.uid, identityProviderColumns(next, sealedSecret, now())));
       });
     },
 

@@ -11,8 +11,11 @@ const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** A JWT claim name: printable, no spaces. */
 const CLAIM = /^[\x21-\x7e]+$/;
 
-/** Checks the writable fields; `secretRequired` on create. */
-export function checkIdentityProviderFields(violations: Violations, idp: IdentityProvider, secretRequired: boolean, prefix = "identity_provider."): void {
+/**
+ * Checks the writable fields. A client secret is required unless the client is public
+ * (`pkce_enabled`) or one is kept from before (`secretKept`, an update that gives none).
+ */
+export function checkIdentityProviderFields(violations: Violations, idp: IdentityProvider, options: { secretKept: boolean; allowHttpIssuers: boolean }, prefix = "identity_provider."): void {
   violations.text(`${prefix}name`, idp.name, { required: true, max: 128 });
   violations.text(`${prefix}description`, idp.description, { max: 1024 });
   violations.uid(`${prefix}default_role`, idp.defaultRole, false);
@@ -22,8 +25,9 @@ export function checkIdentityProviderFields(violations: Violations, idp: Identit
     return;
   }
   const at = `${prefix}oidc.`;
-  checkIssuerUrl(violations, `${at}issuer`, oidc.issuer, { allowHttp: false });
+  checkIssuerUrl(violations, `${at}issuer`, oidc.issuer, { allowHttp: options.allowHttpIssuers });
   violations.text(`${at}client_id`, oidc.clientId, { required: true, max: 256 });
+  const secretRequired = !oidc.pkceEnabled && !options.secretKept;
   violations.text(`${at}client_secret`, oidc.clientSecret, { required: secretRequired, max: 1024 });
   if (oidc.additionalScopes.length > 32) violations.add(`${at}additional_scopes`, "must hold at most 32 scopes");
   oidc.additionalScopes.forEach((scope, i) => violations.text(`${at}additional_scopes[${i}]`, scope, { required: true, max: 128, pattern: SCOPE }));

@@ -41,6 +41,7 @@ import { hostedCapabilityNames } from "./migrations/2026-11-24-0008-hosted-capab
 import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-association-clouds.js";
 import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
 import { iamUpdateTimes } from "./migrations/2026-11-27-0120-iam-update-times.js";
+import { identityProviderSecrets } from "./migrations/2026-11-29-0010-identity-provider-secrets.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
@@ -101,6 +102,7 @@ export const iam: Domain = {
     "2026-11-24-0009-account-association-clouds": accountAssociationClouds,
     "2026-11-27-0080-grants-clock": grantsClock,
     "2026-11-27-0120-iam-update-times": iamUpdateTimes,
+    "2026-11-29-0010-identity-provider-secrets": identityProviderSecrets,
   },
   ownedByGroup: [
     "identities",

@@ -67,8 +67,10 @@ export interface IdentityProviderTable {
   description: string;
   issuer: string;
   client_id: string;
-  /** Never returned by the API. */
+  /** Sealed (src/store/secret-box.ts); never returned by the API. "" for a public (PKCE-only) client. */
   client_secret: string;
+  /** 1: a public client, PKCE only. */
+  pkce_enabled: number;
   /** JSON text: an array of scope strings. */
   additional_scopes: string;
   groups_claim: string;

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/identity_provider.proto.
  */
 export const file_platform_iam_v2_identity_provider: GenFile = /*@__PURE__*/
-  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKeAwoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFAoMZGVmYXVsdF9yb2xlGAYgASgJEjYKBG9pZGMYFCABKAsyJi5wbGF0Zm9ybS5pYW0udjIuSWRlbnRpdHlQcm92aWRlci5PSURDSAAahAEKBE9JREMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISHgoNY2xpZW50X3NlY3JldBgDIAEoCUIH4EEE4PMYARIZChFhZGRpdGlvbmFsX3Njb3BlcxgEIAMoCRIUCgxncm91cHNfY2xhaW0YBSABKAlCDwoNY29uZmlndXJhdGlvbmIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_events]);
+  fileDesc("CidwbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SD3BsYXRmb3JtLmlhbS52MiK0AwoQSWRlbnRpdHlQcm92aWRlchIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFAoMZGVmYXVsdF9yb2xlGAYgASgJEjYKBG9pZGMYFCABKAsyJi5wbGF0Zm9ybS5pYW0udjIuSWRlbnRpdHlQcm92aWRlci5PSURDSAAamgEKBE9JREMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISHgoNY2xpZW50X3NlY3JldBgDIAEoCUIH4EEE4PMYARIZChFhZGRpdGlvbmFsX3Njb3BlcxgEIAMoCRIUCgxncm91cHNfY2xhaW0YBSABKAkSFAoMcGtjZV9lbmFibGVkGAcgASgIQg8KDWNvbmZpZ3VyYXRpb25iBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_events]);
 
 /**
  * IdentityProvider is an OIDC provider whose users may sign in to a group.
@@ -106,8 +106,9 @@ export type IdentityProvider_OIDC = Message<"platform.iam.v2.IdentityProvider.OI
   clientId: string;
 
   /**
-   * The OAuth client secret, at most 1024 characters. Required on create;
-   * never returned; an update changes it only when a value is given.
+   * The OAuth client secret, at most 1024 characters. Required on create
+   * unless `pkce_enabled`; never returned (kept sealed at rest); an update
+   * changes it only when a value is given.
    *
    * @generated from field: string client_secret = 3;
    */
@@ -127,6 +128,14 @@ export type IdentityProvider_OIDC = Message<"platform.iam.v2.IdentityProvider.OI
    * @generated from field: string groups_claim = 5;
    */
   groupsClaim: string;
+
+  /**
+   * The client is public: sign-in proves itself with PKCE (RFC 7636) alone,
+   * and `client_secret` may be empty. PKCE is used with every provider.
+   *
+   * @generated from field: bool pkce_enabled = 7;
+   */
+  pkceEnabled: boolean;
 };
 
 /**
