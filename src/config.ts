@@ -17,6 +17,8 @@ export interface ServerConfig {
   upstreamIssuers?: UpstreamIssuerPolicy;
   /** Browser origins allowed to call the API host (CORS): exact origins or `*`. Default none. */
   corsOrigins?: string[];
+  /** People signing in (docs/authorization.md, "People sign in"). Defaults in `defaultLoginConfig`. */
+  login?: Partial<LoginConfig>;
   /** Event delivery to subscriptions. Defaults in `defaultEventsConfig`. */
   events?: Partial<EventsConfig>;
   logLevel: LogLevel;
@@ -75,6 +77,37 @@ export function eventsConfigOf(config: Pick<ServerConfig, "events">): EventsConf
  */
 export type OrganizationCreation = "bootstrap" | "anyone";
 export const ORGANIZATION_CREATION_VALUES: readonly OrganizationCreation[] = ["bootstrap", "anyone"];
+
+/** People signing in through an OIDC provider. */
+export interface LoginConfig {
+  /** The server-wide provider (`serve --login-issuer`); none when "". Organizations' IdentityProviders work without it. */
+  issuer: string;
+  clientId: string;
+  /** "" for a public client: PKCE only (PKCE is used in every case). */
+  clientSecret: string;
+  /** Origins besides loopback that a login may redirect its code to (`--login-redirect-origins`). */
+  redirectOrigins: string[];
+  /** Lifetime of a person's access token, seconds. */
+  accessTokenTtlSeconds: number;
+  /** How long a refresh token lives unused, ms. */
+  refreshLifetimeMs: number;
+  /** How long a login's refresh tokens live in all, ms: then the person signs in again. */
+  refreshMaxLifetimeMs: number;
+}
+
+export const defaultLoginConfig: LoginConfig = {
+  issuer: "",
+  clientId: "",
+  clientSecret: "",
+  redirectOrigins: [],
+  accessTokenTtlSeconds: 3600,
+  refreshLifetimeMs: 7 * 24 * 3600_000,
+  refreshMaxLifetimeMs: 30 * 24 * 3600_000,
+};
+
+export function loginConfigOf(config: ServerConfig): LoginConfig {
+  return { ...defaultLoginConfig, ...config.login };
+}
 
 /** Where the token exchange may fetch another issuer's discovery document and JWKS from. */
 export interface UpstreamIssuerPolicy {

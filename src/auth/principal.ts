@@ -9,12 +9,30 @@ export interface Grants {
   visibleRoots(capabilities: readonly string[]): string[];
 }
 
+/** What the server's login verified of a person (the `person` claim of their platform tokens). */
+export interface PersonClaim {
+  /** The provider's issuer and subject. */
+  iss: string;
+  sub: string;
+  /** Present only when the provider said it is verified. */
+  email?: string;
+  name?: string;
+  /** The organization's IdentityProvider uid; "" for the server-wide provider. */
+  idp: string;
+}
+
 /** A verified caller. */
 export interface Principal {
   /** The identity uid (token `sub`). */
   identityUid: string;
   /** What the caller holds, read with its identity when the token was verified. */
   grants: Grants;
+  /** The token's own claims, for WhoAmI. */
+  token?: { issuer: string; audience: string[]; expiry: number; issuedAt: number };
+  /** Set for a person signed in through the server's login. */
+  person?: PersonClaim;
+  /** A person of the server-wide login with no identity yet: only RPCs declaring `admits_unregistered` admit them. */
+  unregistered?: boolean;
 }
 
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "the verified caller" });

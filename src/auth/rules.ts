@@ -12,8 +12,10 @@ export const PUBLIC_INFRASTRUCTURE_SERVICES = new Set([
   "grpc.reflection.v1alpha.ServerReflection",
 ]);
 
-/** A method's declared requirement, resolved once. */
-export type Requirement =
+/** A method's declared requirement, resolved once; `admitsUnregistered` is the rule's `admits_unregistered`. */
+export type Requirement = Need & { admitsUnregistered?: boolean };
+
+type Need =
   | { kind: "none" }
   | { kind: "authenticated" }
   | {
@@ -34,6 +36,11 @@ export type Requirement =
 export function requirementOf(method: DescMethod): Requirement {
   if (PUBLIC_INFRASTRUCTURE_SERVICES.has(method.parent.typeName)) return { kind: "none" };
   const rule: AuthRule = getOption(method, auth);
+  const need = needOf(rule);
+  return rule.admitsUnregistered ? { ...need, admitsUnregistered: true } : need;
+}
+
+function needOf(rule: AuthRule): Need {
   const r = rule.requirement;
   switch (r.case) {
     case "none":

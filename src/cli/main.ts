@@ -1,4 +1,4 @@
-import { ORGANIZATION_CREATION_VALUES, type OrganizationCreation } from "../config.js";
+import { ORGANIZATION_CREATION_VALUES, type LoginConfig, type OrganizationCreation } from "../config.js";
 import { isLogLevel, LOG_LEVELS } from "../logger.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
@@ -44,6 +44,17 @@ const serveOptions: Record<string, OptionSpec> = {
     env: "ALLOW_PRIVATE_ISSUERS",
     help: "let the token exchange fetch keys from hosts on loopback, private or link-local addresses (default: public addresses only)",
   },
+  "login-issuer": { type: "string", env: "LOGIN_ISSUER", help: "OIDC issuer people sign in with (server-wide); its client must allow the redirect <api-url>/auth/v1/callback" },
+  "login-client-id": { type: "string", env: "LOGIN_CLIENT_ID", help: "client id at --login-issuer" },
+  "login-client-secret": { type: "string", env: "LOGIN_CLIENT_SECRET", help: "client secret at --login-issuer; leave out for a public client (PKCE is always used)" },
+  "login-redirect-origins": {
+    type: "string",
+    env: "LOGIN_REDIRECT_ORIGINS",
+    help: "comma-separated origins (https://app.example.com) a login may send its code to, besides loopback addresses (the CLI)",
+  },
+  "login-token-lifetime": { type: "string", env: "LOGIN_TOKEN_LIFETIME", default: "1h", help: "lifetime of a person's access token; at most 1h (longer is cut to 1h)" },
+  "refresh-token-lifetime": { type: "string", env: "REFRESH_TOKEN_LIFETIME", default: "7d", help: "how long a person's refresh token lives unused" },
+  "refresh-token-max-lifetime": { type: "string", env: "REFRESH_TOKEN_MAX_LIFETIME", default: "30d", help: "how long a login's refresh tokens live in all; then the person signs in again" },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join(", ") },
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
   "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
@@ -127,6 +138,25 @@ function corsOriginsOf(value: string | undefined): string[] {
   return origins;
 }
 
+/** The `--login-*` and refresh options. */
+function loginOf(o: Record<string, string | boolean | undefined>): Partial<LoginConfig> {
+  const issuer = (o["login-issuer"] as string | undefined) ?? "";
+  const clientId = (o["login-client-id"] as string | undefined) ?? "";
+  if ((issuer === "") !== (clientId === "")) throw new UsageError("--login-issuer and --login-client-id go together");
+  if (issuer !== "") urlOf("login-issuer", o);
+  const redirectOrigins = corsOriginsOf(o["login-redirect-origins"] as string | undefined).filter((origin) => origin !== "*");
+  const accessTokenTtlSeconds = durationMsOf(o, "login-token-lifetime") / 1000;
+  return {
+    issuer,
+    clientId,
+    clientSecret: (o["login-client-secret"] as string | undefined) ?? "",
+    redirectOrigins,
+    accessTokenTtlSeconds,
+    refreshLifetimeMs: durationMsOf(o, "refresh-token-lifetime"),
+    refreshMaxLifetimeMs: durationMsOf(o, "refresh-token-max-lifetime"),
+  };
+}
+
 /** A port option: a whole number from 0 (any free port) to 65535. */
 function portOf(name: string, options: Record<string, string | boolean | undefined>): number {
   const text = String(options[name]);
@@ -201,6 +231,7 @@ async function serve(args: string[]): Promise<void> {
   const registryUrl = urlOf("registry-url", o) ?? `${scheme}://localhost:${registryPort}`;
   const metricsPort = metricsPortOf(o["metrics-port"] as string);
   const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
+  const login = loginOf(o);
 
   const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../transport/tls-credentials.js"), import("../logger.js")]);
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
@@ -228,6 +259,7 @@ async function serve(args: string[]): Promise<void> {
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
       corsOrigins,
+      login,
       events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
       logLevel,
       limits,

@@ -3,6 +3,7 @@ import type { Migration } from "kysely";
 import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { signingKeyActivation } from "../store/migrations/2026-11-26-0070-signing-key-activation.js";
 import { advisory } from "./advisory/module.js";
+import { auth } from "./auth/module.js";
 import type { Domain, Ownership } from "./domain.js";
 import type { DomainWorker, WorkerDeps } from "./deps.js";
 import { events } from "./events/module.js";
@@ -13,7 +14,7 @@ import { registry } from "./registry/module.js";
 import { vulnerabilities } from "./vulnerabilities/module.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
-export const DOMAINS: readonly Domain[] = [ping, iam, registry, vulnerabilities, advisory, libraries, events];
+export const DOMAINS: readonly Domain[] = [ping, iam, auth, registry, vulnerabilities, advisory, libraries, events];
 
 /** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
 export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type { SystemTables } from "../store/tables.js";
+import type { AuthTables } from "./auth/tables.js";
 import type { EventsTables } from "./events/tables.js";
 import type { IamTables } from "./iam/tables.js";
 import type { LibrariesTables } from "./libraries/tables.js";
@@ -12,7 +13,7 @@ import type { VulnerabilitiesTables } from "./vulnerabilities/tables.js";
  * tables adds its interface here; its migrations go in its `Domain` value). Column conventions in
  * src/store/tables.ts.
  */
-export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables, ReportTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables, ReportTables, AuthTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

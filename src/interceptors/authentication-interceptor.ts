@@ -3,14 +3,17 @@ import type { Interceptor } from "@connectrpc/connect";
 import { bearerToken } from "../transport/http/credentials.js";
 import { unauthenticated } from "../aip/errors.js";
 import type { GrantsCache } from "../auth/grants-cache.js";
-import { principalKey } from "../auth/principal.js";
+import { grantsFrom, principalKey, type Principal } from "../auth/principal.js";
+import { personOf } from "../auth/person-token.js";
 import type { TokenService } from "../auth/tokens.js";
 
 /**
  * Verifies `Authorization: Bearer <token>` when present and puts the caller in
  * the context (`principalKey`). A malformed or invalid credential, or the token
  * of an identity that no longer exists, is UNAUTHENTICATED on every RPC; a
- * missing one is left for the authorization interceptor to judge. The caller's
+ * missing one is left for the authorization interceptor to judge. A person's token (the
+ * server's login) whose identity does not exist yet is admitted as `unregistered` when its
+ * subject is the identity that person's registration will create (person-token.ts). The caller's
  * existence and grants come from `grants` (see its contract for how fresh they are);
  * after every method that may have side effects (not `NO_SIDE_EFFECTS`), succeeded
  * or not, `grants.changed()` makes the next call see what it wrote.
@@ -21,10 +24,7 @@ export function authenticationInterceptor(tokens: TokenService, grants: GrantsCa
     if (header !== null) {
       const token = bearerToken(header);
       if (token === undefined) throw unauthenticated("the Authorization header must be `Bearer <token>`");
-      const claims = await tokens.verify(token, audience);
-      const held = await grants.grantsOf(claims.sub);
-      if (held === undefined) throw unauthenticated("the token's identity no longer exists");
-      req.contextValues.set(principalKey, { identityUid: claims.sub, grants: held });
+      req.contextValues.set(principalKey, await principalOf(await tokens.verify(token, audience), grants));
     }
     if (req.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(req);
     try {
@@ -33,4 +33,18 @@ export function authenticationInterceptor(tokens: TokenService, grants: GrantsCa
       grants.changed();
     }
   };
+}
+
+async function principalOf(claims: Awaited<ReturnType<TokenService["verify"]>>, grants: GrantsCache): Promise<Principal> {
+  const person = personOf(claims);
+  const token = {
+    issuer: String(claims.iss),
+    audience: typeof claims.aud === "string" ? [claims.aud] : (claims.aud ?? []),
+    expiry: (claims.exp ?? 0) * 1000,
+    issuedAt: (claims.iat ?? 0) * 1000,
+  };
+  const held = await grants.grantsOf(claims.sub);
+  if (held !== undefined) return { identityUid: claims.sub, grants: held, token, person: person?.claim };
+  if (person?.unregisteredUid === claims.sub) return { identityUid: claims.sub, grants: grantsFrom([]), token, person: person.claim, unregistered: true };
+  throw unauthenticated("the token's identity no longer exists");
 }

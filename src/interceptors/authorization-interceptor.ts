@@ -8,7 +8,8 @@ import { requirementOf, type Requirement } from "../auth/rules.js";
 /**
  * Enforces each RPC's declared `(platform.common.v1.auth)` rule before the
  * handler runs (permission before existence: a scope is judged from its uid
- * alone, without a read). Unscoped RPCs get the caller's visible subtrees in
+ * alone, without a read). A person signed in without an identity yet passes only RPCs that
+ * declare `admits_unregistered`. Unscoped RPCs get the caller's visible subtrees in
  * `visibilityKey`, for the query to narrow on. Undeclared RPCs are refused.
  */
 export function authorizationInterceptor(): Interceptor {
@@ -26,6 +27,9 @@ export function authorizationInterceptor(): Interceptor {
     }
     const principal = req.contextValues.get(principalKey);
     if (!principal) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
+    if (principal.unregistered && !requirement.admitsUnregistered) {
+      throw permissionDenied("you are signed in but not registered: redeem an invite (POST /auth/v1/register) or create an organization first");
+    }
     if (requirement.kind === "authenticated") return next(req);
     const grants = principal.grants;
     if (requirement.kind === "unscoped") {

@@ -78,10 +78,10 @@ function uidOf(value: unknown): string | undefined {
 
 /**
  * The answer's `uid` (a v1 answer's `id`), else its first non-empty `*_uid` field
- * (RedeemGroupInvite's `role_binding_uid`).
+ * (RedeemGroupInvite's `role_binding_uid`), or its `identity` (Register's Session).
  */
 function answerUid(desc: DescMessage, answer: Message): string | undefined {
-  const rank = (name: string) => (name === "uid" ? 0 : name === "id" ? 1 : name.endsWith("_uid") ? 2 : 3);
+  const rank = (name: string) => (name === "uid" ? 0 : name === "id" ? 1 : name.endsWith("_uid") || name === "identity" ? 2 : 3);
   const fields = desc.fields.filter((f) => rank(f.name) < 3).sort((a, b) => rank(a.name) - rank(b.name));
   for (const field of fields) {
     const value = (answer as unknown as Record<string, unknown>)[field.localName];

@@ -20,7 +20,7 @@ import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "../domains/index.js
 import { registerHealth, type HealthControl } from "../system/health-service.js";
 import { registerReflection } from "../system/reflection-service.js";
 import { serverSecret } from "../store/server-keys.js";
-import { createSecretBox, newSecretsKey, SECRETS_KEY_NAME } from "../store/secret-box.js";
+import { createSecretBox, newSecretsKey, SECRETS_KEY_NAME, type SecretBox } from "../store/secret-box.js";
 import { storeAnswers } from "../store/store.js";
 import { type Store } from "../domains/open-store.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
@@ -35,6 +35,8 @@ export interface ApiHost {
   services: DescService[];
   files: DescFile[];
   tokens: TokenService;
+  /** Seals and opens secrets kept at rest. */
+  secrets: SecretBox;
   /** Reports NOT_SERVING on gRPC health from now on (shutdown). */
   setServing(serving: boolean): void;
   /** Ends streaming calls (shutdown); unary calls are unaffected. */
@@ -69,6 +71,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     files: API_FILES,
     services: API_SERVICES,
     tokens,
+    secrets,
     endStreams: streams.endStreams,
     interceptors: [
       streams.interceptor,

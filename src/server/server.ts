@@ -7,6 +7,7 @@ import { errorDomainOf } from "../aip/errors.js";
 import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "../auth/discovery.js";
 import { createStsRoute } from "../auth/sts-route.js";
+import { createLoginRoutes } from "../auth/login/login-routes.js";
 import type { TokenService } from "../auth/tokens.js";
 import { createUpstreamKeys } from "../auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "../config.js";
@@ -113,6 +114,20 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     maxBytes: config.limits.upstreamFetchMaxBytes,
   });
   const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
+  const login = createLoginRoutes({
+    config,
+    tokens: host.tokens,
+    db: store.db,
+    secrets: host.secrets,
+    logger,
+    outbound: {
+      allowHttp: config.upstreamIssuers?.allowHttp ?? false,
+      allowPrivateAddresses: config.upstreamIssuers?.allowPrivateAddresses ?? false,
+      relaxedBy: { http: "serve --allow-http-issuers", privateAddresses: "serve --allow-private-issuers" },
+      timeoutMs: config.limits.upstreamFetchTimeoutMs,
+      maxBytes: config.limits.upstreamFetchMaxBytes,
+    },
+  });
   const docs = createApiDocsRoutes(host.services);
 
   const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
@@ -126,6 +141,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await discovery(req, res)) return;
     note.route = "sts";
     if (await sts(req, res)) return;
+    note.route = "login";
+    if (await login(req, res)) return;
     note.route = "docs";
     if (await docs(req, res)) return;
     note.route = "rest";

@@ -273,7 +273,12 @@ served.describeOverWires("IAM extras", ({ wire, wireName }) => {
     const got = await call(GroupInvitesService, "GetGroupInvite", { uid }, { method: "GET", path: `/iam/v2/groupInvites/${uid}` });
     assert.deepEqual([got.body?.roleUid, got.body?.email, got.body?.expirationTime], [editor, "b@example.com", renewed.body!.expirationTime]);
     const code = made.body!.code as string;
-    const redeemed = await call(GroupInvitesService, "RedeemGroupInvite", { code }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code } }, await newcomer());
+    const redeem = async () => call(GroupInvitesService, "RedeemGroupInvite", { code }, { method: "POST", path: "/iam/v2/groupInvites:redeem", body: { code } }, await newcomer());
+    const bound = await redeem();
+    assert.equal(bound.code, 9, "an invite bound to an email admits only a person whose provider verified it, not a machine");
+    assert.match(bound.message ?? "", /another email address/);
+    assert.equal((await update({ email: "" }, "email")).code, 0);
+    const redeemed = await redeem();
     assert.equal(redeemed.code, 0, redeemed.message);
     assert.equal(redeemed.body?.roleUid, editor, "the code grants the role the invite names now");
   });

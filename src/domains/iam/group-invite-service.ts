@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { getRole, rolesByUid } from "./store/roles.js";
-import { checkBindingScope } from "./role-binding-validation.js";
+import { rolesByUid } from "./store/roles.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
 import {
@@ -9,25 +8,21 @@ import {
   ListGroupInvitesResponseSchema,
   RedeemGroupInviteResponseSchema,
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
-import { failedPrecondition, notFound, unauthenticated } from "../../aip/errors.js";
+import { unauthenticated } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
 import { idempotentDeleteMethod, listMethod } from "../standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../auth/principal.js";
+import { redeemerOf, redeemInvite } from "./people.js";
 import {
   deleteGroupInvite,
-  existingBinding,
-  findGroupInviteByCodeHash,
   getGroupInvite,
   groupInviteOrderable,
-  identityExists,
   insertGroupInvite,
   listGroupInvites,
-  markGroupInviteUsed,
   updateGroupInvite,
 } from "./store/group-invites.js";
-import { bindRole } from "./store/role-bindings.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import type { RoleWithCapabilities } from "./store/roles.js";
@@ -35,9 +30,6 @@ import { groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invit
 import { checkGroupInviteFields, checkSingleUseKept, GROUP_INVITE_UPDATABLE } from "./group-invite-validation.js";
 import { requireGrantableRole } from "./grantable-role.js";
 
-function inviteUsed(uid: string) {
-  return failedPrecondition([{ type: "INVITE_USED", subject: uid, description: "this single-use invite was already redeemed" }]);
-}
 
 /** GroupInvitesService: codes that bind their redeemer to a role on a group. */
 export function createGroupInvitesService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof GroupInvitesService> {
@@ -115,25 +107,9 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       const caller = ctx.values.get(principalKey);
       if (!caller) throw unauthenticated("redeeming an invite needs `Authorization: Bearer <token>`");
       new Violations().text("code", req.code, { required: true, max: 128 }).throwIfAny();
-      const time = now();
       return inTransaction(db, ctx.signal, async (trx) => {
-        const invite = await findGroupInviteByCodeHash(trx, inviteCodeHash(req.code));
-        if (!invite) throw notFound("group invite", "(the given code)");
-        if (invite.expire_time <= time) {
-          throw failedPrecondition([{ type: "INVITE_EXPIRED", subject: invite.uid, description: "this invite has expired" }]);
-        }
-        if (invite.single_use === 1 && invite.used_time !== null) throw inviteUsed(invite.uid);
-        // The binding rule of CreateRoleBinding: an identity of another organization (or of a group
-        // not above the invite's) cannot join by a code either.
-        checkBindingScope(invite.group_uid, caller.identityUid, invite.role_uid);
-        await getRole(trx, invite.role_uid);
-        if (!(await identityExists(trx, caller.identityUid))) throw notFound("identity", caller.identityUid);
-        let bindingUid = await existingBinding(trx, invite.group_uid, caller.identityUid, invite.role_uid);
-        if (!bindingUid) {
-          if (invite.single_use === 1 && !(await markGroupInviteUsed(trx, invite.uid, time))) throw inviteUsed(invite.uid);
-          bindingUid = (await bindRole(trx, invite.group_uid, caller.identityUid, invite.role_uid, time)).uid;
-        }
-        return create(RedeemGroupInviteResponseSchema, { roleBindingUid: bindingUid, groupUid: invite.group_uid, roleUid: invite.role_uid });
+        const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
+        return create(RedeemGroupInviteResponseSchema, { roleBindingUid: done.bindingUid, groupUid: done.groupUid, roleUid: done.roleUid });
       });
     },
   };

@@ -12,6 +12,7 @@ import { builtInRole } from "../../auth/capabilities.js";
 import { principalKey } from "../../auth/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";
 import { bindRole } from "./store/role-bindings.js";
+import { personOf, registerForOrganization } from "./people.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import { groupFromRow } from "./group-mapper.js";
@@ -54,7 +55,11 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
       const caller = ctx.values.get(principalKey);
       return inTransaction(db, ctx.signal, async (trx) => {
         await insertGroup(trx, row);
-        if (isOrganization && caller) await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
+        if (isOrganization && caller) {
+          // A person signed in but not registered becomes a registered one by owning what they create.
+          if (caller.unregistered && caller.person) await registerForOrganization(trx, personOf(caller.person), time);
+          await bindRole(trx, row.uid, caller.identityUid, builtInRole("owner").uid, time);
+        }
         return groupFromRow(row);
       });
     },

@@ -9,3 +9,19 @@ export { getIdentity, insertIdentity, touchLastSeen, type StoredClaimMatch, type
 export { readClaimMatch, readStaticKeys, StoredJsonError } from "./store/identity-json.js";
 export { bindRole, grantsOf } from "./store/role-bindings.js";
 export { syncBuiltInRoles, type BuiltInRole } from "./store/roles.js";
+export {
+  bindingsOfIdentity,
+  loginProviderOf,
+  organizationPersonUid,
+  personOf,
+  redeemerOf,
+  redeemInvite,
+  registerForOrganization,
+  serverWidePersonUid,
+  signInServerWide,
+  signInToOrganization,
+  type HeldBinding,
+  type LoginProvider,
+  type Person,
+  type Redemption,
+} from "./people.js";

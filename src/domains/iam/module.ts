@@ -42,6 +42,7 @@ import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-a
 import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
 import { iamUpdateTimes } from "./migrations/2026-11-27-0120-iam-update-times.js";
 import { identityProviderSecrets } from "./migrations/2026-11-29-0010-identity-provider-secrets.js";
+import { managedBindings } from "./migrations/2026-11-29-0020-managed-bindings.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createTermsService } from "./terms-service.js";
@@ -103,6 +104,7 @@ export const iam: Domain = {
     "2026-11-27-0080-grants-clock": grantsClock,
     "2026-11-27-0120-iam-update-times": iamUpdateTimes,
     "2026-11-29-0010-identity-provider-secrets": identityProviderSecrets,
+    "2026-11-29-0020-managed-bindings": managedBindings,
   },
   ownedByGroup: [
     "identities",

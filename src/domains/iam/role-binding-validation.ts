@@ -1,25 +1,25 @@
 import { failedPrecondition, type PreconditionViolation } from "../../aip/errors.js";
-import { isRoot, isSelfOrDescendant, parentOf } from "../../aip/uidp.js";
+import { isSelfOrDescendant, parentOf } from "../../aip/uidp.js";
 import type { Violations } from "../../aip/validation.js";
 
-/** An identity uid: a valid uid below a group (not root-level). */
+/** An identity uid: a uid below a group, or a root-level uid (a person of the server-wide login: people.ts). */
 export function identityUid(violations: Violations, field: string, uid: string): void {
   violations.uid(field, uid);
-  if (violations.list.some((v) => v.field === field)) return;
-  if (isRoot(uid)) violations.add(field, "must be an identity uid: <group uid>/<16 hex>");
 }
 
 /**
  * The scope rules of a binding on `group`, judged from the uids alone (before
  * any read): the identity's group must be `group` or an ancestor (spec 4.3 rule
- * 2: an identity never reaches outside the group it was created under), and a
+ * 2: an identity never reaches outside the group it was created under; a server-wide person,
+ * a root-level uid, belongs to none), and a
  * custom role's group must be `group` or an ancestor (built-in roles, root-level
  * uids, bind anywhere). FAILED_PRECONDITION otherwise.
  */
 export function checkBindingScope(group: string, identity: string, role: string): void {
-  const identityGroup = parentOf(identity) ?? identity;
+  const identityGroup = parentOf(identity);
   const violations: PreconditionViolation[] = [];
-  if (!isSelfOrDescendant(group, identityGroup)) {
+  // A root-level identity is a person of the server-wide login: they belong to no organization and may join any.
+  if (identityGroup !== undefined && !isSelfOrDescendant(group, identityGroup)) {
     violations.push({
       type: "IDENTITY_OUT_OF_SCOPE",
       subject: identity,

@@ -1,3 +1,5 @@
+import type { ColumnType } from "kysely";
+
 /** The IAM domain's tables: groups, identities, roles, bindings and the extras; column conventions in src/store/tables.ts. */
 
 export interface GroupTable {
@@ -57,6 +59,8 @@ export interface RoleBindingTable {
   identity_uid: string;
   role_uid: string;
   create_time: number;
+  /** The external group role mapping whose login sync made it; "" for a binding a caller made. */
+  managed_by: ColumnType<string, string | undefined, string>;
 }
 
 export interface IdentityProviderTable {

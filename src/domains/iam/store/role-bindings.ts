@@ -7,10 +7,11 @@ import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unle
 import type { Db } from "../../schema.js";
 import type { RoleBindingTable } from "../tables.js";
 
-export type RoleBindingRow = Selectable<RoleBindingTable>;
+/** A binding as the API shows it (`managed_by` is the login sync's bookkeeping: people.ts). */
+export type RoleBindingRow = Omit<Selectable<RoleBindingTable>, "managed_by">;
 
-export async function insertRoleBinding(db: Db, row: RoleBindingRow): Promise<RoleBindingRow> {
-  await db.insertInto("role_bindings").values(row).execute();
+export async function insertRoleBinding(db: Db, row: RoleBindingRow, managedBy = ""): Promise<RoleBindingRow> {
+  await db.insertInto("role_bindings").values({ ...row, managed_by: managedBy }).execute();
   return row;
 }
 

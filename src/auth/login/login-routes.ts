@@ -1,0 +1,348 @@
+import * as client from "openid-client";
+import { Code } from "@connectrpc/connect";
+import type { Kysely } from "kysely";
+import { ApiError, errorDomainOf } from "../../aip/errors.js";
+import { loginConfigOf, type ServerConfig } from "../../config.js";
+import {
+  deviceLoginOf,
+  failLogin,
+  finishLogin,
+  pollDeviceLogin,
+  redeemLoginCode,
+  redirectDeviceLogin,
+  revokeRefreshToken,
+  rotateRefreshToken,
+  startBrowserLogin,
+  startDeviceLogin,
+  startRefreshFamily,
+  takeReturningLogin,
+  type Grant,
+  type ReturningLogin,
+  type SignedIn,
+} from "../../domains/auth/index.js";
+import { signInServerWide, signInToOrganization } from "../../domains/iam/index.js";
+import type { Database } from "../../domains/schema.js";
+import { withFields, type Logger } from "../../logger.js";
+import type { OutboundPolicy } from "../../outbound/fetch.js";
+import { isUnavailable } from "../../store/dialect.js";
+import type { SecretBox } from "../../store/secret-box.js";
+import { inTransaction } from "../../store/transaction.js";
+import { requestIdOf } from "../../telemetry/request-id.js";
+import { BodyRefusedError, readBody } from "../../transport/http/body-reader.js";
+import { bearerToken } from "../../transport/http/credentials.js";
+import type { NodeRequest, NodeResponse } from "../../transport/http/node-types.js";
+import { sendStatus, writeJson } from "../../transport/http/status-json.js";
+import type { PersonClaim } from "../principal.js";
+import type { TokenService } from "../tokens.js";
+import { PERSON_CLAIM } from "../person-token.js";
+import { page, redirect } from "./pages.js";
+import { createProviderClients, type ProviderClient } from "./provider-clients.js";
+import { redirectAllowed } from "./redirect-policy.js";
+
+export const LOGIN_PATHS = {
+  login: "/auth/v1/login",
+  callback: "/auth/v1/callback",
+  token: "/auth/v1/token",
+  deviceCode: "/auth/v1/device/code",
+  device: "/auth/v1/device",
+  revoke: "/auth/v1/revoke",
+  refresh: "/sts/exchange_refresh_token",
+} as const;
+
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+const FORM_TYPE = "application/x-www-form-urlencoded";
+const noStore = { "cache-control": "no-store", pragma: "no-cache" };
+/** RFC 7636 4.2: a S256 challenge is 43 base64url characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7636 4.1. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+const MAX_CLIENT_STATE = 512;
+
+export interface LoginRoutesOptions {
+  config: ServerConfig;
+  tokens: TokenService;
+  db: Kysely<Database>;
+  secrets: SecretBox;
+  logger: Logger;
+  outbound: OutboundPolicy;
+  now?: () => number;
+}
+
+/** A request the routes refuse with an OAuth error (RFC 6749 5.2) or, on the browser routes, a Status. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * People signing in (docs/authorization.md, "People sign in"): the API host brokers an OIDC
+ * authorization code login with PKCE, state and nonce at the person's provider (openid-client), and
+ * answers its own clients with a one-time code (browser: RFC 6749 4.1 + RFC 7636, loopback
+ * redirects of RFC 8252) or a device grant (RFC 8628), each redeemed at the token endpoint for a
+ * platform access token and a rotating refresh token. Plain HTTP routes on the API host, like the
+ * token exchange; resolves false for any other path.
+ */
+export function createLoginRoutes(options: LoginRoutesOptions) {
+  const { config, tokens, db, logger } = options;
+  const now = options.now ?? Date.now;
+  const login = loginConfigOf(config);
+  const domain = errorDomainOf(config);
+  const callbackUrl = new URL(LOGIN_PATHS.callback, config.apiUrl).toString();
+  const providers = createProviderClients({ db, secrets: options.secrets, login, callbackUrl, outbound: options.outbound });
+  const lifetimes = { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs };
+
+  const routes: Record<string, { method: "GET" | "POST" | "GET,POST"; handle: (req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger) => Promise<void> }> = {
+    [LOGIN_PATHS.login]: { method: "GET", handle: startLogin },
+    [LOGIN_PATHS.callback]: { method: "GET", handle: callback },
+    [LOGIN_PATHS.token]: { method: "POST", handle: token },
+    [LOGIN_PATHS.deviceCode]: { method: "POST", handle: deviceCode },
+    [LOGIN_PATHS.device]: { method: "GET,POST", handle: device },
+    [LOGIN_PATHS.revoke]: { method: "POST", handle: revoke },
+    [LOGIN_PATHS.refresh]: { method: "POST", handle: refresh },
+  };
+
+  return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
+    const [path, query = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
+    const route = routes[path];
+    if (!route) return false;
+    const log = withFields(logger, { requestId: requestIdOf(req) });
+    try {
+      if (!route.method.split(",").includes(req.method ?? "")) {
+        sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, domain, { allow: route.method });
+        return true;
+      }
+      const params = new URLSearchParams(query);
+      if (req.method === "POST") for (const [name, value] of await formOf(req)) params.append(name, value);
+      await route.handle(req, res, params, log);
+    } catch (error) {
+      if (res.headersSent) return true;
+      if (error instanceof Refusal) oauthError(res, error.status, error.error, error.message);
+      else if (error instanceof ApiError) oauthError(res, error.kind === "UNAVAILABLE" ? 503 : 400, "invalid_request", error.message);
+      else if (isUnavailable(error)) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, domain, { ...noStore, "retry-after": "1" });
+      else {
+        log.error("login route failed", { path, error: String(error) });
+        sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, domain, noStore);
+      }
+    }
+    return true;
+  };
+
+  async function formOf(req: NodeRequest): Promise<URLSearchParams> {
+    let body: Buffer;
+    try {
+      body = await readBody(req, config.limits.maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyRefusedError) throw new Refusal(error.reason === "too-large" ? 413 : 400, "invalid_request", "the request body was refused");
+      throw error;
+    }
+    if (body.byteLength === 0) return new URLSearchParams();
+    const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== FORM_TYPE) throw new Refusal(400, "invalid_request", `the body must be ${FORM_TYPE}`);
+    return new URLSearchParams(body.toString("utf8"));
+  }
+
+  /** A parameter given at most once; "" when absent. */
+  function single(params: URLSearchParams, name: string): string {
+    const values = params.getAll(name);
+    if (values.length > 1) throw new Refusal(400, "invalid_request", `${name} is given more than once`);
+    return values[0] ?? "";
+  }
+
+  async function providerOf(params: URLSearchParams): Promise<ProviderClient> {
+    const uid = single(params, "identity_provider");
+    if (uid === "" && !providers.hasServerWide) {
+      throw new Refusal(400, "invalid_request", "this server has no login provider of its own (serve --login-issuer): name an organization's identity_provider");
+    }
+    return providers.resolve(uid);
+  }
+
+  /** Where the provider is sent for a login; the state, nonce and our PKCE verifier are recorded by `record`. */
+  async function toProvider(res: NodeResponse, provider: ProviderClient, record: (upstream: { state: string; nonce: string; verifier: string }) => Promise<void>): Promise<void> {
+    const upstream = { state: client.randomState(), nonce: client.randomNonce(), verifier: client.randomPKCECodeVerifier() };
+    await record(upstream);
+    const url = client.buildAuthorizationUrl(provider.config, {
+      redirect_uri: callbackUrl,
+      scope: provider.scopes,
+      state: upstream.state,
+      nonce: upstream.nonce,
+      code_challenge: await client.calculatePKCECodeChallenge(upstream.verifier),
+      code_challenge_method: "S256",
+    });
+    redirect(res, url.toString());
+  }
+
+  async function startLogin(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
+    const redirectUri = single(params, "redirect_uri");
+    const codeChallenge = single(params, "code_challenge");
+    const clientState = single(params, "state");
+    if (!redirectAllowed(redirectUri, login.redirectOrigins)) {
+      throw new Refusal(400, "invalid_request", "redirect_uri must be a loopback address (http://127.0.0.1:<port>/...) or under an origin the server allows (--login-redirect-origins)");
+    }
+    if (single(params, "code_challenge_method") !== "S256" || !S256_CHALLENGE.test(codeChallenge)) {
+      throw new Refusal(400, "invalid_request", "code_challenge (S256, 43 base64url characters) and code_challenge_method=S256 are required");
+    }
+    if (clientState === "" || clientState.length > MAX_CLIENT_STATE) throw new Refusal(400, "invalid_request", `state is required (at most ${MAX_CLIENT_STATE} characters)`);
+    const provider = await providerOf(params);
+    await toProvider(res, provider, (upstream) =>
+      startBrowserLogin(db, { providerUid: provider.uid, redirectUri, clientState, codeChallenge, upstream }, now()),
+    );
+  }
+
+  async function callback(req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
+    const state = single(params, "state");
+    const returning = await takeReturningLogin(db, state, now());
+    if (!returning) {
+      page(res, 400, "Sign-in failed", "This sign-in link is unknown, expired or was already used. Start again from your application.");
+      return;
+    }
+    let signedIn: SignedIn;
+    try {
+      signedIn = await signIn(returning, new URL(req.url ?? "", callbackUrl), state);
+    } catch (error) {
+      const description = error instanceof ApiError ? error.message : "the identity provider's answer did not verify";
+      log.info("login refused", { provider: returning.providerUid, reason: String(error) });
+      await failLogin(db, returning, description);
+      if (returning.kind === "browser") redirect(res, withQuery(returning.redirectUri, { error: "access_denied", error_description: description, state: returning.clientState }));
+      else page(res, 403, "Sign-in failed", `${description}. Return to your terminal and try again.`);
+      return;
+    }
+    const { code } = await finishLogin(db, returning, signedIn, now());
+    log.info("login", { provider: returning.providerUid, identity: signedIn.identityUid, kind: returning.kind });
+    if (code !== undefined) redirect(res, withQuery(returning.redirectUri, { code, state: returning.clientState }));
+    else page(res, 200, "Signed in", "You are signed in. Return to your terminal: it continues on its own.");
+  }
+
+  /** Completes the code exchange at the provider and verifies its ID token, then finds or admits the person. */
+  async function signIn(returning: ReturningLogin, currentUrl: URL, state: string): Promise<SignedIn> {
+    const provider = await providers.resolve(returning.providerUid);
+    const answer = await client.authorizationCodeGrant(provider.config, currentUrl, {
+      pkceCodeVerifier: returning.upstreamVerifier,
+      expectedState: state,
+      expectedNonce: returning.nonce,
+      idTokenExpected: true,
+    });
+    const claims = answer.claims();
+    if (!claims) throw new Error("the provider answered no ID token");
+    const email = claims.email_verified === true && typeof claims.email === "string" ? claims.email : undefined;
+    const name = typeof claims.name === "string" ? claims.name : undefined;
+    const person = { issuer: claims.iss, subject: claims.sub, email, name };
+    const personClaim: PersonClaim = { iss: claims.iss, sub: claims.sub, idp: provider.uid, ...(email ? { email } : {}), ...(name ? { name } : {}) };
+    const time = now();
+    const organization = provider.organization;
+    if (!organization) return { identityUid: (await signInServerWide(db, person, time)).identityUid, person: personClaim };
+    const groups = organization.groupsClaim === "" ? [] : stringsOf(claims[organization.groupsClaim]);
+    const identityUid = await inTransaction(db, undefined, (trx) => signInToOrganization(trx, organization, person, groups, time));
+    return { identityUid, person: personClaim };
+  }
+
+  async function answerTokens(res: NodeResponse, signedIn: SignedIn): Promise<void> {
+    const access = await tokens.issue({ subject: signedIn.identityUid, audience: config.apiUrl, ttlSeconds: login.accessTokenTtlSeconds, claims: { [PERSON_CLAIM]: signedIn.person } });
+    const refreshToken = await startRefreshFamily(db, signedIn, lifetimes, now());
+    writeJson(res, 200, JSON.stringify({ token: access.token, expiry: access.expiry.toISOString(), refreshToken: refreshToken.token }), noStore);
+  }
+
+  async function token(_req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
+    const grantType = single(params, "grant_type");
+    let grant: Grant;
+    if (grantType === "authorization_code") {
+      const verifier = single(params, "code_verifier");
+      if (!VERIFIER.test(verifier)) throw new Refusal(400, "invalid_request", "code_verifier is required (RFC 7636: 43 to 128 characters)");
+      grant = await redeemLoginCode(db, { code: single(params, "code"), verifier, redirectUri: single(params, "redirect_uri") }, now());
+    } else if (grantType === DEVICE_GRANT) {
+      grant = await pollDeviceLogin(db, single(params, "device_code"), now());
+    } else {
+      throw new Refusal(400, "unsupported_grant_type", `grant_type must be authorization_code or ${DEVICE_GRANT}`);
+    }
+    if ("error" in grant) {
+      if (grant.error !== "authorization_pending" && grant.error !== "slow_down") log.info("login token refused", { reason: grant.description });
+      throw new Refusal(400, grant.error, grant.description);
+    }
+    await answerTokens(res, grant.signedIn);
+  }
+
+  async function deviceCode(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
+    const provider = await providerOf(params);
+    const started = await startDeviceLogin(db, provider.uid, now());
+    const verificationUri = new URL(LOGIN_PATHS.device, config.apiUrl).toString();
+    writeJson(
+      res,
+      200,
+      JSON.stringify({
+        device_code: started.deviceCode,
+        user_code: started.userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: withQuery(verificationUri, { user_code: started.userCode }),
+        expires_in: started.expiresIn,
+        interval: started.interval,
+      }),
+      noStore,
+    );
+  }
+
+  /** The page a person opens from the terminal: confirm the code shown there (GET), then sign in (POST). */
+  async function device(req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
+    const userCode = single(params, "user_code");
+    const waiting = userCode === "" ? undefined : await deviceLoginOf(db, userCode, now());
+    if (req.method === "GET" || !waiting) {
+      const problem = userCode !== "" && !waiting ? "That code is unknown, expired or already used." : "";
+      page(res, problem ? 400 : 200, "Sign in to a terminal", `${problem} Confirm the code your terminal shows; only continue if you started this sign-in.`, {
+        action: LOGIN_PATHS.device,
+        userCode: waiting ? userCode : "",
+      });
+      return;
+    }
+    const provider = await providers.resolve(waiting.providerUid);
+    await toProvider(res, provider, async (upstream) => {
+      if (!(await redirectDeviceLogin(db, waiting.uid, upstream))) throw new Refusal(400, "invalid_grant", "this code was already confirmed");
+    });
+  }
+
+  async function revoke(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
+    await revokeRefreshToken(db, single(params, "token"), now());
+    writeJson(res, 200, "{}", noStore);
+  }
+
+  /** The hosted `POST /sts/exchange_refresh_token`: `Authorization: Bearer <refresh token>` → TokenPair. */
+  async function refresh(req: NodeRequest, res: NodeResponse, _params: URLSearchParams, log: Logger): Promise<void> {
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === undefined) {
+      sendStatus(res, 401, { code: Code.Unauthenticated, message: "Unauthenticated: the request needs `Authorization: Bearer <refresh token>`" }, domain, noStore);
+      return;
+    }
+    const rotation = await rotateRefreshToken(db, presented, lifetimes, now());
+    if ("refused" in rotation) {
+      log.info("refresh refused", { reason: rotation.refused });
+      sendStatus(res, 401, { code: Code.Unauthenticated, message: "Unauthenticated: the refresh token is not valid; sign in again" }, domain, { ...noStore, "www-authenticate": 'Bearer error="invalid_token"' });
+      return;
+    }
+    const { signedIn, next } = rotation;
+    const access = await tokens.issue({ subject: signedIn.identityUid, audience: config.apiUrl, ttlSeconds: login.accessTokenTtlSeconds, claims: { [PERSON_CLAIM]: signedIn.person } });
+    writeJson(
+      res,
+      200,
+      JSON.stringify({ token: { token: access.token, expiry: access.expiry.toISOString() }, refreshToken: { token: next.token, expiry: new Date(next.expiry).toISOString() } }),
+      noStore,
+    );
+  }
+
+  function oauthError(res: NodeResponse, status: number, error: string, description: string): void {
+    writeJson(res, status, JSON.stringify({ error, error_description: description }), noStore);
+  }
+}
+
+function withQuery(base: string, params: Record<string, string>): string {
+  const url = new URL(base);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+/** A claim's string values: a string, or the strings of an array. */
+function stringsOf(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}

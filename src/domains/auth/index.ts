@@ -1,0 +1,23 @@
+/**
+ * The auth domain's face: the login routes (src/auth/login/) keep logins in progress and refresh
+ * tokens through these operations. Everything else under `src/domains/auth/` is private to it.
+ */
+export {
+  CODE_TTL_MS,
+  deviceLoginOf,
+  failLogin,
+  finishLogin,
+  LOGIN_TTL_MS,
+  pollDeviceLogin,
+  redeemLoginCode,
+  redirectDeviceLogin,
+  startBrowserLogin,
+  startDeviceLogin,
+  takeReturningLogin,
+  type DeviceAuthorization,
+  type Grant,
+  type GrantError,
+  type ReturningLogin,
+  type UpstreamRequest,
+} from "./logins.js";
+export { revokeRefreshToken, rotateRefreshToken, startRefreshFamily, type IssuedRefreshToken, type RefreshLifetimes, type Rotation, type SignedIn } from "./refresh.js";

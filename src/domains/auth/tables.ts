@@ -1,0 +1,63 @@
+/** The auth domain's tables: logins in progress and refresh tokens; column conventions in src/store/tables.ts. */
+
+/**
+ * A login in progress, from its start to the one-time platform code (browser) or the device
+ * grant (terminal) it ends in. Secrets handed to a client (the code, the device code) are kept as
+ * SHA-256 hashes; the identity provider's state as a hash too.
+ */
+export interface LoginTable {
+  uid: string;
+  /** "browser" (authorization code to a loopback or allowed redirect) or "device" (RFC 8628). */
+  kind: string;
+  /** The organization's IdentityProvider uid; "" for the server-wide provider. */
+  provider_uid: string;
+  /** "started" (device code issued), "redirected" (sent to the provider), "signed_in", "denied", "redeemed". */
+  status: string;
+  /** Hash of the `state` sent to the provider; "" before the redirect. */
+  state_hash: string;
+  nonce: string;
+  /** The PKCE verifier of the request to the provider (ours, not the client's). */
+  upstream_verifier: string;
+  /** Browser: where the client wants its code, its own state and PKCE challenge. */
+  redirect_uri: string;
+  client_state: string;
+  code_challenge: string;
+  /** Browser, once signed in: hash of the one-time platform code. */
+  code_hash: string;
+  /** Device: hash of the device code and the user code shown to the person. */
+  device_code_hash: string;
+  user_code: string;
+  /** Device: seconds between polls, and the last poll (ms). */
+  poll_interval: number;
+  last_poll_time: number;
+  /** Once signed in: the identity and the person claim (JSON) the platform tokens will carry. */
+  identity_uid: string;
+  person: string;
+  /** Why the login failed ("denied"), for the client. */
+  error: string;
+  create_time: number;
+  expire_time: number;
+}
+
+/**
+ * A refresh token (only its hash). Each use spends it and issues the next of its family; using a
+ * spent one revokes the whole family (the token was stolen, or replayed).
+ */
+export interface RefreshTokenTable {
+  token_hash: string;
+  family: string;
+  identity_uid: string;
+  /** The person claim (JSON) of the access tokens it yields. */
+  person: string;
+  create_time: number;
+  expire_time: number;
+  /** No token of the family outlives this. */
+  family_expire_time: number;
+  used_time: number | null;
+  revoked_time: number | null;
+}
+
+export interface AuthTables {
+  logins: LoginTable;
+  refresh_tokens: RefreshTokenTable;
+}
