@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { chromiumSkip as skip, launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /**
@@ -10,11 +11,6 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  * screenshot goes to test-output/docs-page.png. `.ci/run` installs chromium and sets
  * REQUIRE_CHROMIUM=1, so that in CI its absence fails instead of skipping.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_CHROMIUM === "1") throw new Error(`chromium is required (REQUIRE_CHROMIUM=1) but ${CHROMIUM} is missing: apt-get install chromium`);
-const skip = missing ? `${CHROMIUM} is missing (apt-get install chromium); .ci/run installs it` : undefined;
-
 const SCREENSHOT = new URL("../../test-output/docs-page.png", import.meta.url);
 const document = JSON.parse(readFileSync(new URL("../../gen/openapi.json", import.meta.url), "utf8")) as { paths: Record<string, Record<string, { summary: string }>> };
 const operations = Object.values(document.paths).flatMap((item) => Object.entries(item));
@@ -24,10 +20,7 @@ let browser: Browser;
 before(async () => {
   if (skip) return;
   server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
