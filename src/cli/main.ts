@@ -385,14 +385,14 @@ function declaredGroup(group: string): (args: string[]) => Promise<void> {
   };
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  serve,
-  bootstrap,
-  token,
-  ...Object.fromEntries(Object.keys(SUBCOMMANDS).filter((group) => group !== "keys").map((group) => [group, declaredGroup(group)])),
-  keys,
-  ...Object.fromEntries(Object.keys(CLIENT_COMMANDS).filter((name) => !name.includes(" ")).map((name) => [name, (args: string[]) => runDeclared(name, args)])),
-};
+/** Every command by its first word, in the order of `--help`: the root's own, else a group, else a declared command. */
+const OWN_COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, keys };
+const commands: Record<string, (args: string[]) => Promise<void>> = Object.fromEntries(
+  [...new Set(Object.keys(SUMMARIES).map((name) => name.split(" ")[0]))].map((name) => [
+    name,
+    OWN_COMMANDS[name] ?? (SUBCOMMANDS[name] ? declaredGroup(name) : (args: string[]) => runDeclared(name, args)),
+  ]),
+);
 
 /** The command the user ran, with its subcommand when it has a known one: `registry import`, `serve`. */
 function commandName(argv: string[]): string {
