@@ -7,6 +7,7 @@
  *   domains/<d>                           reach another domain only through its face; no transport
  *   aip (AIP helpers), store, engines,
  *   command (the command-line kit)       import nothing above them
+ *   cli/client (login, whoami, ...)      a client of the API: node, openid-client/jose and the command kit only
  */
 module.exports = {
   forbidden: [
@@ -60,6 +61,18 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/(command|store)/" },
     },
     {
+      name: "cli-client-is-only-a-client",
+      severity: "error",
+      comment:
+        "The client commands (src/cli/client/) talk to an API over HTTP: they import node's built-ins, openid-client or jose, " +
+        "the command-line kit and each other, never the server's code, the generated code or another package.",
+      from: { path: "^src/cli/client/" },
+      to: {
+        dependencyTypesNot: ["core"],
+        pathNot: ["^src/cli/client/", "^src/command/", "^node_modules/(openid-client|jose|@types/node)/"],
+      },
+    },
+    {
       name: "engines-import-nothing-of-the-server",
       severity: "error",
       comment: "Engines (OSV, inventory, package feeds) are libraries: other engines and packages only.",
@@ -68,8 +81,9 @@ module.exports = {
     },
   ],
   options: {
-    doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(gen|dist|node_modules)/" },
+    // Generated code and packages are in the graph, so rules can name them, but not cruised through.
+    doNotFollow: { path: "^(gen|node_modules)/" },
+    exclude: { path: "^dist/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js"] },

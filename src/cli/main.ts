@@ -2,7 +2,9 @@ import { ORGANIZATION_CREATION_VALUES, type LoginConfig, type OrganizationCreati
 import { isLogLevel, LOG_LEVELS } from "../logger.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
-import { contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext, type DomainCommand } from "../domains/commands.js";
+import type { Command } from "../command/command.js";
+import { contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
+import { CLIENT_COMMANDS } from "./client/commands.js";
 
 // Each command imports what it runs with once its options are read (dynamic imports below):
 // help and usage errors answer without loading the server.
@@ -90,6 +92,7 @@ const SUMMARIES: Record<string, string> = {
   ...OWN_SUMMARIES,
   ...Object.fromEntries(Object.entries(DOMAIN_COMMANDS).map(([name, command]) => [name, command.summary])),
   ...KEYS_SUMMARIES,
+  ...Object.fromEntries(Object.entries(CLIENT_COMMANDS).map(([name, command]) => [name, command.summary])),
 };
 
 const COMMANDS = `Commands:\n${Object.entries(SUMMARIES).map(([name, summary]) => `  ${name.padEnd(17)} ${summary}`).join("\n")}\n`;
@@ -375,16 +378,22 @@ async function token(args: string[]): Promise<void> {
   }
 }
 
-/** Runs a domain's command: parses its options, prints its help, hands it the store opener. */
-async function runDomainCommand(name: string, command: DomainCommand, args: string[]): Promise<void> {
+/** Runs a declared command (a domain's, or a client command): parses its options, prints its help, hands it `context`. */
+async function runCommand<Context>(name: string, command: Command<Context>, args: string[], context: Context): Promise<void> {
   const operands: string[] = [];
   const options = parse(args, command.options, command.operands === undefined ? undefined : operands);
   if (options.help) return void process.stdout.write(usage(name, command.description, command.options, command.operands));
+  const status = await command.run({ options, operands, context });
+  if (typeof status === "number") process.exitCode = status;
+}
+
+/** Runs the declared command `name`: a domain's with the store opener, a client command with no context. */
+async function runDeclared(name: string, args: string[]): Promise<void> {
+  if (Object.hasOwn(CLIENT_COMMANDS, name)) return runCommand(name, CLIENT_COMMANDS[name], args, undefined);
   const context: CommandContext = {
     openStore: async (url, databaseOptions) => (await import("../domains/open-store.js")).openStore(url, databaseOptions),
   };
-  const status = await command.run({ options, operands, context });
-  if (typeof status === "number") process.exitCode = status;
+  await runCommand(name, DOMAIN_COMMANDS[name], args, context);
 }
 
 async function keys(args: string[]): Promise<void> {
@@ -400,21 +409,22 @@ for (const name of Object.keys(SUMMARIES).filter((n) => n.includes(" "))) {
   (SUBCOMMANDS[group] ??= []).push(sub);
 }
 
-/** Runs the subcommand of a domain's command group (`registry import`). */
-function domainGroup(group: string): (args: string[]) => Promise<void> {
+/** Runs the subcommand of a declared command group (`registry import`, `invite accept`). */
+function declaredGroup(group: string): (args: string[]) => Promise<void> {
   return async (args) => {
     const sub = subcommandOf(group, args, SUBCOMMANDS[group]);
-    if (sub !== undefined) await runDomainCommand(`${group} ${sub}`, DOMAIN_COMMANDS[`${group} ${sub}`], args.slice(1));
+    if (sub !== undefined) await runDeclared(`${group} ${sub}`, args.slice(1));
   };
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  serve,
-  bootstrap,
-  token,
-  ...Object.fromEntries(Object.keys(SUBCOMMANDS).filter((group) => group !== "keys").map((group) => [group, domainGroup(group)])),
-  keys,
-};
+/** Every command by its first word, in the order of `--help`: the root's own, else a group, else a declared command. */
+const OWN_COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, keys };
+const commands: Record<string, (args: string[]) => Promise<void>> = Object.fromEntries(
+  [...new Set(Object.keys(SUMMARIES).map((name) => name.split(" ")[0]))].map((name) => [
+    name,
+    OWN_COMMANDS[name] ?? (SUBCOMMANDS[name] ? declaredGroup(name) : (args: string[]) => runDeclared(name, args)),
+  ]),
+);
 
 /** The command the user ran, with its subcommand when it has a known one: `registry import`, `serve`. */
 function commandName(argv: string[]): string {

@@ -17,6 +17,7 @@ async function violations(baseDir: string): Promise<string[]> {
 
 test("wrong-way imports planted in a tree of src/'s shape are each caught by their rule", async () => {
   assert.deepEqual(await violations(`${ROOT}test/fixtures/layering`), [
+    "cli-client-is-only-a-client: src/cli/client/planted.ts -> src/domains/iam/index.ts",
     "command-kit-imports-only-the-store: src/command/planted.ts -> src/domains/iam/index.ts",
     "domain-through-its-face: src/store/planted.ts -> src/domains/iam/store/groups.ts",
     "domain-through-its-face: src/transport/oci/planted.ts -> src/domains/registry/store/tags.ts",

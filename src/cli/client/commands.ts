@@ -1,0 +1,51 @@
+import type { Command } from "../../command/command.js";
+import { UsageError, type OptionSpec } from "../../command/options.js";
+import { apiUrlOption } from "./api-url.js";
+
+/** The client commands: they call an API as the person signed in, and need no context from the CLI. */
+export type ClientCommand = Command<undefined>;
+
+const loginOptions: Record<string, OptionSpec> = {
+  ...apiUrlOption,
+  headless: { type: "boolean", help: "sign in on another device: print a URL and a code to confirm there (no browser here)" },
+  "identity-provider": { type: "string", help: "uid of an organization's identity provider to sign in with; default the server's" },
+  timeout: { type: "string", default: "5m", help: "how long to wait for the sign-in (90s, 15m)" },
+};
+
+/**
+ * `login`, `logout`, `whoami` and `invite accept`, in the order of `--help`. Declared without
+ * loading what they run (each `run` imports it), like the domains' commands.
+ */
+export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
+  login: {
+    summary: "sign in to an API (in a browser, or --headless) and keep the session",
+    description:
+      "Sign in to the API: open its sign-in page in a browser (BROWSER, else xdg-open or open) and wait for it to\n" +
+      "come back to 127.0.0.1, or with --headless print a URL and a code to confirm on any device. The session is\n" +
+      "kept in $XDG_CONFIG_HOME/platform-api/credentials.json (mode 0600) and its API becomes the default one.",
+    options: loginOptions,
+    run: async ({ options }) => (await import("./login.js")).login(options),
+  },
+  logout: {
+    summary: "revoke and forget the session of an API",
+    description: "Revoke the session's refresh token at the API (failures ignored) and remove the session from the credentials file.",
+    options: apiUrlOption,
+    run: async ({ options }) => (await import("./session-commands.js")).logout(options["api-url"]),
+  },
+  whoami: {
+    summary: "print who the session of an API is, and what it may do",
+    description: "Print the signed-in person as the API sees them (GET /auth/v1/ok): subject, email, capabilities; JSON.",
+    options: apiUrlOption,
+    run: async ({ options }) => (await import("./session-commands.js")).whoami(options["api-url"]),
+  },
+  "invite accept": {
+    summary: "accept an invitation to a group with its code",
+    description: "Redeem an invitation code as the signed-in person (POST /auth/v1/register); print {identity, group} as JSON.",
+    options: apiUrlOption,
+    operands: "<code>",
+    run: async ({ options, operands }) => {
+      if (operands.length !== 1) throw new UsageError(operands.length === 0 ? "invite accept needs the invitation code" : "invite accept takes one code");
+      await (await import("./session-commands.js")).acceptInvite(options["api-url"], operands[0]);
+    },
+  },
+};
