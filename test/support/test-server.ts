@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy } from "../../src/config.js";
+import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
@@ -46,6 +46,10 @@ export interface TestServerOptions {
   events?: Partial<EventsConfig>;
   /** Default: none (no cross-origin call allowed). */
   corsOrigins?: string[];
+  /** People signing in; default: no server-wide provider. */
+  login?: Partial<LoginConfig>;
+  /** The API's public URL (token issuer and audience). Default http://api.test; "listen" for the URL it listens on (a browser or the CLI must reach it). */
+  apiUrl?: string;
 }
 
 /**
@@ -58,18 +62,21 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logs: string[] = [];
   const logger = createLogger(options.logLevel ?? "info", (line) => logs.push(line));
   // The URLs are the token issuer and audience, so they must be known before listening: take free ports first.
+  const listenPort = options.apiUrl === "listen" ? await freePort() : 0;
+  const apiUrl = options.apiUrl === "listen" ? `http://127.0.0.1:${listenPort}` : (options.apiUrl ?? "http://api.test");
   const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
   const content = createFileContentStore(contentDir);
   const server = await createServer(
     store,
     {
-      apiUrl: "http://api.test",
+      apiUrl,
       registryUrl: options.registryUrl ?? "http://registry.test",
       errorDomain: options.errorDomain,
       organizationCreation: options.organizationCreation,
       upstreamIssuers: options.upstreamIssuers,
       events: options.events,
       corsOrigins: options.corsOrigins,
+      login: options.login,
       logLevel: "info",
       limits,
     },
@@ -78,11 +85,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   );
   const listen = (s: PlatformServer["api"]["server"] | PlatformServer["metrics"], port = 0) =>
     new Promise<number>((resolve) => s.listen(port, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
-  const apiPort = await listen(server.api.server);
+  const apiPort = await listen(server.api.server, listenPort);
   const registryPort = await listen(server.registry.server, options.registryPort);
   const metricsPort = await listen(server.metrics);
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
-  const { token } = await server.tokens.issue({ subject: identity.uid, audience: "http://api.test" });
+  const { token } = await server.tokens.issue({ subject: identity.uid, audience: apiUrl });
   return {
     apiPort,
     registryPort,
@@ -103,4 +110,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       rmSync(contentDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A port free now on loopback (for a server whose URL must be known before it listens). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
