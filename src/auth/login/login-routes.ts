@@ -25,6 +25,7 @@ import type { Database } from "../../domains/schema.js";
 import { withFields, type Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import { isUnavailable } from "../../store/dialect.js";
+import { NotFoundError } from "../../store/errors.js";
 import type { SecretBox } from "../../store/secret-box.js";
 import { inTransaction } from "../../store/transaction.js";
 import { requestIdOf } from "../../telemetry/request-id.js";
@@ -123,6 +124,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       if (res.headersSent) return true;
       if (error instanceof Refusal) oauthError(res, error.status, error.error, error.message);
       else if (error instanceof ApiError) oauthError(res, error.kind === "UNAVAILABLE" ? 503 : 400, "invalid_request", error.message);
+      else if (error instanceof NotFoundError) oauthError(res, 400, "invalid_request", "identity_provider names no identity provider");
       else if (isUnavailable(error)) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, domain, { ...noStore, "retry-after": "1" });
       else {
         log.error("login route failed", { path, error: String(error) });
