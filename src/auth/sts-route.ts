@@ -2,9 +2,9 @@ import { createRegistry } from "@bufbuild/protobuf";
 import { bearerToken, sameUrl } from "../transport/http/credentials.js";
 import { Code } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
-import { errorDomainOf } from "../aip/errors.js";
+import { ApiError, errorDomainOf } from "../aip/errors.js";
 import { isRoot, isUidp } from "../aip/uidp.js";
-import type { ServerConfig } from "../config.js";
+import { loginConfigOf, type ServerConfig } from "../config.js";
 import { withFields, type Logger } from "../logger.js";
 import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
 import { BodyRefusedError, readBody } from "../transport/http/body-reader.js";
@@ -13,17 +13,20 @@ import { invalidArgumentError, sendStatus, writeBodyRefused, writeJson, writeSta
 import { isUnavailable } from "../store/dialect.js";
 import { NotFoundError } from "../store/errors.js";
 import { inTransaction } from "../store/transaction.js";
-import { getIdentity, touchLastSeen } from "../domains/iam/index.js";
+import { getIdentity, loginProviderOf, touchLastSeen, type LoginProvider } from "../domains/iam/index.js";
+import { jwtVerify } from "jose";
+import type { SecretBox } from "../store/secret-box.js";
+import { admitPerson, issuePersonTokens } from "./login/admit.js";
 import type { Kysely } from "kysely";
 import type { Database, Db } from "../domains/schema.js";
-import { ExchangeRefused, verifyForIdentity } from "./exchange.js";
+import { CLOCK_TOLERANCE_SECONDS, ExchangeRefused, UPSTREAM_ALGORITHMS, verifyForIdentity } from "./exchange.js";
 import type { TokenService } from "./tokens.js";
 import { UpstreamFetchError, type UpstreamKeys } from "./upstream-keys.js";
 import { requestIdOf } from "../telemetry/request-id.js";
 
 export const STS_EXCHANGE_PATH = "/sts/exchange";
 
-const PARAMETERS = new Set(["identity", "aud"]);
+const PARAMETERS = new Set(["identity", "aud", "identity_provider"]);
 const FORM_TYPE = "application/x-www-form-urlencoded";
 /** The one answer for every token that does not make the caller the identity: it tells nothing about which identities exist. */
 const NO_MATCH = "Unauthenticated: the token does not match the identity";
@@ -36,6 +39,8 @@ export interface StsRouteOptions {
   db: Db;
   logger: Logger;
   upstream: UpstreamKeys;
+  /** Opens an organization's provider's client secret (loginProviderOf). */
+  secrets: SecretBox;
   now?: () => number;
 }
 
@@ -45,7 +50,8 @@ export interface StsRouteOptions {
  * `{token, expiry}`, `expiry` ISO 8601 UTC with milliseconds as every API time (spec 2).
  */
 export function createStsRoute(options: StsRouteOptions) {
-  const { config, tokens, db, logger, upstream } = options;
+  const { config, tokens, db, logger, upstream, secrets } = options;
+  const login = loginConfigOf(config);
   const now = options.now ?? Date.now;
   const target = { registry, domain: errorDomainOf(config) };
 
@@ -103,14 +109,17 @@ export function createStsRoute(options: StsRouteOptions) {
     }
     for (const source of sources) {
       for (const [name, value] of source) {
-        if (!PARAMETERS.has(name)) violations.push({ field: name, description: "unknown parameter (expected identity and aud)" });
+        if (!PARAMETERS.has(name)) violations.push({ field: name, description: "unknown parameter (expected identity, identity_provider and aud)" });
         else if (params.has(name)) violations.push({ field: name, description: "given more than once" });
         else params.set(name, value);
       }
     }
     const identityUid = params.get("identity") ?? "";
-    if (identityUid === "") violations.push({ field: "identity", description: "required: the uid of the identity to act as" });
-    else if (!isUidp(identityUid) || isRoot(identityUid)) violations.push({ field: "identity", description: "must be an identity uid" });
+    const providerUid = params.get("identity_provider") ?? "";
+    if (identityUid === "" && providerUid === "" && !login.issuer) violations.push({ field: "identity", description: "required: the uid of the identity to act as" });
+    else if (identityUid !== "" && providerUid !== "") violations.push({ field: "identity_provider", description: "names a person's provider: give identity or identity_provider, not both" });
+    else if (identityUid !== "" && (!isUidp(identityUid) || isRoot(identityUid))) violations.push({ field: "identity", description: "must be an identity uid" });
+    else if (providerUid !== "" && !isUidp(providerUid)) violations.push({ field: "identity_provider", description: "must be an identity provider uid" });
     const requested = params.get("aud") ?? config.apiUrl;
     const audience = [config.apiUrl, config.registryUrl].find((url) => sameUrl(url, requested));
     if (audience === undefined) violations.push({ field: "aud", description: `must be ${config.apiUrl} or ${config.registryUrl}` });
@@ -118,6 +127,8 @@ export function createStsRoute(options: StsRouteOptions) {
       invalid(res, violations);
       return;
     }
+
+    if (identityUid === "") return exchangeForPerson(res, bearer, providerUid, audience!, logger);
 
     let identity;
     try {
@@ -153,5 +164,43 @@ export function createStsRoute(options: StsRouteOptions) {
     const { token, expiry } = await tokens.issue({ subject: identity.uid, audience: audience! });
     logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience });
     writeJson(res, 200, JSON.stringify({ token, expiry: expiry.toISOString() }), noStore);
+  }
+
+  /**
+   * Without `identity`: the bearer is a person's ID token from the server-wide provider, or from
+   * the organization's IdentityProvider `identity_provider` (audience its client id), and the answer
+   * is that person's own platform token and a refresh token (the hosted RawToken), as a login gives.
+   */
+  async function exchangeForPerson(res: NodeResponse, bearer: string, providerUid: string, audience: string, logger: Logger): Promise<void> {
+    let provider: { uid: string; issuer: string; clientId: string; organization?: LoginProvider };
+    try {
+      const organization = providerUid === "" ? undefined : await loginProviderOf(db, secrets, providerUid);
+      provider = organization ? { uid: organization.uid, issuer: organization.issuer, clientId: organization.clientId, organization } : { uid: "", issuer: login.issuer, clientId: login.clientId };
+    } catch (error) {
+      if (!(error instanceof NotFoundError) && !(error instanceof ApiError)) throw error;
+      logger.info("sts exchange refused", { identityProvider: providerUid, reason: "no such OIDC identity provider" });
+      unauthenticated(res, NO_MATCH);
+      return;
+    }
+    let claims;
+    try {
+      ({ payload: claims } = await jwtVerify(bearer, upstream.keysFor(provider.issuer), {
+        algorithms: UPSTREAM_ALGORITHMS,
+        issuer: provider.issuer,
+        audience: provider.clientId,
+        requiredClaims: ["exp", "sub"],
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(now()),
+      }));
+    } catch (error) {
+      if (error instanceof UpstreamFetchError) logger.warn("sts exchange refused: the provider's keys could not be fetched", { reason: error.message });
+      else if ((error as { code?: string }).code === undefined) throw error;
+      else logger.info("sts exchange refused", { identityProvider: provider.uid, reason: String(error) });
+      unauthenticated(res, NO_MATCH);
+      return;
+    }
+    const signedIn = await admitPerson(db as Kysely<Database>, provider, claims, now());
+    logger.info("sts exchange", { person: signedIn.identityUid, issuer: claims.iss, subject: claims.sub, audience });
+    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db as Kysely<Database>, tokens, login, audience, signedIn, now())), noStore);
   }
 }

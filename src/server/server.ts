@@ -113,7 +113,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     timeoutMs: config.limits.upstreamFetchTimeoutMs,
     maxBytes: config.limits.upstreamFetchMaxBytes,
   });
-  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream });
+  const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream, secrets: host.secrets });
   const login = createLoginRoutes({
     config,
     tokens: host.tokens,

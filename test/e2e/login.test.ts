@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
+import * as oidc from "openid-client";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { chromiumSkip, launchChromium } from "../support/browser.js";
@@ -193,6 +194,20 @@ for (const database of await testDatabases()) {
       assert.equal((await callback(forged)).status, 400, "a state the server never sent");
       assert.equal((await callback(landing)).status, 302);
       assert.equal((await callback(landing)).status, 400, "a state is used once (a replayed callback)");
+    });
+
+    test("/sts/exchange without identity trades a person's ID token for their own platform tokens", async () => {
+      const config = await oidc.discovery(new URL(idp.issuer), "platform", "s3cret", oidc.ClientSecretPost("s3cret"), { execute: [oidc.allowInsecureRequests] });
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(config, { redirect_uri: callbackUrl(), scope: "openid email profile", state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256" });
+      const answer = await oidc.authorizationCodeGrant(config, await idp.loginOverHttp(url, "ada"), { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true });
+      const exchanged = await api("/sts/exchange", { method: "POST", token: answer.id_token });
+      assert.equal(exchanged.status, 200, await exchanged.clone().text());
+      const raw = (await exchanged.json()) as { token: string; expiry: string; refreshToken: string };
+      assert.ok(raw.refreshToken, "the hosted RawToken: token, expiry and a refresh token");
+      assert.equal((await whoami(raw.token)).email, "ada@example.com");
+      assert.equal((await api("/sts/exchange", { method: "POST", token: server.ownerToken })).status, 401, "our own token is no provider's ID token");
     });
 
     describe("invites", () => {

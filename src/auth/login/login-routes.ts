@@ -14,28 +14,24 @@ import {
   rotateRefreshToken,
   startBrowserLogin,
   startDeviceLogin,
-  startRefreshFamily,
   takeReturningLogin,
   type Grant,
   type ReturningLogin,
   type SignedIn,
 } from "../../domains/auth/index.js";
-import { signInServerWide, signInToOrganization } from "../../domains/iam/index.js";
 import type { Database } from "../../domains/schema.js";
 import { withFields, type Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import { isUnavailable } from "../../store/dialect.js";
 import { NotFoundError } from "../../store/errors.js";
 import type { SecretBox } from "../../store/secret-box.js";
-import { inTransaction } from "../../store/transaction.js";
 import { requestIdOf } from "../../telemetry/request-id.js";
 import { BodyRefusedError, readBody } from "../../transport/http/body-reader.js";
 import { bearerToken } from "../../transport/http/credentials.js";
 import type { NodeRequest, NodeResponse } from "../../transport/http/node-types.js";
 import { sendStatus, writeJson } from "../../transport/http/status-json.js";
-import type { PersonClaim } from "../principal.js";
 import type { TokenService } from "../tokens.js";
-import { PERSON_CLAIM } from "../person-token.js";
+import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
 import { page, redirect } from "./pages.js";
 import { createProviderClients, type ProviderClient } from "./provider-clients.js";
 import { redirectAllowed } from "./redirect-policy.js";
@@ -230,22 +226,11 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     });
     const claims = answer.claims();
     if (!claims) throw new Error("the provider answered no ID token");
-    const email = claims.email_verified === true && typeof claims.email === "string" ? claims.email : undefined;
-    const name = typeof claims.name === "string" ? claims.name : undefined;
-    const person = { issuer: claims.iss, subject: claims.sub, email, name };
-    const personClaim: PersonClaim = { iss: claims.iss, sub: claims.sub, idp: provider.uid, ...(email ? { email } : {}), ...(name ? { name } : {}) };
-    const time = now();
-    const organization = provider.organization;
-    if (!organization) return { identityUid: (await signInServerWide(db, person, time)).identityUid, person: personClaim };
-    const groups = organization.groupsClaim === "" ? [] : stringsOf(claims[organization.groupsClaim]);
-    const identityUid = await inTransaction(db, undefined, (trx) => signInToOrganization(trx, organization, person, groups, time));
-    return { identityUid, person: personClaim };
+    return admitPerson(db, provider, claims, now());
   }
 
   async function answerTokens(res: NodeResponse, signedIn: SignedIn): Promise<void> {
-    const access = await tokens.issue({ subject: signedIn.identityUid, audience: config.apiUrl, ttlSeconds: login.accessTokenTtlSeconds, claims: { [PERSON_CLAIM]: signedIn.person } });
-    const refreshToken = await startRefreshFamily(db, signedIn, lifetimes, now());
-    writeJson(res, 200, JSON.stringify({ token: access.token, expiry: access.expiry.toISOString(), refreshToken: refreshToken.token }), noStore);
+    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db, tokens, login, config.apiUrl, signedIn, now())), noStore);
   }
 
   async function token(_req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
@@ -323,7 +308,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       return;
     }
     const { signedIn, next } = rotation;
-    const access = await tokens.issue({ subject: signedIn.identityUid, audience: config.apiUrl, ttlSeconds: login.accessTokenTtlSeconds, claims: { [PERSON_CLAIM]: signedIn.person } });
+    const access = await personAccessToken(tokens, login, config.apiUrl, signedIn);
     writeJson(
       res,
       200,
@@ -341,10 +326,4 @@ function withQuery(base: string, params: Record<string, string>): string {
   const url = new URL(base);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   return url.toString();
-}
-
-/** A claim's string values: a string, or the strings of an array. */
-function stringsOf(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
