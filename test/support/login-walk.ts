@@ -89,7 +89,7 @@ export async function walkLoginOverHttp(start: string | URL, login: string, opti
       throw new Error(`login walk: no way on from ${url.href} (${response.status}): ${pageText(html)}`);
     }
     const action = new URL(form.action, url);
-    if (posted.has(action.href)) throw new Error(`login walk: ${login} refused at ${url.href} (${response.status}): ${pageText(html)}`);
+    if (posted.has(action.href)) throw new Error(`login walk: login as ${login} refused at ${url.href} (${response.status}): ${pageText(html)}`);
     posted.add(action.href);
     const fields = { ...form.fields };
     if ("login" in fields) fields.login = login;
