@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { walkLoginOverHttp } from "../support/login-walk.js";
@@ -72,6 +73,20 @@ async function exchange(api: string, refreshToken: string): Promise<number> {
 
 const subjectOf = (jwt: string): string => (JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8")) as { sub: string }).sub;
 
+/** A test IdP with ada, and a server signing people in there (its client "platform" registered once the server's URL is known). */
+async function startLoginServer(dbUrl: string, accessTokenTtlSeconds?: number): Promise<{ idp: TestIdp; server: TestServer }> {
+  const idp = await startTestIdp();
+  const server = await startTestServer({
+    apiUrl: "listen",
+    dbUrl,
+    login: { issuer: idp.issuer, clientId: "platform", clientSecret: "s3cret", ...(accessTokenTtlSeconds === undefined ? {} : { accessTokenTtlSeconds }) },
+    upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true },
+  });
+  await idp.addClient({ client_id: "platform", client_secret: "s3cret", redirect_uris: [`${server.apiUrl}/auth/v1/callback`], token_endpoint_auth_method: "client_secret_post" });
+  idp.setAccount("ada", { email: "ada@example.com", email_verified: true, name: "Ada" });
+  return { idp, server };
+}
+
 for (const database of await testDatabases()) {
   describe(`platform-api login, whoami, invite accept, logout on ${database.name}`, { skip: database.skip, timeout: 120_000 }, () => {
     let idp: TestIdp;
@@ -95,16 +110,8 @@ for (const database of await testDatabases()) {
     before(async () => {
       mkdirSync(home, { recursive: true });
       dbUrl = await database.fresh();
-      idp = await startTestIdp();
-      server = await startTestServer({
-        apiUrl: "listen",
-        dbUrl,
-        login: { issuer: idp.issuer, clientId: "platform", clientSecret: "s3cret" },
-        upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true },
-      });
+      ({ idp, server } = await startLoginServer(dbUrl));
       api = server.apiUrl;
-      await idp.addClient({ client_id: "platform", client_secret: "s3cret", redirect_uris: [`${api}/auth/v1/callback`], token_endpoint_auth_method: "client_secret_post" });
-      idp.setAccount("ada", { email: "ada@example.com", email_verified: true, name: "Ada" });
     });
     after(async () => {
       await server?.close();
@@ -226,6 +233,46 @@ for (const database of await testDatabases()) {
       const who = await cli(["whoami", "--api-url", api], env);
       assert.equal(who.code, 2);
       assert.match(who.stderr, /not signed in to/);
+    });
+  });
+
+  describe(`an access token the API has let expire, on ${database.name}`, { skip: database.skip, timeout: 60_000 }, () => {
+    let idp: TestIdp;
+    let server: TestServer;
+    let dbUrl: string;
+    const config = join(dir, `config-short-${database.name}`);
+    const env = { XDG_CONFIG_HOME: config, HOME: join(dir, `home-${database.name}`), BROWSER: browser };
+    const file = join(config, "platform-api", "credentials.json");
+    before(async () => {
+      dbUrl = await database.fresh();
+      ({ idp, server } = await startLoginServer(dbUrl, 2));
+    });
+    after(async () => {
+      await server?.close();
+      await idp?.close();
+      await dropFresh(dbUrl);
+    });
+
+    test("is refused by the API (401); the CLI refreshes the session and sends the call again", async () => {
+      const api = server.apiUrl;
+      ok(await cli(["login", "--api-url", api, "--timeout", "30s"], env));
+      const stored = JSON.parse(readFileSync(file, "utf8")) as { current: string; sessions: Record<string, Session> };
+      const first = stored.sessions[api];
+      assert.ok(Date.parse(first.expiry) - Date.now() <= 2000, `the access token lives 2 s: ${first.expiry}`);
+      // The CLI is told the token lasts an hour, so it does not refresh ahead: the API's 401 makes it.
+      stored.sessions[api] = { ...first, expiry: new Date(Date.now() + 3_600_000).toISOString() };
+      writeFileSync(file, JSON.stringify(stored), { mode: 0o600 });
+      await sleep(Math.max(0, Date.parse(first.expiry) - Date.now()) + 1100);
+      const expired = await fetch(`${api}/auth/v1/ok`, { headers: { authorization: `Bearer ${first.token}` } });
+      await expired.body?.cancel();
+      assert.equal(expired.status, 401, "the API refuses the expired access token");
+      const who = JSON.parse(ok(await cli(["whoami"], env)).stdout) as WhoAmI;
+      assert.equal(who.subject, subjectOf(first.token));
+      const now = (JSON.parse(readFileSync(file, "utf8")) as { sessions: Record<string, Session> }).sessions[api];
+      assert.notEqual(now.token, first.token);
+      assert.notEqual(now.refreshToken, first.refreshToken);
+      assert.equal(await exchange(api, first.refreshToken), 401, "the old refresh token is spent");
+      assert.equal(await exchange(api, now.refreshToken), 401, "and reusing it revoked the new one too");
     });
   });
 }
