@@ -432,6 +432,13 @@ function commandName(argv: string[]): string {
   return SUBCOMMANDS[command]?.includes(sub) ? `${command} ${sub}` : command;
 }
 
+/** Whether the command the user ran declares operands (an invitation code, a path), which may begin with "-". */
+function takesOperands(argv: string[]): boolean {
+  const name = commandName(argv);
+  const declared = Object.hasOwn(CLIENT_COMMANDS, name) ? CLIENT_COMMANDS[name] : Object.hasOwn(DOMAIN_COMMANDS, name) ? DOMAIN_COMMANDS[name] : undefined;
+  return declared?.operands !== undefined;
+}
+
 /**
  * The message of an error the user can act on, in one line; undefined for an unexpected error
  * (a bug), which is reported with its stack. Store and API errors (a bad name, a missing
@@ -445,7 +452,7 @@ async function userMessage(error: unknown, argv: string[]): Promise<string | und
   if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
     const quoted = /'([^']*)'/.exec((error as Error).message)?.[1];
     const message =
-      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? `${quoted} is not an option of ${commandName(argv)}`
+      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? `${quoted} is not an option of ${commandName(argv)}${takesOperands(argv) ? `; an operand that begins with "-" goes after "--" (platform-api ${commandName(argv)} [options] -- <operand>)` : ""}`
       : code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL" ? `${commandName(argv)} takes no arguments besides its options: "${quoted}"`
       : (error as Error).message.split(/\.?\n|\. /)[0];
     return `${message} ${help}`;

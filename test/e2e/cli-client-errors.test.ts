@@ -114,6 +114,9 @@ describe("logout and invite accept", () => {
     const env = { XDG_CONFIG_HOME: freshConfig() };
     refused(await cli(["invite", "accept", "--api-url", api], env), /invite accept needs the invitation code \(see "platform-api invite accept --help"\)/);
     refused(await cli(["invite", "accept", "a", "b", "--api-url", api], env), /invite accept takes one code/);
+    // An invitation code is base64url: one in 64 begins with "-", and goes after "--".
+    refused(await cli(["invite", "accept", "-Oabc", "--api-url", api], env), /-O is not an option of invite accept; an operand that begins with "-" goes after "--"/);
+    refused(await cli(["invite", "accept", "--api-url", api, "--", "-Oabc"], env), new RegExp(`not signed in to ${api}`));
     refused(await cli(["invite", "accept", "code", "--api-url", api], env), new RegExp(`not signed in to ${api}`));
   });
 });

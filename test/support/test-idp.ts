@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import type { Adapter, AdapterPayload, Provider as ProviderType } from "oidc-provider";
+import { walkLoginOverHttp } from "./login-walk.js";
 
 /**
  * A real OpenID Provider on loopback for login tests: oidc-provider (the certified
@@ -279,59 +280,8 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     });
   });
 
-  async function loginOverHttp(authorizationUrl: string | URL, login: string, password = login): Promise<URL> {
-    const jar = new Map<string, string>();
-    const origin = new URL(issuer).origin;
-    const remember = (response: Response) => {
-      for (const line of response.headers.getSetCookie()) {
-        const [pair, ...attributes] = line.split(";");
-        const index = pair.indexOf("=");
-        const name = pair.slice(0, index).trim();
-        const value = pair.slice(index + 1).trim();
-        const expired = attributes.some((a) => {
-          const [key, v] = a.trim().split("=");
-          return (key.toLowerCase() === "expires" && Date.parse(v) <= Date.now()) || (key.toLowerCase() === "max-age" && Number(v) <= 0);
-        });
-        if (expired || value === "") jar.delete(name);
-        else jar.set(name, value);
-      }
-    };
-    const send = async (url: URL, init: RequestInit = {}): Promise<Response> => {
-      const headers = new Headers(init.headers);
-      if (jar.size) headers.set("cookie", [...jar].map(([k, v]) => `${k}=${v}`).join("; "));
-      const response = await fetch(url, { ...init, headers, redirect: "manual" });
-      remember(response);
-      return response;
-    };
-
-    let url = new URL(authorizationUrl);
-    let posted = false;
-    for (let hops = 0; hops < 20; hops++) {
-      if (url.origin !== origin) return url;
-      const response = await send(url);
-      if (response.status >= 300 && response.status < 400) {
-        await response.body?.cancel();
-        url = new URL(response.headers.get("location")!, url);
-        continue;
-      }
-      const html = await response.text();
-      const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
-      if (response.status !== 200 || !action || posted) {
-        throw new Error(`test IdP: no way on from ${url.href} (${response.status}): ${html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim().slice(0, 300)}`);
-      }
-      posted = true;
-      const answer = await send(new URL(action.replace(/&#(\d+);/g, (_m, c: string) => String.fromCharCode(Number(c))), url), {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ login, password }).toString(),
-      });
-      const text = answer.status >= 300 && answer.status < 400 ? "" : await answer.text();
-      if (!answer.headers.get("location")) throw new Error(`test IdP: login as ${login} refused (${answer.status}): ${text.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim().slice(0, 300)}`);
-      await answer.body?.cancel();
-      url = new URL(answer.headers.get("location")!, url);
-    }
-    throw new Error(`test IdP: too many redirects from ${String(authorizationUrl)}`);
-  }
+  const loginOverHttp = async (authorizationUrl: string | URL, login: string, password = login): Promise<URL> =>
+    (await walkLoginOverHttp(authorizationUrl, login, { password, stopOffOrigin: new URL(issuer).origin })).url;
 
   return {
     issuer,
