@@ -6,9 +6,13 @@ import { capsOf } from "./role-mapper.js";
 import type { GroupInviteRow } from "./store/group-invites.js";
 import { toTimestamp } from "../../aip/time.js";
 
-/** A fresh invite code: 32 base64url characters (192 random bits). */
+/** A fresh invite code: 32 base64url characters (192 random bits), never beginning with "-". */
 export function newInviteCode(): string {
-  return randomBytes(24).toString("base64url");
+  // Never beginning with "-": a code is pasted as a command-line operand (`platform-api invite accept <code>`).
+  for (;;) {
+    const code = randomBytes(24).toString("base64url");
+    if (!code.startsWith("-")) return code;
+  }
 }
 
 /** What the store keeps instead of a code. */
