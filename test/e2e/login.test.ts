@@ -210,6 +210,33 @@ for (const database of await testDatabases()) {
       assert.equal((await api("/sts/exchange", { method: "POST", token: server.ownerToken })).status, 401, "our own token is no provider's ID token");
     });
 
+    test("a terminal signs in with a device code (RFC 8628) confirmed on the server's own page", async () => {
+      const deviceCode = async () => json(await api("/auth/v1/device/code", form({})));
+      const poll = async (code: string) => json(await api("/auth/v1/token", form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: code })));
+      const eager = await deviceCode();
+      assert.equal((await poll(eager.device_code as string)).error, "authorization_pending");
+      assert.equal((await poll(eager.device_code as string)).error, "slow_down", "polling faster than the interval");
+
+      const started = await deviceCode();
+      assert.match(String(started.user_code), /^[B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4}$/);
+      assert.equal(started.verification_uri_complete, `${server.apiUrl}/auth/v1/device?user_code=${started.user_code}`);
+      const confirm = (headers: Record<string, string>) =>
+        api("/auth/v1/device", { ...form({ user_code: String(started.user_code).toLowerCase() }), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+      const crossSite = await confirm({ origin: "https://evil.example.com", "sec-fetch-site": "cross-site" });
+      assert.equal(crossSite.status, 403, "another site may not confirm a code for its visitor (login CSRF)");
+      const confirmed = await confirm({ origin: server.apiUrl, "sec-fetch-site": "same-origin" });
+      assert.equal(confirmed.status, 302, await confirmed.clone().text());
+      const done = await callback(await idp.loginOverHttp(confirmed.headers.get("location")!, "ada"));
+      assert.equal(done.status, 200);
+      assert.match(await done.text(), /signed in/i);
+      assert.equal((await confirm({})).status, 400, "a code is confirmed once");
+      const granted = await poll(started.device_code as string);
+      assert.ok(granted.token && granted.refreshToken, JSON.stringify(granted));
+      assert.equal((await whoami(granted.token as string)).email, "ada@example.com");
+      assert.equal((await poll(started.device_code as string)).error, "invalid_grant", "a device code yields its tokens once");
+      assert.equal((await poll("unknown")).error, "expired_token");
+    });
+
     describe("invites", () => {
       test("a single-use invite admits one person; an expired one none", async () => {
         const code = await invite({ singleUse: true, roleUid: editor });

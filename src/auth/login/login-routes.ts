@@ -283,10 +283,26 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       });
       return;
     }
+    if (!fromOwnPage(req)) {
+      page(res, 403, "Sign in to a terminal", "Confirm the code on this server's own page: open the address your terminal shows.");
+      return;
+    }
     const provider = await providers.resolve(waiting.providerUid);
     await toProvider(res, provider, async (upstream) => {
       if (!(await redirectDeviceLogin(db, waiting.uid, upstream))) throw new Refusal(400, "invalid_grant", "this code was already confirmed");
     });
+  }
+
+  /**
+   * Whether a confirmation was posted from our own device page: another site's form posting a user
+   * code of its own would otherwise sign the visitor in on the attacker's terminal (login CSRF).
+   * Browsers name the posting page's origin (`Origin`) and its relation (`Sec-Fetch-Site`).
+   */
+  function fromOwnPage(req: NodeRequest): boolean {
+    const site = req.headers["sec-fetch-site"];
+    if (site !== undefined && site !== "same-origin") return false;
+    const origin = req.headers.origin;
+    return origin === undefined || origin === new URL(config.apiUrl).origin;
   }
 
   async function revoke(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
