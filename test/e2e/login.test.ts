@@ -44,6 +44,7 @@ for (const database of await testDatabases()) {
       server = await startTestServer({
         apiUrl: "listen",
         dbUrl,
+        organizationCreation: "anyone",
         upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true },
         login: { issuer: idp.issuer, clientId: "platform", clientSecret: "s3cret", redirectOrigins: ["https://console.example.com"] },
       });
@@ -143,6 +144,19 @@ for (const database of await testDatabases()) {
       assert.equal((await api("/iam/v2/groups", { token: tokens.token })).status, 200, "the same token now carries the invite's grants");
       const events = await server.store.db.selectFrom("events").select(["type", "subject", "group_uid"]).where("type", "like", "%auth.registered%").execute();
       assert.deepEqual(events.map((e) => [e.subject, e.group_uid]), [[identity, server.org.uid]]);
+    });
+
+    test("under --org-creation anyone, an unregistered person may create an organization, and owns it", async () => {
+      idp.setAccount("noor", { email: "noor@example.com", email_verified: true });
+      const noor = await signIn("noor");
+      const denied = await api(`/iam/v2/groups/${server.org.uid}`, { method: "POST", token: noor.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "team" }) });
+      assert.equal(denied.status, 403, "a group below someone else's organization: no");
+      const made = await api("/iam/v2/groups", { method: "POST", token: noor.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ name: `noor-${database.name}` }) });
+      assert.equal(made.status, 200, await made.clone().text());
+      const org = (await json(made)).uid as string;
+      const held = (await whoami(noor.token)).capabilities as Array<{ group: Json; role: Json }>;
+      assert.deepEqual(held.map((c) => [c.group.id, c.role.id]), [[org, builtInRole("owner").uid]]);
+      assert.equal((await api("/iam/v2/groups", { token: noor.token })).status, 200, "registered by owning it");
     });
 
     test("a refresh token rotates; using a spent one revokes its whole family", async () => {
