@@ -65,7 +65,7 @@ test("missing identity or role is NOT_FOUND with ResourceInfo; malformed uids ar
     api.roleBindings.createRoleBinding({ parent: api.org, roleBinding: { identityUid: who.uid, roleUid: newChildUid(api.org) } }, owner),
     (e) => code(e) === Code.NotFound && resourceType(e) === "role",
   );
-  await assert.rejects(api.roleBindings.createRoleBinding({ parent: api.org, roleBinding: { identityUid: api.org, roleUid: "x" } }, owner), (e) => {
+  await assert.rejects(api.roleBindings.createRoleBinding({ parent: api.org, roleBinding: { identityUid: "not/a/uid", roleUid: "x" } }, owner), (e) => {
     assert.equal(code(e), Code.InvalidArgument);
     assert.deepEqual(badFields(e), ["role_binding.identity_uid", "role_binding.role_uid"]);
     return true;

@@ -11,7 +11,8 @@ import type { RoleBindingTable } from "../tables.js";
 export type RoleBindingRow = Omit<Selectable<RoleBindingTable>, "managed_by">;
 
 export async function insertRoleBinding(db: Db, row: RoleBindingRow, managedBy = ""): Promise<RoleBindingRow> {
-  await db.insertInto("role_bindings").values({ ...row, managed_by: managedBy }).execute();
+  // `managed_by` is written only for a managed binding; the column defaults to "".
+  await db.insertInto("role_bindings").values(managedBy === "" ? row : { ...row, managed_by: managedBy }).execute();
   return row;
 }
 
