@@ -35,14 +35,28 @@ export function authenticationInterceptor(tokens: TokenService, grants: GrantsCa
   };
 }
 
-async function principalOf(claims: Awaited<ReturnType<TokenService["verify"]>>, grants: GrantsCache): Promise<Principal> {
-  const person = personOf(claims);
-  const token = {
-    issuer: String(claims.iss),
-    audience: typeof claims.aud === "string" ? [claims.aud] : (claims.aud ?? []),
-    expiry: (claims.exp ?? 0) * 1000,
-    issuedAt: (claims.iat ?? 0) * 1000,
-  };
+type Claims = Awaited<ReturnType<TokenService["verify"]>>;
+
+/** What a token says beside its subject, read once per verified token (the token service keeps the claims of the tokens it verified). */
+const described = new WeakMap<Claims, { token: NonNullable<Principal["token"]>; person: ReturnType<typeof personOf> }>();
+
+function describe(claims: Claims) {
+  let found = described.get(claims);
+  if (!found) {
+    const token = {
+      issuer: String(claims.iss),
+      audience: typeof claims.aud === "string" ? [claims.aud] : (claims.aud ?? []),
+      expiry: (claims.exp ?? 0) * 1000,
+      issuedAt: (claims.iat ?? 0) * 1000,
+    };
+    found = { token, person: personOf(claims) };
+    described.set(claims, found);
+  }
+  return found;
+}
+
+async function principalOf(claims: Claims, grants: GrantsCache): Promise<Principal> {
+  const { token, person } = describe(claims);
   const held = await grants.grantsOf(claims.sub);
   if (held !== undefined) return { identityUid: claims.sub, grants: held, token, person: person?.claim };
   if (person?.unregisteredUid === claims.sub) return { identityUid: claims.sub, grants: grantsFrom([]), token, person: person.claim, unregistered: true };
