@@ -47,6 +47,7 @@ const server = await createServer(
   createFileContentStore(join(dir, "content")),
 );
 const apiPort = await new Promise<number>((resolve) => server.api.server.listen(0, "127.0.0.1", () => resolve((server.api.server.address() as AddressInfo).port)));
+server.startWork();
 const { token } = await server.tokens.issue({ subject: identity.uid, audience: "http://api.bench" });
 const repo = await insertRepo(store.db, { uid: newChildUid(organization.uid), group_uid: organization.uid, name: "bench/app", description: "", readme: "", create_time: 1, update_time: 1 });
 

@@ -290,6 +290,8 @@ async function serve(args: string[]): Promise<void> {
     await store.close();
     throw error;
   }
+  // Every listener is bound: only now may background work (pruning among it) touch the store.
+  server.startWork();
   logger.info("listening", { api, registry, apiUrl, registryUrl, store: store.description, ...(credentials && { tls: describeCertificate(credentials) }) });
   if (metrics !== undefined) logger.info("metrics", { url: `${metrics}/metrics` });
   process.stderr.write(`platform-api: API on ${api}, registry on ${registry}, store ${store.description}\n`);

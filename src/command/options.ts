@@ -57,11 +57,14 @@ export function usage(command: string, summary: string, spec: Record<string, Opt
   return `Usage: platform-api ${command} [options]${operands ? ` ${operands}` : ""}\n\n${summary}\n\nOptions:\n${lines.join("\n")}\n  ${"--help".padEnd(28)} show this help\n`;
 }
 
-/** `90s`, `15m`, `1h`, `7d` or plain seconds, to seconds. Throws a plain Error naming the accepted forms. */
+/**
+ * `90s`, `15m`, `1h` or `7d`, to seconds. The unit is required: a bare `24` could mean hours as
+ * easily as seconds. Throws a plain Error naming the accepted forms.
+ */
 export function parseDuration(text: string): number {
-  const match = /^(\d+)(s|m|h|d)?$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m, 1h or 7d`);
-  return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(match[2] ?? "s") as "s" | "m" | "h" | "d"];
+  const match = /^(\d+)(s|m|h|d)$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration like 90s, 15m, 1h or 7d (the unit is required)`);
+  return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "s" | "m" | "h" | "d"];
 }
 
 /** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */

@@ -49,9 +49,13 @@ export interface PlatformServer {
   /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
   metrics: http.Server;
   tokens: TokenService;
-  /** The worker computing image vulnerability reports. */
-  /** The domains' background workers by name (`reports`, `deliveries`). */
+  /** The domains' background workers by name (`reports`, `deliveries`), once `startWork` ran. */
   workers: ReadonlyMap<string, DomainWorker>;
+  /**
+   * Starts the background work (report jobs, event deliveries and pruning). Called once the
+   * listeners are bound: a start that fails (a port in use) has changed nothing in the store.
+   */
+  startWork(): void;
   /** Stops accepting, lets calls in flight finish. Does not close the store. */
   close(): Promise<void>;
 }
@@ -164,13 +168,19 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");
   const metricsServer = createMetricsServer(metrics.registry);
-  const workers = startWorkers({ db: store.db, tokens: host.tokens, logger, content, events: eventsConfigOf(config), apiUrl: config.apiUrl });
+  const workerNames = new Map<string, DomainWorker>();
+  let workers: ReturnType<typeof startWorkers> | undefined;
   return {
     api,
     registry: registryHost,
     metrics: metricsServer,
     tokens: host.tokens,
-    workers: workers.byName,
+    workers: workerNames,
+    startWork() {
+      if (workers) return;
+      workers = startWorkers({ db: store.db, tokens: host.tokens, logger, content, events: eventsConfigOf(config), apiUrl: config.apiUrl });
+      for (const [name, worker] of workers.byName) workerNames.set(name, worker);
+    },
     async close() {
       host.setServing(false);
       probes.stopServing();
@@ -178,7 +188,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       registry.close();
       metricsServer.close();
       metricsServer.closeAllConnections();
-      await Promise.all([api.close(), registryHost.close(), workers.close()]);
+      await Promise.all([api.close(), registryHost.close(), workers?.close()]);
     },
   };
 }

@@ -8,6 +8,8 @@ import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
 import pg from "pg";
 import { dropFresh, testDatabases } from "../support/databases.js";
+import { openStore } from "../../src/domains/open-store.js";
+import { randomUUID } from "node:crypto";
 import { bootstrapChild, startChildServer } from "../support/child-server.js";
 
 /**
@@ -69,6 +71,11 @@ describe("usage errors are one line and exit 2", () => {
       refused(["serve", "--events-retention", "1w"], /--events-retention: "1w" is not a duration like 90s, 15m, 1h or 7d/),
       refused(["serve", "--events-retry-period", "0s"], /--events-retry-period: must be at least 1s/),
       refused(["serve"], /--events-retention: "soon" is not a duration/, { EVENTS_RETENTION: "soon" }),
+      // A bare number could be any unit: it is refused, never read as seconds.
+      refused(["serve", "--events-retention", "7"], /--events-retention: "7" is not a duration like 90s, 15m, 1h or 7d \(the unit is required\)/),
+      refused(["registry", "gc", "--grace", "24"], /"24" is not a duration like 90s, 15m, 1h or 7d \(the unit is required\)/),
+      refused(["token", "--identity", "x", "--ttl", "600"], /--ttl: "600" is not a duration/),
+      refused(["keys", "rotate", "--activate-in", "3600"], /"3600" is not a duration/),
     ]);
   });
 
@@ -97,6 +104,29 @@ describe("usage errors are one line and exit 2", () => {
       await refused(["serve", "--host", "127.0.0.1", "--port", "0", "--registry-port", String(port), "--db", ":memory:"], new RegExp(`--registry-port ${port}: 127\\.0\\.0\\.1:${port} is already in use`));
     } finally {
       blocker.close();
+    }
+  });
+
+  test("a serve that fails to bind has changed nothing: no pruning before every listener is up", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "platform-api-busy-"));
+    const db = join(dir, "platform.db");
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      await bootstrapChild(db, "acme");
+      const store = await openStore(db);
+      const old = { position: "0", type: "dev.platform.api.iam.group.created.v1", subject: "s", group_uid: "g", time: 1, actor: "{}", body: "{}", body_type: "" };
+      await store.db.insertInto("events").values({ id: randomUUID(), ...old }).execute();
+      await store.close();
+      await refused(["serve", "--host", "127.0.0.1", "--port", String(port), "--registry-port", "0", "--db", db, "--events-retention", "1s"], /already in use/);
+      const after = await openStore(db);
+      const left = await after.db.selectFrom("events").select("id").execute();
+      await after.close();
+      assert.equal(left.length, 1, "the event older than the retention is still there");
+    } finally {
+      blocker.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -261,6 +261,7 @@ test("an event written before the server stops is delivered after it starts agai
       createLogger("silent"),
       createFileContentStore(contentDir),
     );
+    second.startWork();
     try {
       await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the delivery after the restart");
       assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);

@@ -88,6 +88,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const apiPort = await listen(server.api.server, listenPort);
   const registryPort = await listen(server.registry.server, options.registryPort);
   const metricsPort = await listen(server.metrics);
+  server.startWork();
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
   const { token } = await server.tokens.issue({ subject: identity.uid, audience: apiUrl });
   return {
