@@ -66,8 +66,14 @@ const serveOptions: Record<string, OptionSpec> = {
 
 const bootstrapOptions: Record<string, OptionSpec> = {
   org: { type: "string", help: "name of the organization to create (required)" },
+  output: { type: "string", help: "write the JSON to this file (mode 0600) instead of stdout, only once everything succeeded" },
   db: storeOptions.db,
   "api-url": storeOptions["api-url"],
+};
+
+const ownersOptions: Record<string, OptionSpec> = {
+  org: { type: "string", help: "name of the organization (required)" },
+  db: storeOptions.db,
 };
 
 const tokenOptions: Record<string, OptionSpec> = {
@@ -83,6 +89,7 @@ const OWN_SUMMARIES: Record<string, string> = {
   serve: "start the API host and the registry host",
   bootstrap: "create an organization with an owner identity and print a token for it",
   token: "print an access token for an existing identity",
+  owners: "print an organization's owner identities (to get a token for one again)",
 };
 const KEYS_SUMMARIES: Record<string, string> = {
   "keys rotate": "add a signing key (it signs after --activate-in) and remove keys retired long enough",
@@ -347,7 +354,42 @@ async function bootstrap(args: string[]): Promise<void> {
     const { organization, identity } = await bootstrapOrganization(store, o.org as string, now);
     const tokens = await createTokenService(store.db, apiUrl);
     const { token } = await tokens.issue({ subject: identity.uid, audience: apiUrl });
-    process.stdout.write(`${JSON.stringify({ organization: { uid: organization.uid, name: organization.name }, identity: { uid: identity.uid }, token })}\n`);
+    const out = `${JSON.stringify({ organization: { uid: organization.uid, name: organization.name }, identity: { uid: identity.uid }, token })}\n`;
+    if (o.output === undefined) process.stdout.write(out);
+    else await writeFileAtomically(o.output as string, out);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Writes `text` to `path` (mode 0600) by renaming a file written beside it: the file is whole or untouched. */
+async function writeFileAtomically(path: string, text: string): Promise<void> {
+  const { writeFile, rename, rm } = await import("node:fs/promises");
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, text, { mode: 0o600, flag: "wx" });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new CommandError(`--output: ${(error as Error).message}`);
+  }
+}
+
+async function owners(args: string[]): Promise<void> {
+  const o = parse(args, ownersOptions);
+  if (o.help) return void process.stdout.write(usage("owners", "Print {organization, owners: [{uid, name}]}: the identities bound to the owner role on it.", ownersOptions));
+  if (!o.org) throw new UsageError("--org is required");
+  const [{ openStore }, { findOrganizationByName, ownersOf }, { builtInRole }] = await Promise.all([
+    import("../domains/open-store.js"),
+    import("../domains/iam/index.js"),
+    import("../auth/capabilities.js"),
+  ]);
+  const store = await openStore(o.db as string);
+  try {
+    const organization = await findOrganizationByName(store.db, o.org as string);
+    if (!organization) throw new CommandError(`no organization is named "${o.org as string}"`);
+    const found = await ownersOf(store.db, organization.uid, builtInRole("owner").uid);
+    process.stdout.write(`${JSON.stringify({ organization: { uid: organization.uid, name: organization.name }, owners: found })}\n`);
   } finally {
     await store.close();
   }
@@ -420,7 +462,7 @@ function declaredGroup(group: string): (args: string[]) => Promise<void> {
 }
 
 /** Every command by its first word, in the order of `--help`: the root's own, else a group, else a declared command. */
-const OWN_COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, keys };
+const OWN_COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, bootstrap, token, owners, keys };
 const commands: Record<string, (args: string[]) => Promise<void>> = Object.fromEntries(
   [...new Set(Object.keys(SUMMARIES).map((name) => name.split(" ")[0]))].map((name) => [
     name,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,6 +43,21 @@ test("--help describes every command", async () => {
   }
   await assert.rejects(cli("bootstrap"), (e: { code: number; stderr: string }) => e.code === 2 && /--org is required/.test(e.stderr));
   await assert.rejects(cli("bootstrap", "--org", "Not Valid", "--db", db), (e: { code: number; stderr: string }) => e.code === 2 && /Invalid argument/.test(e.stderr));
+});
+
+test("bootstrap --output writes its file only on success; owners finds the owner again", async () => {
+  const out = join(dir, "owner.json");
+  await cli("bootstrap", "--org", "again-org", "--db", db, "--output", out);
+  const first = readFileSync(out, "utf8");
+  const boot = JSON.parse(first) as { organization: { uid: string }; identity: { uid: string }; token: string };
+  assert.equal(statSync(out).mode & 0o777, 0o600, "the file holds a token: only its owner reads it");
+  await assert.rejects(cli("bootstrap", "--org", "again-org", "--db", db, "--output", out), (e: { code: number }) => e.code === 2);
+  assert.equal(readFileSync(out, "utf8"), first, "a bootstrap that failed left the file as it was");
+  const found = JSON.parse((await cli("owners", "--org", "again-org", "--db", db)).stdout) as { organization: { uid: string }; owners: Array<{ uid: string }> };
+  assert.equal(found.organization.uid, boot.organization.uid);
+  assert.deepEqual(found.owners.map((o) => o.uid), [boot.identity.uid]);
+  assert.ok((await cli("token", "--identity", found.owners[0].uid, "--db", db)).stdout.trim().split(".").length === 3, "a token for the owner, again");
+  await assert.rejects(cli("owners", "--org", "nobody", "--db", db), (e: { code: number; stderr: string }) => e.code === 2 && /no organization is named "nobody"/.test(e.stderr));
 });
 
 test("bootstrap, token, serve, and a clean SIGTERM that loses nothing acknowledged", async () => {

@@ -13,6 +13,7 @@ export {
   bindingsOfIdentity,
   loginProviderOf,
   organizationPersonUid,
+  ownersOf,
   personOf,
   redeemerOf,
   redeemInvite,

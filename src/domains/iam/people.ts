@@ -252,3 +252,15 @@ export async function bindingsOfIdentity(db: Db, identityUid: string): Promise<H
     ];
   });
 }
+
+/** The identities bound to `roleUid` (the built-in owner role) on a group, by uid. */
+export async function ownersOf(db: Db, groupUid: string, roleUid: string): Promise<Array<{ uid: string; name: string }>> {
+  return db
+    .selectFrom("role_bindings")
+    .innerJoin("identities", "identities.uid", "role_bindings.identity_uid")
+    .select(["identities.uid", "identities.name"])
+    .where("role_bindings.group_uid", "=", groupUid)
+    .where("role_bindings.role_uid", "=", roleUid)
+    .orderBy("identities.uid")
+    .execute();
+}
