@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type { DescMethod } from "@bufbuild/protobuf";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { API_SERVICES } from "../../src/domains/index.js";
 import { OPENAPI_INFO } from "../../src/transport/rest/api-docs.js";
 import { resolveFieldPath } from "../../src/transport/rest/field-path.js";
@@ -45,6 +46,13 @@ describe("the OpenAPI document", () => {
     assert.equal((api as { openapi: string }).openapi, "3.0.3");
   });
 
+  test("passes Redocly's recommended rules: no error, and no warning but the license the project has not declared", async () => {
+    const config = await createConfig({ extends: ["recommended"] });
+    const problems = await lintFromString({ source: await (await fetch(`${server.apiUrl}/openapi.json`)).text(), absoluteRef: "openapi.json", config });
+    const found = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} ${p.location[0]?.pointer ?? ""}`);
+    assert.deepEqual(found.filter((p) => !p.startsWith("warn info-license")), []);
+  });
+
   test("is served at /openapi.json as committed in gen/", async () => {
     const res = await fetch(`${server.apiUrl}/openapi.json`);
     assert.equal(res.status, 200);
@@ -73,13 +81,17 @@ describe("the OpenAPI document", () => {
       const path = Object.keys(committed.paths).find((p) => p.replace(/\{[^}]+\}/g, "{}") === pathShape(route.template));
       const op = path && committed.paths[path][route.httpMethod.toLowerCase()];
       assert.ok(op, `${route.httpMethod} ${route.template.source}`);
-      assert.match(op.operationId, new RegExp(`^${route.method.parent.name}_${route.method.name}(_\\d+)?$`));
+      // `<Service>_<Method>`, package-qualified where two packages have the service (PingService).
+      assert.match(op.operationId, new RegExp(`^(${route.method.parent.typeName.replace(/\./g, "_")}|${route.method.parent.name})_${route.method.name}(_\\d+)?$`));
       assert.equal(op.requestBody !== undefined, route.body !== "", `${op.operationId} body`);
     }
   });
 
   test("names only query parameters the transcoder reads, and a path parameter for each variable of each template, in order", () => {
-    const byId = new Map<string, DescMethod>(API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.name}_${m.name}`, m] as const)));
+    const byId = new Map<string, DescMethod>(
+      // The short id belongs to the first service that has it (as the generator gives it): reversed, the first is set last.
+      API_SERVICES.flatMap((s) => s.methods.flatMap((m) => [[`${s.name}_${m.name}`, m] as const, [`${s.typeName.replace(/\./g, "_")}_${m.name}`, m] as const])).reverse(),
+    );
     const routeOf = new Map(routesFromServices(API_SERVICES).map((r) => [`${r.httpMethod.toLowerCase()} ${pathShape(r.template)}`, r] as const));
     let queries = 0;
     for (const { path, verb, op } of operations) {

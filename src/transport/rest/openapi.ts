@@ -193,6 +193,15 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
 
   const paths: Record<string, Record<string, Schema>> = {};
   const operationIds = new Map<DescMethod, number>();
+  const takenIds = new Set<string>();
+  /** `<Service>_<Method>`, qualified by the package when another package has the same service (PingService of v1 and v2). */
+  const operationIdOf = (method: DescMethod, binding: number): string => {
+    const suffix = `${method.name}${binding === 0 ? "" : `_${binding}`}`;
+    const short = `${method.parent.name}_${suffix}`;
+    const id = takenIds.has(short) ? `${method.parent.typeName.replace(/\./g, "_")}_${suffix}` : short;
+    takenIds.add(id);
+    return id;
+  };
   const routes = routesFromServices(services).filter((route) => route.httpMethod !== "*");
   const pathNames = openApiPathNames(routes);
   for (const route of routes) {
@@ -222,7 +231,7 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
     parameters.push(...queryParameters(route));
 
     const operation: Schema = {
-      operationId: `${method.parent.name}_${method.name}${binding === 0 ? "" : `_${binding}`}`,
+      operationId: operationIdOf(method, binding),
       tags: [method.parent.typeName],
       summary: method.name,
       description: [describe(method), `gRPC: \`/${method.parent.typeName}/${method.name}\`.`, authorizationText(method)].filter(Boolean).join("\n\n"),
@@ -235,6 +244,7 @@ export function buildOpenApi(services: readonly DescService[], options: OpenApiO
     const output = route.responseField ? valueSchema(route.responseField) : method.output.typeName === "google.protobuf.Empty" ? undefined : messageRef(method.output);
     operation.responses = {
       "200": output ? { description: "OK", content: { "application/json": { schema: output } } } : { description: "OK (empty body)" },
+      "4XX": { $ref: "#/components/responses/Status" },
       default: { $ref: "#/components/responses/Status" },
     };
     operation.security = requirementOf(method).kind === "none" ? [] : [{ bearerAuth: [] }];
