@@ -124,7 +124,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 export function checkOutboundUrl(url: URL, policy: Pick<OutboundPolicy, "allowHttp" | "allowPrivateAddresses" | "relaxedBy">): void {
   const relaxedBy = policy.relaxedBy ?? { http: "serve --allow-http-issuers", privateAddresses: "serve --allow-private-issuers" };
   if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
-    throw new OutboundFetchError(`${url.href} is not an https URL${url.protocol === "http:" ? " (plain http is not allowed: ${relaxedBy.http})" : ""}`);
+    throw new OutboundFetchError(`${url.href} is not an https URL${url.protocol === "http:" ? ` (plain http is not allowed: ${relaxedBy.http})` : ""}`);
   }
   if (url.username !== "" || url.password !== "") throw new OutboundFetchError(`${url.href} carries credentials`);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");

@@ -103,6 +103,7 @@ describe("sinks are https on public addresses by default (SSRF)", () => {
       const out = await wire("connect").call(methodOf(SubscriptionsService, "CreateSubscription"), { parent: server().org.uid, subscription: { sink } }, { method: "POST", path: "" }, server().ownerToken);
       assert.equal(out.code, 3, out.message);
       assert.match(out.message ?? "", /subscription\.sink/);
+      if (sink.startsWith("http:")) assert.match(out.message ?? "", /plain http is not allowed: serve --events-allow-local-sinks\)/, "names the flag that allows it");
     });
   }
 });
