@@ -12,8 +12,11 @@ import { test } from "node:test";
  * first block's `npm install && npm start` starts the server in the background (on ports of the
  * test's own: `localhost:8080` and `localhost:5000` in the blocks name them) and waits until it
  * answers; its `npm test` is this suite. `curl` fails on an HTTP error unless the line shows the
- * status itself (`-w`); any command failing fails the block. A block the test cannot run here is
+ * status itself (`-w`) or says what to do on one (`-f`); any command failing fails the block. A block the test cannot run here is
  * marked `<!-- readme-test: skip <why> -->` on the line before it: each is listed in the output.
+ * `<!-- readme-test: stop-server -->` stands for the prose's "stop the server (Ctrl-C)": the
+ * shell's server is stopped before the block, which starts another. KEEP_README_CLONE=1 keeps the
+ * copy (its readme.sh, server.log) for a look after a failure.
  */
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -24,6 +27,8 @@ interface Block {
   heading: string;
   text: string;
   skip?: string;
+  /** The prose before it says to stop the server first (Ctrl-C in its terminal): the block starts another. */
+  stopsServer: boolean;
 }
 
 function blocksOf(markdown: string): Block[] {
@@ -35,7 +40,8 @@ function blocksOf(markdown: string): Block[] {
     if (lines[i] !== "```sh") continue;
     const end = lines.indexOf("```", i + 1);
     const skip = /^<!-- readme-test: skip (.+) -->$/.exec(lines[i - 1] ?? "")?.[1];
-    blocks.push({ index: blocks.length + 1, line: i + 1, heading, text: lines.slice(i + 1, end).join("\n"), skip });
+    const stopsServer = lines[i - 1] === "<!-- readme-test: stop-server -->";
+    blocks.push({ index: blocks.length + 1, line: i + 1, heading, text: lines.slice(i + 1, end).join("\n"), skip, stopsServer });
     i = end;
   }
   return blocks;
@@ -52,15 +58,30 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The block as the test's shell runs it: its own ports, the server started in the background. */
-function runnable(block: Block, ports: { api: number; registry: number; metrics: number }): string {
-  const text = block.text
-    .replace(/^npm install && npm start\b.*$/m, "npm start > server.log 2>&1 &\nwait_until_up")
+type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp", number>;
+
+/**
+ * The block as the test's shell runs it: the ports of the test (8080, 5000, 9464, the event
+ * receiver's 9999 and the local identity provider's 9000 in the text name them), the first
+ * server started in the background, and the server of the shell remembered (SERVER_PID) so that a
+ * block whose prose says to stop it first finds it stopped.
+ */
+function runnable(block: Block, ports: Ports): string {
+  let text = block.text
+    .replace(/^npm install && npm start\b.*$/m, "npm start > server.log 2>&1 &\nSERVER_PID=$!\nwait_until_up")
     .replace(/^npm test\b.*$/m, "")
-    .replaceAll("localhost:8080", `localhost:${ports.api}`)
-    .replaceAll("localhost:5000", `localhost:${ports.registry}`)
-    .replaceAll("localhost:9464", `localhost:${ports.metrics}`);
-  return `echo "::block ${block.index} (README line ${block.line})"\n${text}\n`;
+    .replace(/^(npm start\b.*&)(\s*#.*)?$/gm, "$1\nSERVER_PID=$!");
+  for (const [from, to] of [
+    [8080, ports.api],
+    [5000, ports.registry],
+    [9464, ports.metrics],
+    [9999, ports.receiver],
+    [9000, ports.idp],
+  ]) {
+    text = text.replaceAll(`localhost:${from}`, `localhost:${to}`).replaceAll(`127.0.0.1:${from}`, `127.0.0.1:${to}`);
+  }
+  const stop = block.stopsServer ? 'kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true\n' : "";
+  return `echo "::block ${block.index} (README line ${block.line})"\n${stop}${text}\n`;
 }
 
 test("the README's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, async (t) => {
@@ -78,18 +99,19 @@ test("the README's shell blocks run as written, in order, in one shell", { timeo
   }
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
   symlinkSync(join(ROOT, "dist"), join(clone, "dist"));
-  const ports = { api: await freePort(), registry: await freePort(), metrics: await freePort() };
+  const ports: Ports = { api: await freePort(), registry: await freePort(), metrics: await freePort(), receiver: await freePort(), idp: await freePort() };
   const prelude = `set -eo pipefail
-curl() { case " $* " in *" -w "*|*" --write-out "*) command curl "$@" ;; *) command curl --fail-with-body "$@" ;; esac; }
+curl() { local a; for a in "$@"; do case "$a" in -w|--write-out|--fail|--fail-with-body|-[a-zA-Z]*f*) command curl "$@"; return;; esac; done; command curl --fail-with-body "$@"; }
 wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/readyz >/dev/null && return 0; sleep 0.1; done; cat server.log; return 1; }
 `;
   const script = prelude + blocks.filter((b) => !b.skip).map((b) => runnable(b, ports)).join("") + 'echo "::done"\n';
   writeFileSync(join(clone, "readme.sh"), script);
+  writeFileSync(join(clone, "browser.sh"), `#!/bin/sh\nexec node --import tsx ${join(ROOT, "test/support/login-walk-browser.ts")} "$1" >> browser.log 2>&1\n`, { mode: 0o755 });
   for (const skipped of blocks.filter((b) => b.skip)) t.diagnostic(`block ${skipped.index} (line ${skipped.line}, ${skipped.heading}) not run: ${skipped.skip}`);
 
   const shell = spawn("bash", ["readme.sh"], {
     cwd: clone,
-    // The URLs the server and the CLI default to on the README's ports, here on the test's.
+    // PORT, REGISTRY_PORT and METRICS_PORT: where `npm start` listens, and so the URLs it and the CLI default to.
     env: {
       PATH: process.env.PATH,
       HOME: clone,
@@ -97,8 +119,9 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
       PORT: String(ports.api),
       REGISTRY_PORT: String(ports.registry),
       METRICS_PORT: String(ports.metrics),
-      API_URL: `http://localhost:${ports.api}`,
-      REGISTRY_URL: `http://localhost:${ports.registry}`,
+      // The person at the browser `platform-api login` opens: test/support/login-walk-browser.ts signs in as ada.
+      BROWSER: join(clone, "browser.sh"),
+      LOGIN_WALK_USER: "ada",
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -106,7 +129,10 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   let output = "";
   shell.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   shell.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  // A block that never ends (a server that never comes up) is stopped with everything it started.
+  const stuck = setTimeout(() => process.kill(-shell.pid!, "SIGKILL"), 240_000);
   const code = await new Promise<number | null>((resolve) => shell.on("exit", resolve));
+  clearTimeout(stuck);
   try {
     process.kill(-shell.pid!, "SIGTERM");
   } catch {
@@ -114,7 +140,7 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   }
   // The server started by the first block: stopped by its npm's group above, or by its port.
   await new Promise((resolve) => setTimeout(resolve, 500));
-  rmSync(clone, { recursive: true, force: true });
+  if (!process.env.KEEP_README_CLONE) rmSync(clone, { recursive: true, force: true });
   const last = [...output.matchAll(/::block (\d+) \(README line (\d+)\)/g)].at(-1);
   assert.ok(code === 0 && output.includes("::done"), `README block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
 });

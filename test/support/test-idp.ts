@@ -53,6 +53,8 @@ export interface TestIdpAccount {
 }
 
 export interface TestIdpOptions {
+  /** The loopback port to listen on; default any free one. */
+  port?: number;
   /** Lifetime of ID tokens (default 3600). */
   idTokenTtlSeconds?: number;
   /** Lifetime of access tokens (default 3600). */
@@ -182,7 +184,10 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
   const serverErrors: unknown[] = [];
 
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const signingKey = { ...generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" };
