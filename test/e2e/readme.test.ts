@@ -4,7 +4,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
+import { dropFresh, testDatabases } from "../support/databases.js";
 
 /**
  * The README runs as written: its shell blocks, in order, in one clean bash, in a copy of the
@@ -20,6 +21,8 @@ import { test } from "node:test";
  */
 
 const ROOT = new URL("../..", import.meta.url).pathname;
+/** The PostgreSQL database the README's replicas use; the test gives them a fresh schema in it. */
+const README_POSTGRES = "postgres://postgres@127.0.0.1:5432/test";
 
 interface Block {
   index: number;
@@ -58,7 +61,7 @@ function freePort(): Promise<number> {
   });
 }
 
-type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp", number>;
+type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp" | "s3" | "replica1" | "replica1Registry" | "replica2" | "replica2Registry", number>;
 
 /**
  * The block as the test's shell runs it: the ports of the test (8080, 5000, 9464, the event
@@ -66,7 +69,7 @@ type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp", number>
  * server started in the background, and the server of the shell remembered (SERVER_PID) so that a
  * block whose prose says to stop it first finds it stopped.
  */
-function runnable(block: Block, ports: Ports): string {
+function runnable(block: Block, ports: Ports, postgresUrl: string): string {
   let text = block.text
     .replace(/^npm install && npm start\b.*$/m, "npm start > server.log 2>&1 &\nSERVER_PID=$!\nwait_until_up")
     .replace(/^npm test\b.*$/m, "")
@@ -77,16 +80,30 @@ function runnable(block: Block, ports: Ports): string {
     [9464, ports.metrics],
     [9999, ports.receiver],
     [9000, ports.idp],
+    [4568, ports.s3],
+    [8181, ports.replica1],
+    [5181, ports.replica1Registry],
+    [8182, ports.replica2],
+    [5182, ports.replica2Registry],
   ]) {
-    text = text.replaceAll(`localhost:${from}`, `localhost:${to}`).replaceAll(`127.0.0.1:${from}`, `127.0.0.1:${to}`);
+    text = text
+      .replaceAll(`localhost:${from}`, `localhost:${to}`)
+      .replaceAll(`127.0.0.1:${from}`, `127.0.0.1:${to}`)
+      .replace(new RegExp(`(-p|--port|--registry-port) ${from}\\b`, "g"), `$1 ${to}`);
   }
+  // The PostgreSQL database the README names: a schema of the test's own in it.
+  text = text.replaceAll(README_POSTGRES, postgresUrl);
   const stop = block.stopsServer ? 'kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true\n' : "";
-  return `echo "::block ${block.index} (README line ${block.line})"\n${stop}${text}\n`;
+  return `echo "::block ${block.index} (line ${block.line})"\n${stop}${text}\n`;
 }
 
-test("the README's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, async (t) => {
-  const blocks = blocksOf(readFileSync(join(ROOT, "README.md"), "utf8"));
-  assert.ok(blocks.length > 10);
+test("the README's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, (t) => runShellBlocks(t, "README.md", 10));
+
+test("docs/operations.md's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, (t) => runShellBlocks(t, "docs/operations.md", 2));
+
+async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<void> {
+  const blocks = blocksOf(readFileSync(join(ROOT, document), "utf8"));
+  assert.ok(blocks.length >= atLeast, `${document} has its blocks`);
   const clone = mkdtempSync(join(tmpdir(), "platform-api-readme-"));
   const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
   for (const file of files) {
@@ -99,15 +116,22 @@ test("the README's shell blocks run as written, in order, in one shell", { timeo
   }
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
   symlinkSync(join(ROOT, "dist"), join(clone, "dist"));
-  const ports: Ports = { api: await freePort(), registry: await freePort(), metrics: await freePort(), receiver: await freePort(), idp: await freePort() };
+  const ports = Object.fromEntries(
+    await Promise.all(["api", "registry", "metrics", "receiver", "idp", "s3", "replica1", "replica1Registry", "replica2", "replica2Registry"].map(async (name) => [name, await freePort()])),
+  ) as Ports;
+  const postgres = (await testDatabases()).find((d) => d.name === "postgres");
+  if (postgres?.skip) {
+    for (const block of blocks.filter((b) => b.text.includes(README_POSTGRES))) block.skip ??= postgres.skip;
+  }
+  const postgresUrl = postgres && !postgres.skip ? await postgres.fresh() : README_POSTGRES;
   const prelude = `set -eo pipefail
 curl() { local a; for a in "$@"; do case "$a" in -w|--write-out|--fail|--fail-with-body|-[a-zA-Z]*f*) command curl "$@"; return;; esac; done; command curl --fail-with-body "$@"; }
 wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/readyz >/dev/null && return 0; sleep 0.1; done; cat server.log; return 1; }
 `;
-  const script = prelude + blocks.filter((b) => !b.skip).map((b) => runnable(b, ports)).join("") + 'echo "::done"\n';
+  const script = prelude + blocks.filter((b) => !b.skip).map((b) => runnable(b, ports, postgresUrl)).join("") + 'echo "::done"\n';
   writeFileSync(join(clone, "readme.sh"), script);
   writeFileSync(join(clone, "browser.sh"), `#!/bin/sh\nexec node --import tsx ${join(ROOT, "test/support/login-walk-browser.ts")} "$1" >> browser.log 2>&1\n`, { mode: 0o755 });
-  for (const skipped of blocks.filter((b) => b.skip)) t.diagnostic(`block ${skipped.index} (line ${skipped.line}, ${skipped.heading}) not run: ${skipped.skip}`);
+  for (const skipped of blocks.filter((b) => b.skip)) t.diagnostic(`${document} block ${skipped.index} (line ${skipped.line}, ${skipped.heading}) not run: ${skipped.skip}`);
 
   const shell = spawn("bash", ["readme.sh"], {
     cwd: clone,
@@ -141,6 +165,7 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   // The server started by the first block: stopped by its npm's group above, or by its port.
   await new Promise((resolve) => setTimeout(resolve, 500));
   if (!process.env.KEEP_README_CLONE) rmSync(clone, { recursive: true, force: true });
-  const last = [...output.matchAll(/::block (\d+) \(README line (\d+)\)/g)].at(-1);
-  assert.ok(code === 0 && output.includes("::done"), `README block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
-});
+  if (postgresUrl !== README_POSTGRES) await dropFresh(postgresUrl);
+  const last = [...output.matchAll(/::block (\d+) \(line (\d+)\)/g)].at(-1);
+  assert.ok(code === 0 && output.includes("::done"), `${document} block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
+}
