@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { skopeoSkip } from "../support/skopeo.js";
+import { freePort } from "../support/test-server.js";
 
 /**
  * The README runs as written: its shell blocks, in order, in one clean bash, in a copy of the
@@ -49,17 +49,6 @@ function blocksOf(markdown: string): Block[] {
     i = end;
   }
   return blocks;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp" | "s3" | "replica1" | "replica1Registry" | "replica2" | "replica2Registry", number>;

@@ -114,7 +114,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 /** A port free now on loopback (for a server whose URL must be known before it listens). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createNetServer();
     probe.once("error", reject);
