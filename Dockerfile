@@ -15,6 +15,7 @@ RUN npm install --no-audit --no-fund --ignore-scripts && npm rebuild better-sqli
 COPY tsconfig.json tsconfig.build.json ./
 COPY gen gen
 COPY src src
+COPY console console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: the compiled code and the production dependencies, as the unprivileged user `node`.

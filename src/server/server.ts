@@ -8,6 +8,7 @@ import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "../auth/discovery.js";
 import { createStsRoute } from "../auth/sts-route.js";
 import { createLoginRoutes } from "../auth/login/login-routes.js";
+import { createConsoleRoutes } from "../transport/console/console-route.js";
 import type { TokenService } from "../auth/tokens.js";
 import { createUpstreamKeys } from "../auth/upstream-keys.js";
 import { eventsConfigOf, type ServerConfig } from "../config.js";
@@ -133,6 +134,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     },
   });
   const docs = createApiDocsRoutes(host.services);
+  const consolePages = createConsoleRoutes();
 
   const observe = createHttpObserver({ host: "api", metrics, logger, spans: true });
   /** Every request that is not an RPC: logged, counted and traced by the route that answered it. */
@@ -149,6 +151,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await login(req, res)) return;
     note.route = "docs";
     if (await docs(req, res)) return;
+    note.route = "console";
+    if (await consolePages(req, res)) return;
     note.route = "rest";
     if (await rest(req, res)) return;
     note.route = "not_found";

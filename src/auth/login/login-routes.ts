@@ -92,6 +92,8 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   const callbackUrl = new URL(LOGIN_PATHS.callback, config.apiUrl).toString();
   const providers = createProviderClients({ db, secrets: options.secrets, login, callbackUrl, outbound: options.outbound });
   const lifetimes = { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs };
+  /** The API's own origin: its console (/console) signs in here. */
+  const apiOrigin = new URL(config.apiUrl).origin;
 
   const routes: Record<string, { method: "GET" | "POST" | "GET,POST"; handle: (req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger) => Promise<void> }> = {
     [LOGIN_PATHS.login]: { method: "GET", handle: startLogin },
@@ -178,8 +180,8 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     const redirectUri = single(params, "redirect_uri");
     const codeChallenge = single(params, "code_challenge");
     const clientState = single(params, "state");
-    if (!redirectAllowed(redirectUri, login.redirectOrigins)) {
-      throw new Refusal(400, "invalid_request", "redirect_uri must be a loopback address (http://127.0.0.1:<port>/...) or under an origin the server allows (--login-redirect-origins)");
+    if (!redirectAllowed(redirectUri, [...login.redirectOrigins, apiOrigin])) {
+      throw new Refusal(400, "invalid_request", "redirect_uri must be a loopback address (http://127.0.0.1:<port>/...), this server's own origin, or under an origin the server allows (--login-redirect-origins)");
     }
     if (single(params, "code_challenge_method") !== "S256" || !S256_CHALLENGE.test(codeChallenge)) {
       throw new Refusal(400, "invalid_request", "code_challenge (S256, 43 base64url characters) and code_challenge_method=S256 are required");

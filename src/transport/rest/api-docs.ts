@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { DescService } from "@bufbuild/protobuf";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { packageRoot } from "../http/package-root.js";
 import { buildOpenApi, type OpenApiOptions } from "./openapi.js";
 
 /** The document's title, version and description (the generator script and the server share them). */
@@ -20,15 +20,6 @@ export const OPENAPI_INFO: Omit<OpenApiOptions, "describe"> = {
 /** Where `npm run generate` writes the document, from the package root. */
 export const OPENAPI_FILE = "gen/openapi.json";
 
-/** The package root: the nearest folder above this module holding `package.json` (works from `src/` and from a build in `dist/`). */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    dir = dirname(dir);
-  }
-  throw new Error("platform-api: package.json not found above the server's modules");
-}
 
 /** swagger-ui-dist's files served under /docs/, and their types. */
 const UI_FILES: Record<string, string> = {

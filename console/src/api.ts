@@ -1,0 +1,35 @@
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
+import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { accessToken } from "./auth.js";
+
+/** Raised when the session has ended: the console returns to sign-in, on the same page. */
+export class SessionEnded extends Error {}
+
+/** Every call carries the session's token, renewed first when it is about to expire. */
+const bearer: Interceptor = (next) => async (req) => {
+  const token = await accessToken();
+  if (!token) throw new SessionEnded("your session has ended");
+  req.header.set("authorization", `Bearer ${token}`);
+  try {
+    return await next(req);
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.Unauthenticated) throw new SessionEnded(error.rawMessage);
+    throw error;
+  }
+};
+
+/** The API through its RPCs (Connect protocol, JSON), on this host: the same interceptors as every client. */
+const transport = createConnectTransport({ baseUrl: location.origin, interceptors: [bearer] });
+
+export const api = {
+  auth: createClient(Auth, transport),
+  groups: createClient(GroupsService, transport),
+};
+
+/** What to show of a refused call. */
+export function messageOf(error: unknown): string {
+  if (error instanceof ConnectError) return error.rawMessage;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,108 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import type { WhoAmI } from "../../gen/platform/auth/v1/auth_pb.js";
+import { api, messageOf, SessionEnded } from "./api.js";
+import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
+import { TreePage } from "./pages/tree.js";
+import "./styles.css";
+
+type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
+
+/** The page the address names: `#/groups/<uid>` (a uid keeps its `/`), else the organizations. */
+function routeOf(hash: string): { page: "tree"; uid: string } {
+  const match = /^#\/groups\/(.+)$/.exec(hash);
+  return { page: "tree", uid: match ? decodeURIComponent(match[1]) : "" };
+}
+
+function App() {
+  const [phase, setPhase] = useState<Phase>({ kind: "loading" });
+  const [route, setRoute] = useState(routeOf(location.hash));
+  const [error, setError] = useState("");
+
+  const load = async () => {
+    try {
+      await completeSignIn();
+      // Back from the provider, the address holds the page the person was on again.
+      setRoute(routeOf(location.hash));
+      if (!currentSession()) return setPhase({ kind: "signed-out" });
+      setPhase({ kind: "ready", whoami: await api.auth.validate({}) });
+    } catch (failure) {
+      setPhase({ kind: "signed-out", reason: messageOf(failure) });
+    }
+  };
+  useEffect(() => {
+    void load();
+    const onHash = () => {
+      setError("");
+      setRoute(routeOf(location.hash));
+    };
+    addEventListener("hashchange", onHash);
+    return () => removeEventListener("hashchange", onHash);
+  }, []);
+
+  /** A refusal shows its message; an ended session returns to sign-in on the same page. */
+  const onError = (failure: unknown) => {
+    if (failure instanceof SessionEnded) setPhase({ kind: "signed-out", reason: "Your session has ended: sign in again to continue where you were." });
+    else setError(messageOf(failure));
+  };
+
+  if (phase.kind === "loading") return <main><p>Loading…</p></main>;
+  if (phase.kind === "signed-out") {
+    return (
+      <main class="center">
+        <h1>Platform console</h1>
+        {phase.reason ? <p role="alert">{phase.reason}</p> : null}
+        <button type="button" onClick={() => void signIn()}>
+          Sign in
+        </button>
+      </main>
+    );
+  }
+  const { whoami } = phase;
+  return (
+    <>
+      <header class="bar">
+        <a href="#/" class="brand">
+          Platform console
+        </a>
+        <span class="who">{whoami.email || whoami.subject}</span>
+        <button type="button" onClick={() => void signOut().then(() => setPhase({ kind: "signed-out" }))}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {error ? (
+          <p role="alert" class="error">
+            {error}
+          </p>
+        ) : null}
+        {whoami.capabilities.length === 0 ? <Register onDone={() => void load()} onError={onError} /> : <TreePage uid={route.uid} whoami={whoami} onError={onError} />}
+      </main>
+    </>
+  );
+}
+
+/** A person signed in who belongs to no organization yet: an invite's code makes them a member. */
+function Register({ onDone, onError }: { onDone: () => void; onError: (error: unknown) => void }) {
+  const [code, setCode] = useState("");
+  return (
+    <section aria-labelledby="join">
+      <h1 id="join">Join an organization</h1>
+      <p>You are signed in but belong to no organization yet. Paste the invite code someone sent you.</p>
+      <form
+        class="row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          api.auth.register({ code }).then(onDone, onError);
+        }}
+      >
+        <label>
+          Invite code <input value={code} onInput={(e) => setCode(e.currentTarget.value)} required autoComplete="off" />
+        </label>
+        <button type="submit">Join</button>
+      </form>
+    </section>
+  );
+}
+
+render(<App />, document.getElementById("app")!);
