@@ -2,6 +2,10 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
+import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
+import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
+import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { accessToken } from "./auth.js";
 
 /** Raised when the session has ended: the console returns to sign-in, on the same page. */
@@ -26,6 +30,11 @@ const transport = createConnectTransport({ baseUrl: location.origin, interceptor
 export const api = {
   auth: createClient(Auth, transport),
   groups: createClient(GroupsService, transport),
+  repos: createClient(ReposService, transport),
+  tags: createClient(TagsService, transport),
+  images: createClient(ImagesService, transport),
+  /** Tag history has its RPC in v1 (ListTagHistory); v2 serves it on the registry host only. */
+  registryV1: createClient(RegistryV1, transport),
 };
 
 /** What to show of a refused call. */

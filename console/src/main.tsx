@@ -3,20 +3,45 @@ import { useEffect, useState } from "preact/hooks";
 import type { WhoAmI } from "../../gen/platform/auth/v1/auth_pb.js";
 import { api, messageOf, SessionEnded } from "./api.js";
 import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
+import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
 import { TreePage } from "./pages/tree.js";
 import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-/** The page the address names: `#/groups/<uid>` (a uid keeps its `/`), else the organizations. */
-function routeOf(hash: string): { page: "tree"; uid: string } {
-  const match = /^#\/groups\/(.+)$/.exec(hash);
-  return { page: "tree", uid: match ? decodeURIComponent(match[1]) : "" };
+type Route = { page: "tree" | "repo" | "tag"; uid: string } | { page: "report"; uid: string; digest: string };
+
+/**
+ * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`; else the organizations.
+ */
+function routeOf(hash: string): Route {
+  const match = /^#\/(groups|repos|tags|reports)\/(.+)$/.exec(hash);
+  if (!match) return { page: "tree", uid: "" };
+  const value = decodeURIComponent(match[2]);
+  if (match[1] === "reports") {
+    const [uid, digest] = value.split("@");
+    return { page: "report", uid, digest: digest ?? "" };
+  }
+  return { page: match[1] === "groups" ? "tree" : match[1] === "repos" ? "repo" : "tag", uid: value };
+}
+
+function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onError: (error: unknown) => void }) {
+  switch (route.page) {
+    case "repo":
+      return <RepoPage uid={route.uid} onError={onError} />;
+    case "tag":
+      return <TagPage uid={route.uid} onError={onError} />;
+    case "report":
+      return <ReportPage repoUid={route.uid} digest={route.digest} onError={onError} />;
+    default:
+      return <TreePage uid={route.uid} whoami={whoami} onError={onError} />;
+  }
 }
 
 function App() {
   const [phase, setPhase] = useState<Phase>({ kind: "loading" });
-  const [route, setRoute] = useState(routeOf(location.hash));
+  const [route, setRoute] = useState<Route>(routeOf(location.hash));
   const [error, setError] = useState("");
 
   const load = async () => {
@@ -61,7 +86,7 @@ function App() {
   const { whoami } = phase;
   return (
     <>
-      <header class="bar">
+      <header class="topbar">
         <a href="#/" class="brand">
           Platform console
         </a>
@@ -76,7 +101,7 @@ function App() {
             {error}
           </p>
         ) : null}
-        {whoami.capabilities.length === 0 ? <Register onDone={() => void load()} onError={onError} /> : <TreePage uid={route.uid} whoami={whoami} onError={onError} />}
+        {whoami.capabilities.length === 0 ? <Register onDone={() => void load()} onError={onError} /> : <Page route={route} whoami={whoami} onError={onError} />}
       </main>
     </>
   );

@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
+import { freePort, skopeoSkip } from "../support/skopeo.js";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
 import { builtInRole } from "../../src/auth/capabilities.js";
@@ -13,6 +21,9 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  * provider: sign in through the browser login, join by an invite, walk the organization tree and
  * change it, all through the API's RPCs; axe finds no serious or critical violation on any page.
  */
+const ROOT = new URL("../..", import.meta.url).pathname;
+const execFileAsync = promisify(execFile);
+
 describe("the console", { skip: chromiumSkip }, () => {
   let idp: TestIdp;
   let server: TestServer;
@@ -20,8 +31,11 @@ describe("the console", { skip: chromiumSkip }, () => {
 
   before(async () => {
     idp = await startTestIdp();
+    const registryPort = await freePort();
     server = await startTestServer({
       apiUrl: "listen",
+      registryPort,
+      registryUrl: `http://127.0.0.1:${registryPort}`,
       upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true },
       login: { issuer: idp.issuer, clientId: "platform", clientSecret: "s3cret" },
     });
@@ -49,7 +63,11 @@ describe("the console", { skip: chromiumSkip }, () => {
   async function accessible(page: Page, what: string): Promise<void> {
     const { violations } = await new AxeBuilder({ page }).analyze();
     const grave = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-    assert.deepEqual(grave.map((v) => `${v.id}: ${v.help}`), [], `${what}: no serious or critical accessibility violation`);
+    assert.deepEqual(
+      grave.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("; ")})`),
+      [],
+      `${what}: no serious or critical accessibility violation`,
+    );
   }
 
   const backAtConsole = (url: URL) => url.pathname.startsWith("/console/") && !url.search.includes("code=");
@@ -126,6 +144,53 @@ describe("the console", { skip: chromiumSkip }, () => {
     assert.ok(compressed < 250_000, `the first page's JavaScript is ${compressed} bytes gzipped (budget 250 kB)`);
     assert.equal((await fetch(`${server.apiUrl}/console/assets/none.js`)).status, 404);
     assert.equal((await fetch(`${server.apiUrl}/console/any/page`)).status, 200, "the console routes in the browser");
+  });
+
+  test("a tag's history is a timeline whose pinned reference copies; an image's report charts its severities", { skip: skopeoSkip, timeout: 180_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "platform-api-console-"));
+    try {
+      const crates = join(ROOT, "samples/osv/rustsec/crates");
+      await importOsvFeed(server.store.db, readOsvFeed(readdirSync(crates).map((f) => join(crates, f))));
+      const registryToken = (await server.server.tokens.issue({ subject: server.ownerUid, audience: server.registryUrl })).token;
+      // The fixed image first, then the vulnerable one: `latest` moves, and its history has both.
+      for (const [layout, lock] of [["fixed", "normal"], ["vulnerable", "nickel"]]) {
+        // Not synchronously: the registry answering skopeo runs in this process.
+        await execFileAsync("bash", [join(ROOT, "scripts/oci-layout-of.sh"), join(dir, layout), "v1", `srv/app/Cargo.lock=${join(ROOT, `test/fixtures/inventory/${lock}.Cargo.lock`)}`]);
+        await execFileAsync("skopeo", ["--insecure-policy", "copy", "--dest-tls-verify=false", "--dest-creds", `_token:${registryToken}`, `oci:${join(dir, layout)}:v1`, `docker://${server.registryUrl.slice(7)}/acme/shop:latest`], { env: { ...process.env, HOME: dir } });
+      }
+      await server.server.workers.get("reports")!.drain!();
+
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ["clipboard-read", "clipboard-write"] });
+      const page = await context.newPage();
+      await page.goto(`${server.apiUrl}/console/`);
+      await signIn(page, "ada");
+      await page.getByRole("link", { name: "acme" }).click();
+      await page.getByRole("link", { name: "shop" }).click();
+      await page.getByRole("heading", { name: "shop" }).waitFor();
+      await accessible(page, "a repository");
+      await page.getByRole("link", { name: "latest", exact: true }).click();
+      await page.getByRole("heading", { name: "shop:latest" }).waitFor();
+      const entries = page.locator(".timeline li");
+      await entries.nth(1).waitFor();
+      assert.equal(await entries.count(), 2, "latest pointed at two images");
+      await accessible(page, "a tag's history");
+      await entries.first().getByRole("button").click();
+      await page.getByText(/^Copied shop@sha256:/).waitFor();
+      const pinned = await page.evaluate(() => navigator.clipboard.readText());
+      const history = await fetch(`${server.apiUrl}/registry/v1/tags/${page.url().split("#/tags/")[1]}/history`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+      const items = ((await history.json()) as { items: Array<{ digest: string }> }).items;
+      assert.equal(pinned, `shop@${items.at(-1)!.digest}`, "the newest digest, pinned");
+
+      await page.goBack();
+      await page.getByRole("link", { name: "Vulnerability report of latest" }).click();
+      await page.getByRole("heading", { name: "Vulnerabilities" }).waitFor();
+      await page.getByRole("cell", { name: "RUSTSEC-2019-0009" }).waitFor();
+      assert.match(await page.locator("figure").innerText(), /critical\s*[1-9]/);
+      await accessible(page, "a vulnerability report");
+      await context.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a viewer sees no write controls; an ended session returns to sign-in on the same page", { timeout: 120_000 }, async () => {

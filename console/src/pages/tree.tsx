@@ -3,6 +3,7 @@ import type { WhoAmI } from "../../../gen/platform/auth/v1/auth_pb.js";
 import type { Group } from "../../../gen/platform/iam/v2/group_pb.js";
 import { api } from "../api.js";
 import { ancestry, holds, rootGroups } from "../grants.js";
+import { RepoList } from "./repos.js";
 
 /** The organization tree: a group, its breadcrumbs and its folders; create, rename and delete where the caller may. */
 export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI; onError: (error: unknown) => void }) {
@@ -81,6 +82,7 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
           </li>
         ))}
       </ul>
+      <RepoList group={uid} onError={onError} />
       {holds(whoami, "groups.create", uid) ? (
         <form class="row" onSubmit={act(() => api.groups.createGroup({ parent: uid, group: { name } }).then(() => setName("")), `Folder ${name} created.`)}>
           <label>
