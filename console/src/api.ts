@@ -1,7 +1,12 @@
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
+import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
+import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
+import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
@@ -30,6 +35,11 @@ const transport = createConnectTransport({ baseUrl: location.origin, interceptor
 export const api = {
   auth: createClient(Auth, transport),
   groups: createClient(GroupsService, transport),
+  identities: createClient(IdentitiesService, transport),
+  roles: createClient(RolesService, transport),
+  bindings: createClient(RoleBindingsService, transport),
+  invites: createClient(GroupInvitesService, transport),
+  advisories: createClient(AdvisoriesService, transport),
   repos: createClient(ReposService, transport),
   tags: createClient(TagsService, transport),
   images: createClient(ImagesService, transport),

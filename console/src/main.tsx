@@ -3,27 +3,32 @@ import { useEffect, useState } from "preact/hooks";
 import type { WhoAmI } from "../../gen/platform/auth/v1/auth_pb.js";
 import { api, messageOf, SessionEnded } from "./api.js";
 import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
+import { AccessPage } from "./pages/access.js";
+import { AdvisoriesPage } from "./pages/advisories.js";
 import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
 import { TreePage } from "./pages/tree.js";
 import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-type Route = { page: "tree" | "repo" | "tag"; uid: string } | { page: "report"; uid: string; digest: string };
+type Route = { page: "tree" | "repo" | "tag" | "access"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" };
 
 /**
  * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
- * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`; else the organizations.
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/advisories`; else the
+ * organizations.
  */
 function routeOf(hash: string): Route {
-  const match = /^#\/(groups|repos|tags|reports)\/(.+)$/.exec(hash);
+  if (hash === "#/advisories") return { page: "advisories" };
+  const match = /^#\/(groups|repos|tags|reports|access)\/(.+)$/.exec(hash);
   if (!match) return { page: "tree", uid: "" };
   const value = decodeURIComponent(match[2]);
   if (match[1] === "reports") {
     const [uid, digest] = value.split("@");
     return { page: "report", uid, digest: digest ?? "" };
   }
-  return { page: match[1] === "groups" ? "tree" : match[1] === "repos" ? "repo" : "tag", uid: value };
+  const page = ({ groups: "tree", repos: "repo", tags: "tag", access: "access" } as const)[match[1] as "groups" | "repos" | "tags" | "access"];
+  return { page, uid: value };
 }
 
 function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onError: (error: unknown) => void }) {
@@ -34,8 +39,12 @@ function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onErro
       return <TagPage uid={route.uid} onError={onError} />;
     case "report":
       return <ReportPage repoUid={route.uid} digest={route.digest} onError={onError} />;
+    case "access":
+      return <AccessPage uid={route.uid} whoami={whoami} onError={onError} />;
+    case "advisories":
+      return <AdvisoriesPage onError={onError} />;
     default:
-      return <TreePage uid={route.uid} whoami={whoami} onError={onError} />;
+      return <TreePage uid={route.page === "tree" ? route.uid : ""} whoami={whoami} onError={onError} />;
   }
 }
 
@@ -90,6 +99,9 @@ function App() {
         <a href="#/" class="brand">
           Platform console
         </a>
+        <nav aria-label="Sections" class="sections">
+          <a href="#/">Organizations</a> <a href="#/advisories">Advisories</a>
+        </nav>
         <span class="who">{whoami.email || whoami.subject}</span>
         <button type="button" onClick={() => void signOut().then(() => setPhase({ kind: "signed-out" }))}>
           Sign out

@@ -125,6 +125,23 @@ describe("the console", { skip: chromiumSkip }, () => {
     await page.getByRole("button", { name: "Create folder" }).click();
     await page.getByRole("alert").waitFor();
     assert.match(await page.getByRole("alert").innerText(), /team-y/);
+    // Access: bind a role to an identity of the organization, and create an invite whose code shows once.
+    const made = await fetch(`${server.apiUrl}/iam/v2/identities/${server.org.uid}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "ci-robot", claimMatch: { issuer: "https://ci.example.com", subject: "robot" } }),
+    });
+    assert.equal(made.status, 200);
+    await page.getByRole("link", { name: "Access: role bindings and invites" }).click();
+    await page.getByRole("heading", { name: "Access" }).waitFor();
+    await page.getByLabel("Identity").selectOption({ label: "ci-robot" });
+    await page.getByLabel("Role", { exact: true }).selectOption({ label: "viewer" });
+    await page.getByRole("button", { name: "Bind role" }).click();
+    await page.getByRole("cell", { name: "ci-robot", exact: true }).waitFor();
+    await page.getByLabel("Invite with role").selectOption({ label: "editor" });
+    await page.getByRole("button", { name: "Create invite" }).click();
+    await page.getByText(/Invite code \(shown once\)/).waitFor();
+    await accessible(page, "access");
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -187,6 +204,15 @@ describe("the console", { skip: chromiumSkip }, () => {
       await page.getByRole("cell", { name: "RUSTSEC-2019-0009" }).waitFor();
       assert.match(await page.locator("figure").innerText(), /critical\s*[1-9]/);
       await accessible(page, "a vulnerability report");
+
+      await page.getByRole("link", { name: "Advisories" }).click();
+      await page.getByLabel("Package").fill("openssl");
+      await page.getByLabel("Ecosystem").fill("crates.io");
+      await page.getByLabel("Version").fill("0.10.50");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("cell", { name: "RUSTSEC-2023-0044" }).waitFor();
+      assert.match(await page.locator("caption").innerText(), /^5 advisories$/);
+      await accessible(page, "advisories");
       await context.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

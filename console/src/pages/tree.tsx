@@ -69,6 +69,9 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
         ))}
       </nav>
       <h1 id="group-name">{current?.name ?? "…"}</h1>
+      <p>
+        <a href={`#/access/${uid}`}>Access: role bindings and invites</a>
+      </p>
       {current?.description ? <p>{current.description}</p> : null}
       <p role="status" class="notice">
         {notice}

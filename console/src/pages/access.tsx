@@ -1,0 +1,142 @@
+import { useEffect, useState } from "preact/hooks";
+import type { WhoAmI } from "../../../gen/platform/auth/v1/auth_pb.js";
+import type { GroupInvite } from "../../../gen/platform/iam/v2/group_invite_pb.js";
+import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
+import type { Role } from "../../../gen/platform/iam/v2/role_pb.js";
+import type { RoleBinding } from "../../../gen/platform/iam/v2/role_binding_pb.js";
+import { api } from "../api.js";
+import { holds } from "../grants.js";
+
+/** Who holds which role at a group, binding a role there, and its invites (create and copy a code, revoke). */
+export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI; onError: (error: unknown) => void }) {
+  const [bindings, setBindings] = useState<RoleBinding[]>([]);
+  const [invites, setInvites] = useState<GroupInvite[]>([]);
+  const [identities, setIdentities] = useState<Identity[]>([]);
+  const [roles, setRoles] = useState<Role[]>([]);
+  const [identity, setIdentity] = useState("");
+  const [role, setRole] = useState("");
+  const [inviteRole, setInviteRole] = useState("");
+  const [email, setEmail] = useState("");
+  const [code, setCode] = useState("");
+  const [version, setVersion] = useState(0);
+  const organization = uid.split("/")[0];
+
+  useEffect(() => {
+    api.bindings.listRoleBindings({ group: uid, pageSize: 200 }).then((r) => setBindings(r.roleBindings), onError);
+    if (holds(whoami, "group_invites.list", uid)) api.invites.listGroupInvites({ uidp: { childrenOf: uid }, pageSize: 200 }).then((r) => setInvites(r.groupInvites), onError);
+  }, [uid, version]);
+  useEffect(() => {
+    if (holds(whoami, "identity.list", organization)) api.identities.listIdentities({ uidp: { descendantsOf: organization }, pageSize: 200, orderBy: "name" }).then((r) => setIdentities(r.identities), onError);
+    api.roles.listRoles({ pageSize: 200, orderBy: "name" }).then((r) => setRoles(r.roles), onError);
+  }, [organization]);
+
+  const act = (work: () => Promise<unknown>) => async (event: Event) => {
+    event.preventDefault();
+    try {
+      await work();
+      setVersion((v) => v + 1);
+    } catch (error) {
+      onError(error);
+    }
+  };
+  const roleOptions = [<option value="">Choose a role</option>, ...roles.map((r) => <option value={r.uid}>{r.name}</option>)];
+
+  return (
+    <section aria-labelledby="access">
+      <nav aria-label="Breadcrumbs" class="crumbs">
+        <a href={`#/groups/${uid}`}>Back to the group</a>
+      </nav>
+      <h1 id="access">Access</h1>
+      <table>
+        <caption>Role bindings at this group</caption>
+        <thead>
+          <tr>
+            <th scope="col">Identity</th>
+            <th scope="col">Role</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {bindings.map((b) => (
+            <tr key={b.uid}>
+              <td>{b.identity?.name || b.identity?.uid}</td>
+              <td>{b.role?.name}</td>
+              <td>
+                {holds(whoami, "role_bindings.delete", uid) ? (
+                  <button type="button" onClick={act(() => api.bindings.deleteRoleBinding({ uid: b.uid }))} aria-label={`Remove ${b.role?.name} from ${b.identity?.name}`}>
+                    Remove
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {holds(whoami, "role_bindings.create", uid) ? (
+        <form class="row" onSubmit={act(() => api.bindings.createRoleBinding({ parent: uid, roleBinding: { identityUid: identity, roleUid: role } }))}>
+          <label>
+            Identity
+            <select aria-label="Identity" value={identity} onChange={(e) => setIdentity(e.currentTarget.value)} required>
+              <option value="">Choose an identity</option>
+              {identities.map((i) => (
+                <option value={i.uid}>{i.name}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Role
+            <select aria-label="Role" value={role} onChange={(e) => setRole(e.currentTarget.value)} required>
+              {roleOptions}
+            </select>
+          </label>
+          <button type="submit">Bind role</button>
+        </form>
+      ) : null}
+      {holds(whoami, "group_invites.list", uid) ? (
+        <>
+          <h2>Invites</h2>
+          <ul class="list">
+            {invites.map((i) => (
+              <li key={i.uid}>
+                {i.role?.name} {i.email ? `for ${i.email}` : "for anyone with the code"}{" "}
+                {holds(whoami, "group_invites.delete", uid) ? (
+                  <button type="button" onClick={act(() => api.invites.deleteGroupInvite({ uid: i.uid }))} aria-label={`Revoke the ${i.role?.name} invite ${i.email}`}>
+                    Revoke
+                  </button>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {holds(whoami, "group_invites.create", uid) ? (
+        <form
+          class="row"
+          onSubmit={act(async () => {
+            const made = await api.invites.createGroupInvite({ parent: uid, groupInvite: { roleUid: inviteRole, email, ttl: { seconds: BigInt(7 * 86400) } } });
+            setCode(made.code);
+          })}
+        >
+          <label>
+            Invite with role
+            <select aria-label="Invite with role" value={inviteRole} onChange={(e) => setInviteRole(e.currentTarget.value)} required>
+              {roleOptions}
+            </select>
+          </label>
+          <label>
+            Email (optional) <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Create invite</button>
+        </form>
+      ) : null}
+      {code ? (
+        <p role="status">
+          Invite code (shown once): <code>{code}</code>{" "}
+          <button type="button" onClick={() => void navigator.clipboard.writeText(code)}>
+            Copy code
+          </button>
+        </p>
+      ) : null}
+    </section>
+  );
+}
