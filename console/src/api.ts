@@ -7,6 +7,7 @@ import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
+import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
@@ -40,6 +41,7 @@ export const api = {
   bindings: createClient(RoleBindingsService, transport),
   invites: createClient(GroupInvitesService, transport),
   advisories: createClient(AdvisoriesService, transport),
+  subscriptions: createClient(SubscriptionsService, transport),
   repos: createClient(ReposService, transport),
   tags: createClient(TagsService, transport),
   images: createClient(ImagesService, transport),

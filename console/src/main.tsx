@@ -5,29 +5,30 @@ import { api, messageOf, SessionEnded } from "./api.js";
 import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
 import { AccessPage } from "./pages/access.js";
 import { AdvisoriesPage } from "./pages/advisories.js";
+import { EventsPage } from "./pages/events.js";
 import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
 import { TreePage } from "./pages/tree.js";
 import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-type Route = { page: "tree" | "repo" | "tag" | "access"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" };
+type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" };
 
 /**
  * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
- * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/advisories`; else the
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`; else the
  * organizations.
  */
 function routeOf(hash: string): Route {
   if (hash === "#/advisories") return { page: "advisories" };
-  const match = /^#\/(groups|repos|tags|reports|access)\/(.+)$/.exec(hash);
+  const match = /^#\/(groups|repos|tags|reports|access|events)\/(.+)$/.exec(hash);
   if (!match) return { page: "tree", uid: "" };
   const value = decodeURIComponent(match[2]);
   if (match[1] === "reports") {
     const [uid, digest] = value.split("@");
     return { page: "report", uid, digest: digest ?? "" };
   }
-  const page = ({ groups: "tree", repos: "repo", tags: "tag", access: "access" } as const)[match[1] as "groups" | "repos" | "tags" | "access"];
+  const page = ({ groups: "tree", repos: "repo", tags: "tag", access: "access", events: "events" } as const)[match[1] as "groups" | "repos" | "tags" | "access" | "events"];
   return { page, uid: value };
 }
 
@@ -43,6 +44,8 @@ function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onErro
       return <AccessPage uid={route.uid} whoami={whoami} onError={onError} />;
     case "advisories":
       return <AdvisoriesPage onError={onError} />;
+    case "events":
+      return <EventsPage uid={route.uid} onError={onError} />;
     default:
       return <TreePage uid={route.page === "tree" ? route.uid : ""} whoami={whoami} onError={onError} />;
   }

@@ -36,6 +36,7 @@ describe("the console", { skip: chromiumSkip }, () => {
       apiUrl: "listen",
       registryPort,
       registryUrl: `http://127.0.0.1:${registryPort}`,
+      events: { allowLocalSinks: true },
       upstreamIssuers: { allowHttp: true, allowPrivateAddresses: true },
       login: { issuer: idp.issuer, clientId: "platform", clientSecret: "s3cret" },
     });
@@ -142,6 +143,18 @@ describe("the console", { skip: chromiumSkip }, () => {
     await page.getByRole("button", { name: "Create invite" }).click();
     await page.getByText(/Invite code \(shown once\)/).waitFor();
     await accessible(page, "access");
+
+    // Events: a subscription made over the API shows with its delivery state.
+    const subscribed = await fetch(`${server.apiUrl}/events/v2/subscriptions/${server.org.uid}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ sink: "http://127.0.0.1:9/platform" }) /* nothing listens: deliveries fail */,
+    });
+    assert.equal(subscribed.status, 200, await subscribed.clone().text());
+    await page.getByRole("link", { name: "Back to the group" }).click();
+    await page.getByRole("link", { name: "Event subscriptions" }).click();
+    await page.getByRole("cell", { name: "http://127.0.0.1:9/platform", exact: true }).waitFor();
+    await accessible(page, "event subscriptions");
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -71,6 +71,12 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
       <h1 id="group-name">{current?.name ?? "…"}</h1>
       <p>
         <a href={`#/access/${uid}`}>Access: role bindings and invites</a>
+        {holds(whoami, "subscriptions.list", uid) ? (
+          <>
+            {" · "}
+            <a href={`#/events/${uid}`}>Event subscriptions</a>
+          </>
+        ) : null}
       </p>
       {current?.description ? <p>{current.description}</p> : null}
       <p role="status" class="notice">
