@@ -8,6 +8,7 @@ import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_ser
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
+import { ArtifactsService } from "../../gen/platform/libraries/v2/artifacts_service_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
@@ -42,6 +43,7 @@ export const api = {
   invites: createClient(GroupInvitesService, transport),
   advisories: createClient(AdvisoriesService, transport),
   subscriptions: createClient(SubscriptionsService, transport),
+  libraries: createClient(ArtifactsService, transport),
   repos: createClient(ReposService, transport),
   tags: createClient(TagsService, transport),
   images: createClient(ImagesService, transport),

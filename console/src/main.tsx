@@ -6,21 +6,23 @@ import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
 import { AccessPage } from "./pages/access.js";
 import { AdvisoriesPage } from "./pages/advisories.js";
 import { EventsPage } from "./pages/events.js";
+import { LibrariesPage } from "./pages/libraries.js";
 import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
 import { TreePage } from "./pages/tree.js";
 import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" };
+type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" } | { page: "libraries" };
 
 /**
  * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
- * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`; else the
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`, `#/libraries`; else the
  * organizations.
  */
 function routeOf(hash: string): Route {
   if (hash === "#/advisories") return { page: "advisories" };
+  if (hash === "#/libraries") return { page: "libraries" };
   const match = /^#\/(groups|repos|tags|reports|access|events)\/(.+)$/.exec(hash);
   if (!match) return { page: "tree", uid: "" };
   const value = decodeURIComponent(match[2]);
@@ -44,6 +46,8 @@ function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onErro
       return <AccessPage uid={route.uid} whoami={whoami} onError={onError} />;
     case "advisories":
       return <AdvisoriesPage onError={onError} />;
+    case "libraries":
+      return <LibrariesPage onError={onError} />;
     case "events":
       return <EventsPage uid={route.uid} onError={onError} />;
     default:
@@ -103,7 +107,7 @@ function App() {
           Platform console
         </a>
         <nav aria-label="Sections" class="sections">
-          <a href="#/">Organizations</a> <a href="#/advisories">Advisories</a>
+          <a href="#/">Organizations</a> <a href="#/advisories">Advisories</a> <a href="#/libraries">Libraries</a>
         </nav>
         <span class="who">{whoami.email || whoami.subject}</span>
         <button type="button" onClick={() => void signOut().then(() => setPhase({ kind: "signed-out" }))}>

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
 import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
+import { importLibraries } from "../../src/domains/libraries/library-import.js";
+import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
@@ -226,6 +228,14 @@ describe("the console", { skip: chromiumSkip }, () => {
       await page.getByRole("cell", { name: "RUSTSEC-2023-0044" }).waitFor();
       assert.match(await page.locator("caption").innerText(), /^5 advisories$/);
       await accessible(page, "advisories");
+
+      await importLibraries(server.store.db, server.org.uid, readLibraryFeed([join(ROOT, "test/fixtures/libraries/npm")]));
+      await page.getByRole("link", { name: "Libraries" }).click();
+      await page.getByLabel("Name").fill("minimist");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("button", { name: "minimist" }).click();
+      await page.getByRole("cell", { name: "1.2.8" }).waitFor();
+      await accessible(page, "libraries");
       await context.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
