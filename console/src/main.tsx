@@ -7,22 +7,24 @@ import { AccessPage } from "./pages/access.js";
 import { AdvisoriesPage } from "./pages/advisories.js";
 import { EventsPage } from "./pages/events.js";
 import { LibrariesPage } from "./pages/libraries.js";
+import { RolesPage } from "./pages/roles.js";
 import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
 import { TreePage } from "./pages/tree.js";
 import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" } | { page: "libraries" };
+type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" } | { page: "libraries" } | { page: "roles" };
 
 /**
  * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
- * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`, `#/libraries`; else the
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`, `#/libraries`, `#/roles`; else the
  * organizations.
  */
 function routeOf(hash: string): Route {
   if (hash === "#/advisories") return { page: "advisories" };
   if (hash === "#/libraries") return { page: "libraries" };
+  if (hash === "#/roles") return { page: "roles" };
   const match = /^#\/(groups|repos|tags|reports|access|events)\/(.+)$/.exec(hash);
   if (!match) return { page: "tree", uid: "" };
   const value = decodeURIComponent(match[2]);
@@ -46,6 +48,8 @@ function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onErro
       return <AccessPage uid={route.uid} whoami={whoami} onError={onError} />;
     case "advisories":
       return <AdvisoriesPage onError={onError} />;
+    case "roles":
+      return <RolesPage onError={onError} />;
     case "libraries":
       return <LibrariesPage onError={onError} />;
     case "events":
@@ -107,7 +111,7 @@ function App() {
           Platform console
         </a>
         <nav aria-label="Sections" class="sections">
-          <a href="#/">Organizations</a> <a href="#/advisories">Advisories</a> <a href="#/libraries">Libraries</a>
+          <a href="#/">Organizations</a> <a href="#/roles">Roles</a> <a href="#/advisories">Advisories</a> <a href="#/libraries">Libraries</a>
         </nav>
         <span class="who">{whoami.email || whoami.subject}</span>
         <button type="button" onClick={() => void signOut().then(() => setPhase({ kind: "signed-out" }))}>

@@ -157,6 +157,12 @@ describe("the console", { skip: chromiumSkip }, () => {
     await page.getByRole("link", { name: "Event subscriptions" }).click();
     await page.getByRole("cell", { name: "http://127.0.0.1:9/platform", exact: true }).waitFor();
     await accessible(page, "event subscriptions");
+
+    await page.getByRole("link", { name: "Roles" }).click();
+    const viewerRole = page.getByRole("article", { name: "viewer" });
+    await viewerRole.waitFor();
+    assert.match(await viewerRole.innerText(), /IAM\s+groups list/, "capabilities grouped by domain");
+    await accessible(page, "roles");
     assert.deepEqual(problems, []);
     await page.close();
   });
