@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
@@ -63,7 +63,16 @@ describe("the console", { skip: chromiumSkip }, () => {
     return ((await res.json()) as { code: string }).code;
   }
 
+  /**
+   * Axe's verdict on the page; with CONSOLE_SCREENSHOTS=<folder> (`npm run screenshots:console`),
+   * also a screenshot of it named for `what`, for docs/console/.
+   */
   async function accessible(page: Page, what: string): Promise<void> {
+    const folder = process.env.CONSOLE_SCREENSHOTS;
+    if (folder) {
+      mkdirSync(folder, { recursive: true });
+      await page.screenshot({ path: join(folder, `${what.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "")}.png`), fullPage: true });
+    }
     const { violations } = await new AxeBuilder({ page }).analyze();
     const grave = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     assert.deepEqual(
