@@ -109,6 +109,11 @@ export function loginConfigOf(config: ServerConfig): LoginConfig {
   return { ...defaultLoginConfig, ...config.login };
 }
 
+/** A login's refresh token lifetimes, as the auth domain takes them. */
+export function refreshLifetimesOf(login: LoginConfig): { lifetimeMs: number; maxLifetimeMs: number } {
+  return { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs };
+}
+
 /** Where the token exchange may fetch another issuer's discovery document and JWKS from. */
 export interface UpstreamIssuerPolicy {
   /** Also plain `http://` URLs (default: https only). */

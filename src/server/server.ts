@@ -8,6 +8,7 @@ import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "../auth/discovery.js";
 import { createStsRoute } from "../auth/sts-route.js";
 import { createLoginRoutes } from "../auth/login/login-routes.js";
+import type { OutboundPolicy } from "../outbound/fetch.js";
 import { createConsoleRoutes } from "../transport/console/console-route.js";
 import type { TokenService } from "../auth/tokens.js";
 import { createUpstreamKeys } from "../auth/upstream-keys.js";
@@ -112,12 +113,14 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     onError: (error, req) => logger.error("REST transcoding failed", { error: String(error), requestId: requestIdOf(req) }),
   });
   const discovery = createDiscoveryRoutes(config, host.tokens);
-  const upstream = createUpstreamKeys({
+  // Where the token exchange and the login may reach other issuers: one policy for both.
+  const issuers: OutboundPolicy = {
     allowHttp: config.upstreamIssuers?.allowHttp ?? false,
     allowPrivateAddresses: config.upstreamIssuers?.allowPrivateAddresses ?? false,
     timeoutMs: config.limits.upstreamFetchTimeoutMs,
     maxBytes: config.limits.upstreamFetchMaxBytes,
-  });
+  };
+  const upstream = createUpstreamKeys(issuers);
   const sts = createStsRoute({ config, tokens: host.tokens, db: store.db, logger, upstream, secrets: host.secrets });
   const login = createLoginRoutes({
     config,
@@ -125,13 +128,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     db: store.db,
     secrets: host.secrets,
     logger,
-    outbound: {
-      allowHttp: config.upstreamIssuers?.allowHttp ?? false,
-      allowPrivateAddresses: config.upstreamIssuers?.allowPrivateAddresses ?? false,
-      relaxedBy: { http: "serve --allow-http-issuers", privateAddresses: "serve --allow-private-issuers" },
-      timeoutMs: config.limits.upstreamFetchTimeoutMs,
-      maxBytes: config.limits.upstreamFetchMaxBytes,
-    },
+    outbound: issuers,
   });
   const docs = createApiDocsRoutes(host.services);
   const consolePages = createConsoleRoutes();

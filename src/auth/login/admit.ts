@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
 import type { Kysely } from "kysely";
-import type { LoginConfig } from "../../config.js";
+import { refreshLifetimesOf, type LoginConfig } from "../../config.js";
 import { startRefreshFamily, type SignedIn } from "../../domains/auth/index.js";
 import { signInServerWide, signInToOrganization, type LoginProvider } from "../../domains/iam/index.js";
 import type { Database } from "../../domains/schema.js";
@@ -38,7 +38,7 @@ export async function issuePersonTokens(
   time: number,
 ): Promise<{ token: string; expiry: string; refreshToken: string }> {
   const access = await personAccessToken(tokens, login, audience, signedIn);
-  const refresh = await startRefreshFamily(db, signedIn, { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs }, time);
+  const refresh = await startRefreshFamily(db, signedIn, refreshLifetimesOf(login), time);
   return { token: access.token, expiry: access.expiry.toISOString(), refreshToken: refresh.token };
 }
 

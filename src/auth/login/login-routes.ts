@@ -2,7 +2,7 @@ import * as client from "openid-client";
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { ApiError, errorDomainOf } from "../../aip/errors.js";
-import { loginConfigOf, type ServerConfig } from "../../config.js";
+import { loginConfigOf, refreshLifetimesOf, type ServerConfig } from "../../config.js";
 import {
   deviceLoginOf,
   failLogin,
@@ -91,7 +91,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   const domain = errorDomainOf(config);
   const callbackUrl = new URL(LOGIN_PATHS.callback, config.apiUrl).toString();
   const providers = createProviderClients({ db, secrets: options.secrets, login, callbackUrl, outbound: options.outbound });
-  const lifetimes = { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs };
+  const lifetimes = refreshLifetimesOf(login);
   /** The API's own origin: its console (/console) signs in here. */
   const apiOrigin = new URL(config.apiUrl).origin;
 
