@@ -159,6 +159,16 @@ for (const database of await testDatabases()) {
       assert.equal((await api("/iam/v2/groups", { token: noor.token })).status, 200, "registered by owning it");
     });
 
+    test("an unregistered person may also join by RedeemGroupInvite (admits_unregistered), which creates their identity", async () => {
+      idp.setAccount("ivy", { email: "ivy@example.com", email_verified: true });
+      const ivy = await signIn("ivy");
+      assert.equal((await api("/iam/v2/groups", { token: ivy.token })).status, 403);
+      const redeemed = await api("/iam/v2/groupInvites:redeem", { method: "POST", token: ivy.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ code: await invite() }) });
+      assert.equal(redeemed.status, 200, await redeemed.clone().text());
+      assert.equal((await json(redeemed)).groupUid, server.org.uid);
+      assert.equal((await api("/iam/v2/groups", { token: ivy.token })).status, 200, "registered by the redemption");
+    });
+
     test("a refresh token rotates; using a spent one revokes its whole family", async () => {
       const first = await signIn("ada");
       const exchange = (token: string) => api("/sts/exchange_refresh_token", { method: "POST", token });
