@@ -3,9 +3,12 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
+import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
+import { SecurityAdvisoryService } from "../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { ArtifactsService } from "../../gen/platform/libraries/v2/artifacts_service_pb.js";
@@ -38,10 +41,14 @@ export const api = {
   auth: createClient(Auth, transport),
   groups: createClient(GroupsService, transport),
   identities: createClient(IdentitiesService, transport),
+  identityProviders: createClient(IdentityProvidersService, transport),
+  groupMappings: createClient(ExternalGroupRoleMappingsService, transport),
   roles: createClient(RolesService, transport),
   bindings: createClient(RoleBindingsService, transport),
   invites: createClient(GroupInvitesService, transport),
   advisories: createClient(AdvisoriesService, transport),
+  /** Documents, metadata and the vulnerabilities tag moves resolved. */
+  advisoryReports: createClient(SecurityAdvisoryService, transport),
   subscriptions: createClient(SubscriptionsService, transport),
   libraries: createClient(ArtifactsService, transport),
   repos: createClient(ReposService, transport),

@@ -5,7 +5,9 @@ import { api, messageOf, SessionEnded } from "./api.js";
 import { completeSignIn, currentSession, signIn, signOut } from "./auth.js";
 import { AccessPage } from "./pages/access.js";
 import { AdvisoriesPage } from "./pages/advisories.js";
+import { AdvisoryPage } from "./pages/advisory.js";
 import { EventsPage } from "./pages/events.js";
+import { IdentitiesPage } from "./pages/identities.js";
 import { LibrariesPage } from "./pages/libraries.js";
 import { RolesPage } from "./pages/roles.js";
 import { RepoPage, ReportPage, TagPage } from "./pages/repos.js";
@@ -14,25 +16,26 @@ import "./styles.css";
 
 type Phase = { kind: "loading" } | { kind: "signed-out"; reason?: string } | { kind: "ready"; whoami: WhoAmI };
 
-type Route = { page: "tree" | "repo" | "tag" | "access" | "events"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" } | { page: "libraries" } | { page: "roles" };
+type Route = { page: "tree" | "repo" | "tag" | "access" | "identities" | "events" | "advisory"; uid: string } | { page: "report"; uid: string; digest: string } | { page: "advisories" } | { page: "libraries" } | { page: "roles" };
 
 /**
  * The page the address names (a uid keeps its `/`): `#/groups/<uid>`, `#/repos/<uid>`,
- * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`, `#/events/<group uid>`, `#/advisories`, `#/libraries`, `#/roles`; else the
- * organizations.
+ * `#/tags/<uid>`, `#/reports/<repo uid>@<digest>`, `#/access/<group uid>`,
+ * `#/identities/<group uid>`, `#/events/<group uid>`, `#/advisories`, `#/advisories/<uid>`, `#/libraries`, `#/roles`; else
+ * the organizations.
  */
 function routeOf(hash: string): Route {
   if (hash === "#/advisories") return { page: "advisories" };
   if (hash === "#/libraries") return { page: "libraries" };
   if (hash === "#/roles") return { page: "roles" };
-  const match = /^#\/(groups|repos|tags|reports|access|events)\/(.+)$/.exec(hash);
+  const match = /^#\/(groups|repos|tags|reports|access|identities|events|advisories)\/(.+)$/.exec(hash);
   if (!match) return { page: "tree", uid: "" };
   const value = decodeURIComponent(match[2]);
   if (match[1] === "reports") {
     const [uid, digest] = value.split("@");
     return { page: "report", uid, digest: digest ?? "" };
   }
-  const page = ({ groups: "tree", repos: "repo", tags: "tag", access: "access", events: "events" } as const)[match[1] as "groups" | "repos" | "tags" | "access" | "events"];
+  const page = ({ groups: "tree", repos: "repo", tags: "tag", access: "access", identities: "identities", events: "events", advisories: "advisory" } as const)[match[1] as "groups" | "repos" | "tags" | "access" | "identities" | "events" | "advisories"];
   return { page, uid: value };
 }
 
@@ -46,6 +49,10 @@ function Page({ route, whoami, onError }: { route: Route; whoami: WhoAmI; onErro
       return <ReportPage repoUid={route.uid} digest={route.digest} onError={onError} />;
     case "access":
       return <AccessPage uid={route.uid} whoami={whoami} onError={onError} />;
+    case "identities":
+      return <IdentitiesPage uid={route.uid} whoami={whoami} onError={onError} />;
+    case "advisory":
+      return <AdvisoryPage uid={route.uid} onError={onError} />;
     case "advisories":
       return <AdvisoriesPage onError={onError} />;
     case "roles":

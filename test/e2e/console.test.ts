@@ -154,6 +154,33 @@ describe("the console", { skip: chromiumSkip }, () => {
     await page.getByRole("button", { name: "Create invite" }).click();
     await page.getByText(/Invite code \(shown once\)/).waitFor();
     await accessible(page, "access");
+    const editorInvite = page.getByRole("listitem").filter({ hasText: /^editor for anyone with the code/ });
+    await editorInvite.waitFor();
+    await editorInvite.getByRole("button", { name: "Revoke" }).click();
+    await editorInvite.waitFor({ state: "detached" });
+
+    // Identities, and a sign-in provider whose external group maps to a role.
+    await page.getByRole("link", { name: "Back to the group" }).click();
+    await page.getByRole("link", { name: "Identities and sign-in providers" }).click();
+    await page.getByRole("cell", { name: "ci-robot", exact: true }).waitFor();
+    assert.match(await page.getByRole("row").filter({ hasText: "ci-robot" }).innerText(), /tokens of https:\/\/ci\.example\.com for robot/);
+    await page.getByLabel("Provider name").fill("corp-sso");
+    await page.getByLabel("Issuer URL").fill("https://sso.example.com");
+    await page.getByLabel("Client id").fill("platform");
+    await page.getByLabel("Client secret").fill("a secret");
+    await page.getByLabel("Groups claim").fill("groups");
+    await page.getByLabel("Default role").selectOption({ label: "viewer" });
+    await page.getByRole("button", { name: "Add provider" }).click();
+    const provider = page.getByRole("article", { name: "corp-sso" });
+    await provider.waitFor();
+    assert.match(await provider.innerText(), /Default role\s+viewer/);
+    await provider.getByLabel("External group").fill("platform-admins");
+    await provider.getByLabel("Mapped role").selectOption({ label: "owner" });
+    await provider.getByRole("button", { name: "Map group" }).click();
+    await provider.getByRole("cell", { name: "platform-admins", exact: true }).waitFor();
+    const providers = await fetch(`${server.apiUrl}/iam/v2/identityProviders?uidp.children_of=${server.org.uid}`, { headers: { authorization: `Bearer ${server.ownerToken}` } });
+    assert.deepEqual(((await providers.json()) as { identityProviders: Array<{ name: string }> }).identityProviders.map((p) => p.name), ["corp-sso"]);
+    await accessible(page, "identities and sign-in providers");
 
     // Events: a subscription made over the API shows with its delivery state.
     const subscribed = await fetch(`${server.apiUrl}/events/v2/subscriptions/${server.org.uid}`, {
@@ -199,11 +226,14 @@ describe("the console", { skip: chromiumSkip }, () => {
       const crates = join(ROOT, "samples/osv/rustsec/crates");
       await importOsvFeed(server.store.db, readOsvFeed(readdirSync(crates).map((f) => join(crates, f))));
       const registryToken = (await server.server.tokens.issue({ subject: server.ownerUid, audience: server.registryUrl })).token;
-      // The fixed image first, then the vulnerable one: `latest` moves, and its history has both.
+      // Not synchronously: the registry answering skopeo runs in this process.
       for (const [layout, lock] of [["fixed", "normal"], ["vulnerable", "nickel"]]) {
-        // Not synchronously: the registry answering skopeo runs in this process.
         await execFileAsync("bash", [join(ROOT, "scripts/oci-layout-of.sh"), join(dir, layout), "v1", `srv/app/Cargo.lock=${join(ROOT, `test/fixtures/inventory/${lock}.Cargo.lock`)}`]);
-        await execFileAsync("skopeo", ["--insecure-policy", "copy", "--dest-tls-verify=false", "--dest-creds", `_token:${registryToken}`, `oci:${join(dir, layout)}:v1`, `docker://${server.registryUrl.slice(7)}/acme/shop:latest`], { env: { ...process.env, HOME: dir } });
+      }
+      // `latest` moves from the fixed image to the vulnerable one (its history has both); `prod`
+      // from the vulnerable one to the fixed one, resolving its vulnerabilities today.
+      for (const [layout, tag] of [["fixed", "latest"], ["vulnerable", "latest"], ["vulnerable", "prod"], ["fixed", "prod"]]) {
+        await execFileAsync("skopeo", ["--insecure-policy", "copy", "--dest-tls-verify=false", "--dest-creds", `_token:${registryToken}`, `oci:${join(dir, layout)}:v1`, `docker://${server.registryUrl.slice(7)}/acme/shop:${tag}`], { env: { ...process.env, HOME: dir } });
       }
       await server.server.workers.get("reports")!.drain!();
 
@@ -214,6 +244,14 @@ describe("the console", { skip: chromiumSkip }, () => {
       await page.getByRole("link", { name: "acme" }).click();
       await page.getByRole("link", { name: "shop" }).click();
       await page.getByRole("heading", { name: "shop" }).waitFor();
+      // Each tag's image with its architectures and size; what the move of `prod` resolved, per day.
+      const latestRow = page.getByRole("row").filter({ has: page.getByRole("link", { name: "latest", exact: true }) });
+      await latestRow.getByRole("cell", { name: /^\d+(\.\d)? (B|kB|MB)$/ }).waitFor();
+      assert.match(await latestRow.innerText(), /amd64/);
+      const resolved = page.getByRole("table", { name: "Tag moves that resolved vulnerabilities" });
+      await resolved.waitFor();
+      assert.match(await resolved.getByRole("row").filter({ hasText: "prod" }).innerText(), /RUSTSEC-2019-0009/);
+      assert.match(await page.getByLabel("Resolved vulnerabilities per day").innerText(), new RegExp(`${new Date().toISOString().slice(0, 10)}\\s*[1-9]`));
       await accessible(page, "a repository");
       await page.getByRole("link", { name: "latest", exact: true }).click();
       await page.getByRole("heading", { name: "shop:latest" }).waitFor();
@@ -243,6 +281,10 @@ describe("the console", { skip: chromiumSkip }, () => {
       await page.getByRole("cell", { name: "RUSTSEC-2023-0044" }).waitFor();
       assert.match(await page.locator("caption").innerText(), /^5 advisories$/);
       await accessible(page, "advisories");
+      await page.getByRole("link", { name: "RUSTSEC-2023-0044" }).click();
+      await page.getByRole("heading", { name: "RUSTSEC-2023-0044" }).waitFor();
+      assert.match(await page.getByRole("table", { name: "Affected ranges" }).innerText(), /from 0\.0\.0-0 until 0\.10\.55 \(fixed\)/);
+      await accessible(page, "an advisory");
 
       await importLibraries(server.store.db, server.org.uid, readLibraryFeed([join(ROOT, "test/fixtures/libraries/npm")]));
       await page.getByRole("link", { name: "Libraries" }).click();
@@ -263,11 +305,33 @@ describe("the console", { skip: chromiumSkip }, () => {
     await signIn(page, "vic");
     await page.getByLabel("Invite code").fill(await invite("viewer", "vic@example.com"));
     await page.getByRole("button", { name: "Join" }).click();
-    await page.getByRole("link", { name: "acme" }).click();
+    await page.getByRole("heading", { name: "Organizations" }).waitFor();
+    // By keyboard alone: Tab reaches the organization's link, its focus is visible, Enter opens it.
+    const focused = () => page.evaluate(() => ({ text: document.activeElement?.textContent ?? "", outline: getComputedStyle(document.activeElement!).outlineStyle }));
+    for (let presses = 0; (await focused()).text !== "acme"; presses++) {
+      assert.ok(presses < 20, "Tab reaches the organization within 20 presses");
+      await page.keyboard.press("Tab");
+    }
+    assert.equal((await focused()).outline, "solid", "the focused link shows its focus");
+    await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "acme" }).waitFor();
+    // Dark or light from the system setting, each passing axe (contrast included).
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.emulateMedia({ colorScheme: "light" });
+    assert.equal(await background(), "rgb(255, 255, 255)");
+    await page.emulateMedia({ colorScheme: "dark" });
+    assert.equal(await background(), "rgb(13, 17, 23)");
+    await accessible(page, "a folder in the dark");
+    await page.emulateMedia({ colorScheme: "light" });
     assert.equal(await page.getByRole("button", { name: "Create folder" }).count(), 0);
     assert.equal(await page.getByRole("button", { name: "Rename" }).count(), 0);
     await accessible(page, "a folder at a phone's width");
+    await page.getByRole("link", { name: "Identities and sign-in providers" }).click();
+    await page.getByRole("table", { name: "Identities at this group and below" }).waitFor();
+    await page.getByRole("heading", { name: "corp-sso" }).waitFor();
+    assert.equal(await page.getByRole("button", { name: /^(Add provider|Delete|Map group|Remove)/ }).count(), 0, "a viewer sees no write control");
+    await page.getByRole("link", { name: "Back to the group" }).click();
+    await page.getByRole("heading", { name: "acme" }).waitFor();
 
     const where = new URL(page.url()).hash;
     await page.evaluate(() => {

@@ -5,7 +5,9 @@ import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { Role } from "../../../gen/platform/iam/v2/role_pb.js";
 import type { RoleBinding } from "../../../gen/platform/iam/v2/role_binding_pb.js";
 import { api } from "../api.js";
+import { useChanges } from "../changes.js";
 import { holds } from "../grants.js";
+import { columns, Table } from "../table.js";
 
 /** Who holds which role at a group, binding a role there, and its invites (create and copy a code, revoke). */
 export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI; onError: (error: unknown) => void }) {
@@ -18,7 +20,7 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
   const [inviteRole, setInviteRole] = useState("");
   const [email, setEmail] = useState("");
   const [code, setCode] = useState("");
-  const [version, setVersion] = useState(0);
+  const { version, act } = useChanges(onError);
   const organization = uid.split("/")[0];
 
   useEffect(() => {
@@ -30,15 +32,6 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
     api.roles.listRoles({ pageSize: 200, orderBy: "name" }).then((r) => setRoles(r.roles), onError);
   }, [organization]);
 
-  const act = (work: () => Promise<unknown>) => async (event: Event) => {
-    event.preventDefault();
-    try {
-      await work();
-      setVersion((v) => v + 1);
-    } catch (error) {
-      onError(error);
-    }
-  };
   const roleOptions = [<option value="">Choose a role</option>, ...roles.map((r) => <option value={r.uid}>{r.name}</option>)];
 
   return (
@@ -47,31 +40,25 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
         <a href={`#/groups/${uid}`}>Back to the group</a>
       </nav>
       <h1 id="access">Access</h1>
-      <table>
-        <caption>Role bindings at this group</caption>
-        <thead>
-          <tr>
-            <th scope="col">Identity</th>
-            <th scope="col">Role</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {bindings.map((b) => (
-            <tr key={b.uid}>
-              <td>{b.identity?.name || b.identity?.uid}</td>
-              <td>{b.role?.name}</td>
-              <td>
-                {holds(whoami, "role_bindings.delete", uid) ? (
-                  <button type="button" onClick={act(() => api.bindings.deleteRoleBinding({ uid: b.uid }))} aria-label={`Remove ${b.role?.name} from ${b.identity?.name}`}>
-                    Remove
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        caption="Role bindings at this group"
+        rows={bindings}
+        rowKey={(b) => b.uid}
+        empty="No role is bound here."
+        columns={columns<RoleBinding>(
+          ["Identity", (b) => b.identity?.name || b.identity?.uid],
+          ["Role", (b) => b.role?.name],
+          [
+            "Actions",
+            (b) =>
+              holds(whoami, "role_bindings.delete", uid) ? (
+                <button type="button" onClick={act(() => api.bindings.deleteRoleBinding({ uid: b.uid }))} aria-label={`Remove ${b.role?.name} from ${b.identity?.name}`}>
+                  Remove
+                </button>
+              ) : null,
+          ],
+        )}
+      />
       {holds(whoami, "role_bindings.create", uid) ? (
         <form class="row" onSubmit={act(() => api.bindings.createRoleBinding({ parent: uid, roleBinding: { identityUid: identity, roleUid: role } }))}>
           <label>

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
 import { api } from "../api.js";
+import { columns, Table } from "../table.js";
 
 /** Advisories by package (with an ecosystem and version, those that affect it), or by id or alias. */
 export function AdvisoriesPage({ onError }: { onError: (error: unknown) => void }) {
@@ -43,29 +44,19 @@ export function AdvisoriesPage({ onError }: { onError: (error: unknown) => void 
         <button type="submit">Search</button>
       </form>
       {found ? (
-        <table>
-          <caption>{found.length} advisories</caption>
-          <thead>
-            <tr>
-              <th scope="col">Advisory</th>
-              <th scope="col">Package</th>
-              <th scope="col">Aliases</th>
-              <th scope="col">Fixed in</th>
-              <th scope="col">Summary</th>
-            </tr>
-          </thead>
-          <tbody>
-            {found.map((a) => (
-              <tr key={a.uid}>
-                <td>{a.advisoryId}</td>
-                <td>{a.artifactName}</td>
-                <td>{a.aliases.join(", ")}</td>
-                <td>{fixes(a) || "no fix yet"}</td>
-                <td>{a.summary}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption={`${found.length} advisories`}
+          rows={found}
+          rowKey={(a) => a.uid}
+          empty="No advisory matches."
+          columns={columns<Advisory>(
+            ["Advisory", (a) => <a href={`#/advisories/${a.uid}`}>{a.advisoryId}</a>],
+            ["Package", (a) => a.artifactName],
+            ["Aliases", (a) => a.aliases.join(", ")],
+            ["Fixed in", (a) => fixes(a) || "no fix yet"],
+            ["Summary", (a) => a.summary],
+          )}
+        />
       ) : null}
     </section>
   );

@@ -2,6 +2,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import { Ecosystem, type Artifact, type ArtifactVersion } from "../../../gen/platform/libraries/v2/artifact_pb.js";
 import { api } from "../api.js";
+import { columns, Table } from "../table.js";
 
 const ECOSYSTEMS = [
   ["JavaScript (npm)", Ecosystem.JAVASCRIPT],
@@ -57,25 +58,16 @@ export function LibrariesPage({ onError }: { onError: (error: unknown) => void }
         </ul>
       ) : null}
       {open ? (
-        <table>
-          <caption>Versions of {open.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Published</th>
-              <th scope="col">Advisories</th>
-            </tr>
-          </thead>
-          <tbody>
-            {versions.map((v) => (
-              <tr key={v.uid}>
-                <td>{v.version}</td>
-                <td>{v.publishTime ? timestampDate(v.publishTime).toLocaleDateString() : ""}</td>
-                <td>{v.advisories.map((a) => a.advisoryId).join(", ") || "none"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption={`Versions of ${open.name}`}
+          rows={versions}
+          rowKey={(v) => v.uid}
+          columns={columns<ArtifactVersion>(
+            ["Version", (v) => v.version],
+            ["Published", (v) => (v.publishTime ? timestampDate(v.publishTime).toLocaleDateString() : "")],
+            ["Advisories", (v) => v.advisories.map((a) => a.advisoryId).join(", ") || "none"],
+          )}
+        />
       ) : null}
     </section>
   );

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { WhoAmI } from "../../../gen/platform/auth/v1/auth_pb.js";
 import type { Group } from "../../../gen/platform/iam/v2/group_pb.js";
 import { api } from "../api.js";
+import { useChanges } from "../changes.js";
 import { ancestry, holds, rootGroups } from "../grants.js";
 import { RepoList } from "./repos.js";
 
@@ -11,8 +12,8 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
   const [children, setChildren] = useState<Group[]>([]);
   const [name, setName] = useState("");
   const [renaming, setRenaming] = useState("");
-  const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState("");
+  const change = useChanges(onError);
 
   useEffect(() => {
     if (uid === "") return;
@@ -26,7 +27,7 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
       })
       .catch(onError);
     return () => void (live = false);
-  }, [uid, version]);
+  }, [uid, change.version]);
 
   if (uid === "") {
     return (
@@ -44,16 +45,7 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
   }
 
   const current = trail.at(-1);
-  const act = (work: () => Promise<unknown>, done: string) => async (event: Event) => {
-    event.preventDefault();
-    try {
-      await work();
-      setNotice(done);
-      setVersion((v) => v + 1);
-    } catch (error) {
-      onError(error);
-    }
-  };
+  const act = (work: () => Promise<unknown>, done: string) => change.act(work, () => setNotice(done));
 
   return (
     <section aria-labelledby="group-name">
@@ -71,6 +63,8 @@ export function TreePage({ uid, whoami, onError }: { uid: string; whoami: WhoAmI
       <h1 id="group-name">{current?.name ?? "…"}</h1>
       <p>
         <a href={`#/access/${uid}`}>Access: role bindings and invites</a>
+        {" · "}
+        <a href={`#/identities/${uid}`}>Identities and sign-in providers</a>
         {holds(whoami, "subscriptions.list", uid) ? (
           <>
             {" · "}
