@@ -108,7 +108,7 @@ async function seedIamTree() {
   const bindings: RoleBindingRow[] = [];
   for (let i = 0; identities.length * BINDINGS_PER_IDENTITY < BINDING_COUNT; i++) {
     const home = groups[(i * 7) % groups.length];
-    identities.push({ uid: newChildUid(home.uid), group_uid: home.uid, name: `workload-${i}`, description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+    identities.push({ uid: newChildUid(home.uid), group_uid: home.uid, name: `workload-${i}`, description: "", claim_match: "", static_keys: "", pull_token_hash: "", pull_token_expire_time: null, last_seen_time: null, create_time: now, update_time: now });
     for (let b = 0; b < BINDINGS_PER_IDENTITY; b++) {
       bindings.push({ uid: newChildUid(home.uid), group_uid: home.uid, identity_uid: identities[identities.length - 1].uid, role_uid: roles[b % roles.length], create_time: now });
     }
@@ -116,7 +116,7 @@ async function seedIamTree() {
   // The last (deepest) group; the caller sees its parent's subtree.
   const deep = groups[groups.length - 1];
   const scope = deep.parent_uid;
-  const caller: IdentityRow = { uid: newChildUid(deep.uid), group_uid: deep.uid, name: "caller", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now };
+  const caller: IdentityRow = { uid: newChildUid(deep.uid), group_uid: deep.uid, name: "caller", description: "", claim_match: "", static_keys: "", pull_token_hash: "", pull_token_expire_time: null, last_seen_time: null, create_time: now, update_time: now };
   const callerBinding: RoleBindingRow = { uid: newChildUid(scope), group_uid: scope, identity_uid: caller.uid, role_uid: builtInRole("viewer").uid, create_time: now };
   await store.db.transaction().execute(async (trx) => {
     for (let i = 0; i < groups.length; i += CHUNK) await trx.insertInto("groups").values(groups.slice(i, i + CHUNK)).execute();

@@ -58,7 +58,7 @@ function builtInUid(name: string): string {
   return createHash("sha1").update(`platform-api/built-in-role/${name}`).digest("hex");
 }
 
-export type BuiltInRoleName = "viewer" | "editor" | "owner" | "registry.pull";
+export type BuiltInRoleName = "viewer" | "editor" | "owner" | "registry.pull" | "registry.pull_token_creator";
 
 /** Name and description of each built-in role (api-surface 4); what they hold is in the proto. */
 export const BUILT_IN_ROLE_NAMES: Record<Exclude<BuiltInRole, BuiltInRole.UNSPECIFIED>, { name: BuiltInRoleName; description: string }> = {
@@ -69,6 +69,7 @@ export const BUILT_IN_ROLE_NAMES: Record<Exclude<BuiltInRole, BuiltInRole.UNSPEC
   },
   [BuiltInRole.OWNER]: { name: "owner", description: "Everything" },
   [BuiltInRole.REGISTRY_PULL]: { name: "registry.pull", description: "List repos and tags, pull images" },
+  [BuiltInRole.REGISTRY_PULL_TOKEN_CREATOR]: { name: "registry.pull_token_creator", description: "List groups, create pull tokens" },
 };
 
 /** The built-in roles (api-surface 4), each holding the capabilities placed in it. */

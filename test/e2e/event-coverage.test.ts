@@ -7,6 +7,7 @@ import { AccountAssociationsService } from "../../gen/platform/iam/v2/account_as
 import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
+import { PullTokensService } from "../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
@@ -107,6 +108,9 @@ test("every changing RPC of every domain writes one event of its type, about its
     await call(IdentitiesService, "CreateIdentity", "iam.identity.created", { parent: group, identity: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "s" } } }, uid),
   );
   await call(IdentitiesService, "UpdateIdentity", "iam.identity.updated", { identity: { uid: identity, description: "d" } }, () => identity);
+  const pullToken = uid(await call(PullTokensService, "CreatePullToken", "iam.pull_token.created", { parent: group }, uid));
+  const pullTokenEvent = await server().store.db.selectFrom("events").select("body").where("subject", "=", pullToken).executeTakeFirstOrThrow();
+  assert.ok(!pullTokenEvent.body.includes("pap_"), "a pull token's password is not in its event");
   const role = uid(await call(RolesService, "CreateRole", "iam.roles.created", { parent: group, role: { name: "reader", capabilities: ["CAP_REPO_LIST"] } }, uid));
   await call(RolesService, "UpdateRole", "iam.roles.updated", { role: { uid: role, description: "d" } }, () => role);
   const binding = uid(await call(RoleBindingsService, "CreateRoleBinding", "iam.rolebindings.created", { parent: group, roleBinding: { identityUid: identity, roleUid: role } }, uid));
@@ -166,6 +170,7 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(RoleBindingsService, "DeleteRoleBinding", "iam.rolebindings.deleted", { uid: redeemedBinding }, () => redeemedBinding);
   await call(RolesService, "DeleteRole", "iam.roles.deleted", { uid: role }, () => role);
   await call(IdentitiesService, "DeleteIdentity", "iam.identity.deleted", { uid: identity }, () => identity);
+  await call(IdentitiesService, "DeleteIdentity", "iam.identity.deleted", { uid: pullToken }, () => pullToken);
   await call(GroupsService, "DeleteGroup", "iam.group.deleted", { uid: group }, () => group);
 
   // v1 writes: the events of the v2 calls they make (the same declared type, and subject).

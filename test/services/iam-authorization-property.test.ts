@@ -9,6 +9,7 @@ import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_ser
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { PullTokensService } from "../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
@@ -26,8 +27,8 @@ import { startInProcess, type InProcessApi } from "../support/in-process.js";
  * and nothing changes: the only thing observed is whether permission was denied.
  */
 
-type RoleName = "viewer" | "editor" | "owner" | "registry.pull";
-const ROLES: RoleName[] = ["viewer", "editor", "owner", "registry.pull"];
+type RoleName = "viewer" | "editor" | "owner" | "registry.pull" | "registry.pull_token_creator";
+const ROLES: RoleName[] = ["viewer", "editor", "owner", "registry.pull", "registry.pull_token_creator"];
 const capsOf = (role: RoleName) => new Set(BUILT_IN_ROLES.find((r) => r.name === role)!.capabilities);
 const roleUid = (role: RoleName) => BUILT_IN_ROLES.find((r) => r.name === role)!.uid;
 
@@ -60,6 +61,7 @@ const RPCS: Array<{ service: DescService; method: string; capability: string | n
   { service: ExternalGroupRoleMappingsService, method: "getExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", request: (g) => ({ uid: two(g) }) },
   { service: ExternalGroupRoleMappingsService, method: "createExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", request: (g) => ({ parent: one(g), externalGroupRoleMapping: {} }) },
   { service: ExternalGroupRoleMappingsService, method: "deleteExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE", request: (g) => ({ uid: two(g) }) },
+  { service: PullTokensService, method: "createPullToken", capability: "CAP_REGISTRY_PULL_TOKENS_CREATE", request: (g) => ({ parent: g, ttl: { seconds: 1n } }) },
   { service: TermsService, method: "acceptTerms", capability: "CAP_TERMS_ACCEPT", request: (g) => ({ group: g, documentIds: [] }) },
   { service: TermsService, method: "listTermsAcceptances", capability: "CAP_TERMS_LIST", request: (g) => ({ group: g, pageSize: -1 }) },
   { service: IdentityProvidersService, method: "updateIdentityProvider", capability: "CAP_IAM_IDENTITY_PROVIDERS_UPDATE", request: (g) => ({ identityProvider: { uid: one(g) } }) },

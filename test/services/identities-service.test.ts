@@ -186,7 +186,7 @@ test("UpdateIdentity judges an issuer it changes; a stored issuer it keeps is no
   const claimMatch = JSON.stringify({ issuer: "http://written.under.another.setting", subject: "s" });
   await api.store.db
     .insertInto("identities")
-    .values({ uid, group_uid: api.org, name: "old", description: "", claim_match: claimMatch, static_keys: "", last_seen_time: now, create_time: now, update_time: now })
+    .values({ uid, group_uid: api.org, name: "old", description: "", claim_match: claimMatch, static_keys: "", pull_token_hash: "", pull_token_expire_time: null, last_seen_time: now, create_time: now, update_time: now })
     .execute();
   const out = await api.identities.updateIdentity({ identity: { uid, description: "renamed" } }, owner);
   assert.equal(out.description, "renamed");

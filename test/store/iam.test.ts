@@ -24,7 +24,7 @@ import { dropFresh, testDatabases } from "../support/databases.js";
 const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));
 
 function identity(group: string, name: string, time: number): IdentityRow {
-  return { uid: newChildUid(group), group_uid: group, name, description: "", claim_match: "", static_keys: "", last_seen_time: time, create_time: time, update_time: time };
+  return { uid: newChildUid(group), group_uid: group, name, description: "", claim_match: "", static_keys: "", pull_token_hash: "", pull_token_expire_time: null, last_seen_time: time, create_time: time, update_time: time };
 }
 
 /** The IAM repositories; every backend must pass unchanged. */

@@ -13,7 +13,7 @@ import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { createApiHost, type ApiHost } from "../../src/server/api-host.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole, type BuiltInRoleName } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { defaultLimits, type OrganizationCreation } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
@@ -46,7 +46,7 @@ export interface InProcessApi {
   /** Call options carrying `token`. */
   as(token: string): { headers: Record<string, string> };
   /** An identity under `group` bound to a built-in role on `on`, and its token. */
-  identityWith(group: string, role: "viewer" | "editor" | "owner" | "registry.pull", on: string): Promise<string>;
+  identityWith(group: string, role: BuiltInRoleName, on: string): Promise<string>;
   close(): Promise<void>;
 }
 

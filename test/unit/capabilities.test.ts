@@ -34,7 +34,7 @@ const OWN = [
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_UPDATE",
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE",
   "CAP_IAM_GROUP_INVITES_UPDATE",
-  "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH",
+  "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH", "CAP_REGISTRY_PULL_TOKENS_CREATE",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */
 const ALIASES: Record<string, string> = {
@@ -116,15 +116,17 @@ test("a capability string is read in its string form or by an enum name, an olde
 
 test("the built-in roles are what api-surface 4 describes", () => {
   const caps = (name: Parameters<typeof builtInRole>[0]) => new Set(builtInRole(name).capabilities);
-  assert.deepEqual(BUILT_IN_ROLES.map((r) => r.name), ["viewer", "editor", "owner", "registry.pull"]);
+  assert.deepEqual(BUILT_IN_ROLES.map((r) => r.name), ["viewer", "editor", "owner", "registry.pull", "registry.pull_token_creator"]);
   assert.deepEqual([...caps("owner")].sort(), [...ALL_CAPABILITIES].sort(), "owner: everything");
   assert.deepEqual([...caps("viewer")].sort(), ALL_CAPABILITIES.filter((c) => c.endsWith("_LIST")).sort(), "viewer: every list, nothing else");
   assert.ok(!caps("viewer").has("CAP_REGISTRY_PULL"), "viewer does not pull");
   assert.deepEqual([...caps("registry.pull")].sort(), ["CAP_REGISTRY_PULL", "CAP_REPO_LIST", "CAP_TAG_LIST"]);
   const editorExtra = [...caps("editor")].filter((c) => !caps("viewer").has(c)).sort();
   assert.deepEqual(editorExtra, [
-    "CAP_EVENTS_SUBSCRIPTION_CREATE", "CAP_EVENTS_SUBSCRIPTION_DELETE", "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH",
+    "CAP_EVENTS_SUBSCRIPTION_CREATE", "CAP_EVENTS_SUBSCRIPTION_DELETE", "CAP_REGISTRY_PULL", "CAP_REGISTRY_PULL_TOKENS_CREATE", "CAP_REGISTRY_PUSH",
     "CAP_REPO_CREATE", "CAP_REPO_DELETE", "CAP_REPO_UPDATE", "CAP_TAG_CREATE", "CAP_TAG_DELETE", "CAP_TAG_UPDATE",
   ]);
   for (const c of caps("viewer")) assert.ok(caps("editor").has(c), `editor is viewer plus: ${c}`);
+  // As the hosted service's: it makes pull tokens, and can neither list identities nor pull itself.
+  assert.deepEqual([...caps("registry.pull_token_creator")].sort(), ["CAP_IAM_GROUPS_LIST", "CAP_REGISTRY_PULL_TOKENS_CREATE"]);
 });

@@ -20,6 +20,7 @@ function proofOf(identity: Identity): string {
     return `tokens of ${m.issuer || m.issuerPattern} for ${m.subject || m.subjectPattern || "any subject"}`;
   }
   if (relationship.case === "staticKeys") return `keys registered for ${relationship.value.subject || relationship.value.issuer}`;
+  if (relationship.case === "pullToken") return `a pull token's password, until ${relationship.value.expireTime ? timestampDate(relationship.value.expireTime).toLocaleDateString() : "?"}`;
   return "signs in, or tokens from the operator";
 }
 

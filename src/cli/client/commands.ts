@@ -13,7 +13,7 @@ const loginOptions: Record<string, OptionSpec> = {
 };
 
 /**
- * `login`, `logout`, `whoami` and `invite accept`, in the order of `--help`. Declared without
+ * `login`, `logout`, `whoami`, `invite accept` and `pull-token create`, in the order of `--help`. Declared without
  * loading what they run (each `run` imports it), like the domains' commands.
  */
 export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
@@ -47,5 +47,20 @@ export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
       if (operands.length !== 1) throw new UsageError(operands.length === 0 ? "invite accept needs the invitation code" : "invite accept takes one code");
       await (await import("./session-commands.js")).acceptInvite(options["api-url"], operands[0]);
     },
+  },
+  "pull-token create": {
+    summary: "create registry credentials that last (for docker login, skopeo, image pull secrets)",
+    description:
+      "Create a pull token at a group as the signed-in person (POST /iam/v2/pullTokens/<group>): an identity bound to\n" +
+      "registry.pull there (or --role), whose password the registry host accepts until it expires. Prints {username,\n" +
+      "password, expireTime, identity} as JSON; the password is shown this once. Delete the identity to revoke it.",
+    options: {
+      ...apiUrlOption,
+      group: { type: "string", help: "uid of the group the token is made at and may pull from (required)" },
+      ttl: { type: "string", default: "720h", help: "how long the password is accepted (at most 8760h)" },
+      name: { type: "string", help: "the identity's name; default pull-token-<8 hex>" },
+      role: { type: "string", help: "uid of the role bound instead of registry.pull (you must hold its capabilities)" },
+    },
+    run: async ({ options }) => (await import("./pull-token-commands.js")).createPullToken(options),
   },
 };

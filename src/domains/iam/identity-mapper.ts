@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { ClaimMatchSchema, IdentitySchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
+import { ClaimMatchSchema, IdentitySchema, PullTokenSchema, StaticKeysSchema, type ClaimMatch, type Identity, type StaticKeys } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { IdentityRow, StoredClaimMatch, StoredStaticKeys } from "./store/identities.js";
 import { readClaimMatch, readStaticKeys } from "./store/identity-json.js";
 import { toTimestamp } from "../../aip/time.js";
@@ -70,7 +70,9 @@ export function identityFromRow(row: IdentityRow): Identity {
         ? { case: "claimMatch", value: claimMatchFromJson(row.claim_match) }
         : row.static_keys !== ""
           ? { case: "staticKeys", value: staticKeysFromJson(row.static_keys) }
-          : { case: undefined },
+          : row.pull_token_hash !== "" && row.pull_token_expire_time !== null
+            ? { case: "pullToken", value: create(PullTokenSchema, { expireTime: timestampFromMs(Number(row.pull_token_expire_time)) }) }
+            : { case: undefined },
     lastSeenTime: row.last_seen_time === null ? undefined : toTimestamp(row.last_seen_time),
     createTime: toTimestamp(row.create_time),
     updateTime: toTimestamp(row.update_time),

@@ -23,6 +23,7 @@ import { checkIdentityFields } from "./identity-validation.js";
 const RELATIONSHIP_PATHS = [
   { names: ["claim_match", "claimMatch"], kind: "claimMatch" },
   { names: ["static_keys", "staticKeys"], kind: "staticKeys" },
+  { names: ["pull_token", "pullToken"], kind: "pullToken" },
 ] as const;
 
 /**
@@ -43,6 +44,8 @@ function patchedRelationship(current: Identity, patch: Identity, mask: FieldMask
   }
   return relationship;
 }
+
+const PULL_TOKENS_ELSEWHERE = "is output only: pull tokens are made by PullTokensService.CreatePullToken";
 
 /** The issuer of an identity's claim match or static keys ("" for none or a pattern). */
 function issuerOf(identity: Identity): string {
@@ -70,6 +73,7 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
       const identity = req.identity ?? create(IdentitySchema);
       const violations = new Violations().parent("parent", req.parent);
       checkIdentityFields(violations, identity, { allowHttp: allowHttpIssuers });
+      if (identity.relationship.case === "pullToken") violations.add("identity.pull_token", PULL_TOKENS_ELSEWHERE);
       violations.throwIfAny();
       const time = now();
       const row = {
@@ -93,6 +97,9 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
         const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, ["name", "description"]);
         next.relationship = patchedRelationship(current, patch, req.updateMask);
         const violations = new Violations();
+        if ((current.relationship.case === "pullToken") !== (next.relationship.case === "pullToken")) {
+          violations.add("identity.pull_token", current.relationship.case === "pullToken" ? "a pull token stays one: delete it and create another identity" : PULL_TOKENS_ELSEWHERE);
+        }
         checkIdentityFields(violations, next, { allowHttp: allowHttpIssuers, kept: issuerOf(current) });
         violations.throwIfAny();
         return identityFromRow(await updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() }));

@@ -1,7 +1,7 @@
 /**
  * The IAM domain's face: what the rest of the server may use of it (authentication reads
  * identities and grants, bootstrap writes the first organization, the registry host names
- * organizations). Everything else under `src/domains/iam/` is private to the domain.
+ * organizations and accepts pull tokens). Everything else under `src/domains/iam/` is private to the domain.
  */
 export { checkGroupFields, ORGANIZATION_NAME } from "./group-validation.js";
 export { findOrganizationByName, getGroup, insertGroup, type GroupRow } from "./store/groups.js";
@@ -9,6 +9,7 @@ export { getIdentity, insertIdentity, touchLastSeen, type StoredClaimMatch, type
 export { readClaimMatch, readStaticKeys, StoredJsonError } from "./store/identity-json.js";
 export { bindRole, grantsOf } from "./store/role-bindings.js";
 export { syncBuiltInRoles, type BuiltInRole } from "./store/roles.js";
+export { acceptPullToken, pullTokenLive, type AcceptedPullToken } from "./pull-token-passwords.js";
 export {
   bindingsOfIdentity,
   loginProviderOf,

@@ -6,6 +6,7 @@ import {
 import { file_platform_iam_v2_group_invites_service, GroupInvitesService } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { file_platform_iam_v2_groups_service, GroupsService } from "../../../gen/platform/iam/v2/groups_service_pb.js";
 import { file_platform_iam_v2_identities_service, IdentitiesService } from "../../../gen/platform/iam/v2/identities_service_pb.js";
+import { file_platform_iam_v2_pull_tokens_service, PullTokensService } from "../../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { file_platform_iam_v2_identity_providers_service, IdentityProvidersService } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { file_platform_iam_v2_roles_service, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
@@ -43,8 +44,10 @@ import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
 import { iamUpdateTimes } from "./migrations/2026-11-27-0120-iam-update-times.js";
 import { identityProviderSecrets } from "./migrations/2026-11-29-0010-identity-provider-secrets.js";
 import { managedBindings } from "./migrations/2026-11-29-0020-managed-bindings.js";
+import { pullTokens } from "./migrations/2026-12-01-0020-pull-tokens.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
+import { createPullTokensService } from "./pull-token-service.js";
 import { createTermsService } from "./terms-service.js";
 
 /**
@@ -65,6 +68,7 @@ export const iam: Domain = {
     file_platform_iam_v2_group_invites_service,
     file_platform_iam_v2_external_group_role_mappings_service,
     file_platform_iam_v2_terms_service,
+    file_platform_iam_v2_pull_tokens_service,
     file_platform_iam_v1_group,
     file_platform_iam_v1_identity,
     file_platform_iam_v1_role,
@@ -85,6 +89,7 @@ export const iam: Domain = {
     bind(GroupInvitesService, createGroupInvitesService),
     bind(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService),
     bind(TermsService, createTermsService),
+    bind(PullTokensService, createPullTokensService),
     // v1 (`platform.iam.v1`): each over its v2 service (docs/decisions.md, "v1").
     bind(Groups, (deps) => createGroupsV1Service(createGroupsService(deps))),
     bind(Identities, (deps) => createIdentitiesV1Service(createIdentitiesService(deps))),
@@ -105,6 +110,7 @@ export const iam: Domain = {
     "2026-11-27-0120-iam-update-times": iamUpdateTimes,
     "2026-11-29-0010-identity-provider-secrets": identityProviderSecrets,
     "2026-11-29-0020-managed-bindings": managedBindings,
+    "2026-12-01-0020-pull-tokens": pullTokens,
   },
   ownedByGroup: [
     "identities",

@@ -22,6 +22,10 @@ export interface IdentityTable {
   claim_match: string;
   /** JSON text: the static_keys object, or "". */
   static_keys: string;
+  /** A pull token's password, SHA-256 hex; "" for any other identity. */
+  pull_token_hash: string;
+  /** When a pull token's password stops being accepted; null for any other identity. */
+  pull_token_expire_time: number | null;
   last_seen_time: number | null;
   create_time: number;
   update_time: number;

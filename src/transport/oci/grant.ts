@@ -28,6 +28,9 @@ export const ACTION_CAPABILITIES: Record<Action, string[]> = {
 /** What pushing to a repo that does not exist yet needs on the organization. */
 export const CREATE_BY_PUSH = ["CAP_REPO_CREATE", "CAP_REGISTRY_PUSH"];
 
+/** The claim marking a registry token issued to a pull token: each use checks the pull token still lives. */
+export const PULL_TOKEN_CLAIM = "pull_token";
+
 /** One entry of a registry token's `access` claim, and what a request is allowed. */
 export interface AccessEntry {
   type: "repository";

@@ -5,7 +5,8 @@ import { bearerChallenge, fail } from "./registry-errors.js";
 import type { RepositoryName } from "../../domains/registry/index.js";
 import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
-import { ANONYMOUS_SUBJECT, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
+import { pullTokenLive } from "../../domains/iam/index.js";
+import { ANONYMOUS_SUBJECT, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
 function challengeScope(name: RepositoryName, action: Action): string {
@@ -45,6 +46,13 @@ async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: str
   }
 }
 
+/** A registry token issued to a pull token works only while the pull token lives: deleting its identity revokes it at once. */
+async function requireLivePullToken(ctx: RegistryContext, identity: string, scope: string): Promise<void> {
+  if (!(await pullTokenLive(ctx.db, identity, ctx.now()))) {
+    fail(401, "UNAUTHORIZED", "the pull token is revoked or expired", null, { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope, error: "invalid_token" }) });
+  }
+}
+
 /** `GET /v2/`: any valid registry token (a client's check that it is authenticated); 401 with a challenge otherwise. */
 export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Promise<void> {
   await registryClaims(ctx, req, undefined);
@@ -65,6 +73,7 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
     const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
     return grant(ctx, await identityCaller(ctx.db, claims.sub, challenge), { name, actions: [action] });
   }
+  if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, claims.sub ?? "", challengeScope(name, action));
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
   if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });
@@ -80,6 +89,7 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
  */
 export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): Promise<Caller> {
   const claims = await registryClaims(ctx, req, CATALOG_SCOPE);
+  if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, claims.sub ?? "", CATALOG_SCOPE);
   if (claims.access !== undefined) {
     const access = Array.isArray(claims.access) ? (claims.access as Array<{ type?: unknown; name?: unknown }>) : [];
     if (!access.some((a) => a?.type === "registry" && a.name === "catalog")) fail(403, "DENIED", `the token does not grant the catalog: ask /token for ${CATALOG_SCOPE}`, null);

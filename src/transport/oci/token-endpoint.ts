@@ -1,8 +1,9 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { bearerToken } from "../http/credentials.js";
 import { writeJson } from "../http/status-json.js";
+import { acceptPullToken } from "../../domains/iam/index.js";
 import type { RegistryContext } from "./context.js";
-import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, type AccessEntry, type Caller } from "./grant.js";
+import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { DELETE, isCatalogScope, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
@@ -11,39 +12,50 @@ export const REGISTRY_TOKEN_TTL_SECONDS = 300;
 /** Most scopes one token request may ask for. */
 export const MAX_SCOPES = 8;
 
-/** The platform token a request to `/token` carries, or undefined for an anonymous call. Throws 401 for a malformed header. */
-function credentialOf(req: NodeRequest, registryUrl: string): string | undefined {
+/** What a request to `/token` authenticates with: a platform token, or a pull token's username and password. */
+type Credential = { token: string } | { username: string; password: string };
+
+const CREDENTIALS_EXPECTED =
+  "credentials must be `Bearer <platform token>`, Basic with user _token and a platform token as password, or Basic with a pull token's username and password";
+
+/** The credential a request to `/token` carries, or undefined for an anonymous call. Throws 401 for a malformed header. */
+function credentialOf(req: NodeRequest, registryUrl: string): Credential | undefined {
   const header = req.headers.authorization;
   if (header === undefined || header === "") return undefined;
   const value = String(header).trim();
   const bearer = bearerToken(value);
-  if (bearer !== undefined) return bearer;
+  if (bearer !== undefined) return { token: bearer };
   const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)$/i.exec(value);
   if (basic) {
     const decoded = Buffer.from(basic[1], "base64").toString("utf8");
     const colon = decoded.indexOf(":");
-    if (colon >= 0 && decoded.slice(0, colon) === "_token" && decoded.length > colon + 1) return decoded.slice(colon + 1);
+    const [user, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
+    if (colon > 0 && password !== "") return user === "_token" ? { token: password } : { username: user, password };
   }
-  fail(401, "UNAUTHORIZED", "credentials must be `Bearer <platform token>` or Basic with user _token and the platform token as password", null, {
-    "www-authenticate": bearerChallenge(registryUrl, { error: "invalid_token" }),
-  });
+  fail(401, "UNAUTHORIZED", CREDENTIALS_EXPECTED, null, { "www-authenticate": bearerChallenge(registryUrl, { error: "invalid_token" }) });
 }
 
-async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<Caller> {
+/** Who asks, and for a pull token until when its registry tokens may live. */
+async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<{ caller: Caller; pullTokenExpiry?: number }> {
   const { config, tokens, db } = ctx;
   const credential = credentialOf(req, config.registryUrl);
-  if (credential === undefined) return { subject: ANONYMOUS_SUBJECT };
+  if (credential === undefined) return { caller: { subject: ANONYMOUS_SUBJECT } };
   const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: challengeScope, error: "invalid_token" }) };
+  if ("username" in credential) {
+    const accepted = await acceptPullToken(db, credential.username, credential.password, ctx.now());
+    if (accepted === undefined) fail(401, "UNAUTHORIZED", "the pull token is unknown, revoked or expired", null, invalid);
+    return { caller: await identityCaller(db, accepted.identity, invalid), pullTokenExpiry: accepted.expireTime };
+  }
   let claims;
   try {
-    claims = await tokens.verify(credential, config.registryUrl);
+    claims = await tokens.verify(credential.token, config.registryUrl);
   } catch (error) {
     fail(401, "UNAUTHORIZED", `${(error as Error).message}; the token must be a platform token whose audience is ${config.registryUrl}`, null, invalid);
   }
   if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
     fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
   }
-  return identityCaller(db, claims.sub, invalid);
+  return { caller: await identityCaller(db, claims.sub, invalid) };
 }
 
 /** Joins entries naming the same repository. */
@@ -75,7 +87,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   // The catalog scope is granted to every caller: `/v2/_catalog` lists what the token's subject may pull.
   const catalog = texts.some(isCatalogScope);
   const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
-  const caller = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  const { caller, pullTokenExpiry } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
 
   const entries: AccessEntry[] = [];
   let firstFailure: RegistryFailure | undefined;
@@ -89,14 +101,16 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   }
   if (entries.length === 0 && !catalog && firstFailure !== undefined) throw firstFailure;
 
+  // A pull token's registry tokens end with it, and say they came from one (the endpoints then check it still lives).
+  const ttlSeconds = pullTokenExpiry === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((pullTokenExpiry - ctx.now()) / 1000)));
   const { token, expiry } = await tokens.issue({
     subject: caller.subject,
     audience: config.registryUrl,
-    ttlSeconds: REGISTRY_TOKEN_TTL_SECONDS,
-    claims: { access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])] },
+    ttlSeconds,
+    claims: { access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])], ...(pullTokenExpiry === undefined ? {} : { [PULL_TOKEN_CLAIM]: true }) },
   });
-  const issuedAt = new Date(expiry.getTime() - REGISTRY_TOKEN_TTL_SECONDS * 1000);
-  writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: REGISTRY_TOKEN_TTL_SECONDS, issued_at: issuedAt.toISOString() }), {
+  const issuedAt = new Date(expiry.getTime() - ttlSeconds * 1000);
+  writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: ttlSeconds, issued_at: issuedAt.toISOString() }), {
     ...REGISTRY_VERSION_HEADERS,
     "cache-control": "no-store",
     pragma: "no-cache",

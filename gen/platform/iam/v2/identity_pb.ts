@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/iam/v2/identity.proto.
  */
 export const file_platform_iam_v2_identity: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHkucHJvdG8SD3BsYXRmb3JtLmlhbS52MiLhAgoISWRlbnRpdHkSEAoDdWlkGAEgASgJQgPgQQgSEQoEbmFtZRgCIAEoCUID4EECEhMKC2Rlc2NyaXB0aW9uGAMgASgJEjIKC2NsYWltX21hdGNoGAQgASgLMhsucGxhdGZvcm0uaWFtLnYyLkNsYWltTWF0Y2hIABIyCgtzdGF0aWNfa2V5cxgFIAEoCzIbLnBsYXRmb3JtLmlhbS52Mi5TdGF0aWNLZXlzSAASNwoObGFzdF9zZWVuX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNCDgoMcmVsYXRpb25zaGlwIvACCgpDbGFpbU1hdGNoEg4KBmlzc3VlchgBIAEoCRIWCg5pc3N1ZXJfcGF0dGVybhgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEhcKD3N1YmplY3RfcGF0dGVybhgEIAEoCRIQCghhdWRpZW5jZRgFIAEoCRIYChBhdWRpZW5jZV9wYXR0ZXJuGAYgASgJEjcKBmNsYWltcxgHIAMoCzInLnBsYXRmb3JtLmlhbS52Mi5DbGFpbU1hdGNoLkNsYWltc0VudHJ5EkYKDmNsYWltX3BhdHRlcm5zGAggAygLMi4ucGxhdGZvcm0uaWFtLnYyLkNsYWltTWF0Y2guQ2xhaW1QYXR0ZXJuc0VudHJ5Gi0KC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaNAoSQ2xhaW1QYXR0ZXJuc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidwoKU3RhdGljS2V5cxIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRITCgtpc3N1ZXJfa2V5cxgDIAEoCRIzCg9leHBpcmF0aW9uX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("Ch5wbGF0Zm9ybS9pYW0vdjIvaWRlbnRpdHkucHJvdG8SD3BsYXRmb3JtLmlhbS52MiKYAwoISWRlbnRpdHkSEAoDdWlkGAEgASgJQgPgQQgSEQoEbmFtZRgCIAEoCUID4EECEhMKC2Rlc2NyaXB0aW9uGAMgASgJEjIKC2NsYWltX21hdGNoGAQgASgLMhsucGxhdGZvcm0uaWFtLnYyLkNsYWltTWF0Y2hIABIyCgtzdGF0aWNfa2V5cxgFIAEoCzIbLnBsYXRmb3JtLmlhbS52Mi5TdGF0aWNLZXlzSAASNQoKcHVsbF90b2tlbhgJIAEoCzIaLnBsYXRmb3JtLmlhbS52Mi5QdWxsVG9rZW5CA+BBA0gAEjcKDmxhc3Rfc2Vlbl90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEjQKC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEjQKC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDQg4KDHJlbGF0aW9uc2hpcCLwAgoKQ2xhaW1NYXRjaBIOCgZpc3N1ZXIYASABKAkSFgoOaXNzdWVyX3BhdHRlcm4YAiABKAkSDwoHc3ViamVjdBgDIAEoCRIXCg9zdWJqZWN0X3BhdHRlcm4YBCABKAkSEAoIYXVkaWVuY2UYBSABKAkSGAoQYXVkaWVuY2VfcGF0dGVybhgGIAEoCRI3CgZjbGFpbXMYByADKAsyJy5wbGF0Zm9ybS5pYW0udjIuQ2xhaW1NYXRjaC5DbGFpbXNFbnRyeRJGCg5jbGFpbV9wYXR0ZXJucxgIIAMoCzIuLnBsYXRmb3JtLmlhbS52Mi5DbGFpbU1hdGNoLkNsYWltUGF0dGVybnNFbnRyeRotCgtDbGFpbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjQKEkNsYWltUGF0dGVybnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIncKClN0YXRpY0tleXMSDgoGaXNzdWVyGAEgASgJEg8KB3N1YmplY3QYAiABKAkSEwoLaXNzdWVyX2tleXMYAyABKAkSMwoPZXhwaXJhdGlvbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCglQdWxsVG9rZW4SNAoLZXhwaXJlX3RpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQNiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Identity is a workload or person that gets tokens for this API. It belongs to
@@ -65,6 +65,15 @@ export type Identity = Message<"platform.iam.v2.Identity"> & {
      */
     value: StaticKeys;
     case: "staticKeys";
+  } | {
+    /**
+     * A pull token: a password for the registry host (Basic auth, `/token`),
+     * made by PullTokensService.CreatePullToken; output only.
+     *
+     * @generated from field: platform.iam.v2.PullToken pull_token = 9;
+     */
+    value: PullToken;
+    case: "pullToken";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -201,4 +210,26 @@ export type StaticKeys = Message<"platform.iam.v2.StaticKeys"> & {
  */
 export const StaticKeysSchema: GenMessage<StaticKeys> = /*@__PURE__*/
   messageDesc(file_platform_iam_v2_identity, 2);
+
+/**
+ * PullToken is an identity that proves itself to the registry host with a
+ * password (a random secret the server keeps only as a hash).
+ *
+ * @generated from message platform.iam.v2.PullToken
+ */
+export type PullToken = Message<"platform.iam.v2.PullToken"> & {
+  /**
+   * When the password stops being accepted.
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 1;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platform.iam.v2.PullToken.
+ * Use `create(PullTokenSchema)` to create a new message.
+ */
+export const PullTokenSchema: GenMessage<PullToken> = /*@__PURE__*/
+  messageDesc(file_platform_iam_v2_identity, 3);
 

@@ -34,7 +34,11 @@ export interface StoredStaticKeys {
   expirationTime?: number;
 }
 
-export async function insertIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+/** An identity to insert: a pull token's columns only for a pull token (others get "" and null). */
+export type NewIdentity = Omit<IdentityRow, "pull_token_hash" | "pull_token_expire_time"> & Partial<Pick<IdentityRow, "pull_token_hash" | "pull_token_expire_time">>;
+
+export async function insertIdentity(db: Db, identity: NewIdentity): Promise<IdentityRow> {
+  const row: IdentityRow = { pull_token_hash: "", pull_token_expire_time: null, ...identity };
   await db.insertInto("identities").values(row).execute();
   return row;
 }
@@ -67,7 +71,7 @@ export function listIdentities(db: Db, { name, uidp, visible }: IdentityFilter, 
 }
 
 /** Inserts an identity under an existing group; throws NOT_FOUND for a missing group. */
-export async function createIdentity(db: Db, row: IdentityRow): Promise<IdentityRow> {
+export async function createIdentity(db: Db, row: NewIdentity): Promise<IdentityRow> {
   const group = await db.selectFrom("groups").select("uid").where("uid", "=", row.group_uid).executeTakeFirst();
   if (!group) throw rowNotFound("group", row.group_uid);
   return insertIdentity(db, row);
