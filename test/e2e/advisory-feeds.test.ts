@@ -200,9 +200,14 @@ describe("a server keeping a feed current", () => {
     server = await startTestServer({ advisoryFeeds: { ...loose, urls: [feed.archiveUrl], intervalMs: 1_000 } });
   });
   after(async () => {
-    await server?.close();
+    if (!closed) await server?.close();
+    else {
+      await server.store.close();
+      rmSync(server.contentDir, { recursive: true, force: true });
+    }
     await feed?.close();
   });
+  let closed = false;
 
   test("an image's vulnerability report changes when the feed adds an advisory for a package it holds", async () => {
     await waitFor("the first sync", async () => (await snapshot(server.store)).length === 31);
@@ -257,6 +262,21 @@ describe("a server keeping a feed current", () => {
     await waitFor("a counted failure", async () => sampleSum((await scrape(server.metricsPort)).samples, "advisory_feed_failures_total", { feed: feed.archiveUrl }) >= 1, 20_000);
     assert.equal((await fetch(`http://127.0.0.1:${server.apiPort}/readyz`)).status, 200);
     assert.equal((await server.store.db.selectFrom("osv_records").select("modified").where("uid", "=", "RUSTSEC-2016-0001").executeTakeFirstOrThrow()).modified !== "2030-01-01T00:00:00Z", true);
+  });
+
+  test("closing the server stops a download that hangs, and counts no failure", async () => {
+    const failures = () => server.logs.filter((l) => l.includes("advisory feed sync failed")).length;
+    feed.fault = "hang";
+    const from = feed.requests.length;
+    await waitFor("a sync to hang", async () => feed.requests.slice(from).some((r) => r.end === 0), 20_000);
+    const before = failures();
+    const started = Date.now();
+    closed = true;
+    await server.server.close();
+    assert.ok(Date.now() - started < 3_000, `closed in ${Date.now() - started} ms (the download's deadline is 5 s)`);
+    assert.equal(failures(), before);
+    const [row] = await feedRows(server.store.db, [feed.archiveUrl]);
+    assert.equal(row.lease_holder, "", "the lease was given back");
   });
 });
 

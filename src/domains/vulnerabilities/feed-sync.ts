@@ -139,8 +139,13 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
     return { feed: url, ms: done - started, result: "imported", counts };
   } catch (error) {
     const done = now();
+    if (options.signal?.aborted) {
+      // Stopped (the server closing): not the feed's failure; the lease is given back, the feed stays due.
+      await finishFeedSync(db, url, options.holder, attempt).catch(() => false);
+      return { feed: url, ms: done - started, result: "failed", error: "stopped before the sync ended", failures: row.failures };
+    }
     const failures = row.failures + 1;
-    const message = lost.signal.aborted && !options.signal?.aborted ? "the lease was lost to another process" : (error as Error).message;
+    const message = lost.signal.aborted ? "the lease was lost to another process" : (error as Error).message;
     await finishFeedSync(db, url, options.holder, { ...attempt, failures, last_error: message.slice(0, 1000), next_attempt_time: done + retryDelayMs(failures, options.intervalMs) }).catch(() => false);
     return { feed: url, ms: done - started, result: "failed", error: message, failures };
   } finally {

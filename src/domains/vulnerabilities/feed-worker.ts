@@ -67,6 +67,8 @@ export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryF
     for (const url of config.urls) {
       if (stopping.signal.aborted) return;
       const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal: stopping.signal });
+      // Stopped by close(): not a failure of the feed.
+      if (stopping.signal.aborted) return;
       logFeedSync(logger, report);
       if (report.result !== "skipped") observer?.synced(report);
     }
