@@ -21,6 +21,8 @@ export interface ServerConfig {
   login?: Partial<LoginConfig>;
   /** Event delivery to subscriptions. Defaults in `defaultEventsConfig`. */
   events?: Partial<EventsConfig>;
+  /** Advisory feeds kept current. Defaults in `defaultAdvisoryFeedsConfig`. */
+  advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
   logLevel: LogLevel;
   limits: Limits;
   /** Both hosts speak TLS with these (HTTP/2 by ALPN); cleartext without. */
@@ -166,3 +168,36 @@ export const defaultLimits: Limits = {
   upstreamFetchTimeoutMs: 5_000,
   upstreamFetchMaxBytes: 256 * 1024,
 };
+
+/** Advisory feeds the server keeps current (`serve --advisory-feed`; README "Keeping advisories current"). */
+export interface AdvisoryFeedsConfig {
+  /** https URLs of OSV archives (`.zip`) or of folders with `modified_id.csv`; none: no sync. */
+  urls: string[];
+  /** How often each feed is fetched (a conditional GET), ms; also the longest backoff after failures. */
+  intervalMs: number;
+  /** Also plain `http://` feeds (`serve --allow-http-feeds`). */
+  allowHttp: boolean;
+  /** Also feeds on loopback, private or link-local addresses (`serve --allow-private-feeds`). */
+  allowPrivateAddresses: boolean;
+  /** Longest one download (an archive, the index or one record) may take, connect to last byte, ms. */
+  timeoutMs: number;
+  /** Largest archive or index downloaded, bytes (a record: at most 8 MiB). */
+  maxBytes: number;
+  /** How long a server's hold on a feed lasts unrenewed, ms: another takes the feed over this long after its holder died. */
+  leaseMs: number;
+}
+
+export const defaultAdvisoryFeedsConfig: AdvisoryFeedsConfig = {
+  urls: [],
+  intervalMs: 3600_000,
+  allowHttp: false,
+  allowPrivateAddresses: false,
+  timeoutMs: 15 * 60_000,
+  maxBytes: 2 * 1024 ** 3,
+  leaseMs: 60_000,
+};
+
+/** The configuration's advisory feed settings over the defaults. */
+export function advisoryFeedsConfigOf(config: { advisoryFeeds?: Partial<AdvisoryFeedsConfig> }): AdvisoryFeedsConfig {
+  return { ...defaultAdvisoryFeedsConfig, ...config.advisoryFeeds };
+}

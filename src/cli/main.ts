@@ -3,7 +3,7 @@ import { isLogLevel, LOG_LEVELS } from "../logger.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
-import { contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
+import { advisoryFeedOptions, advisoryFeedsOf, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
 import { CLIENT_COMMANDS } from "./client/commands.js";
 
 // Each command imports what it runs with once its options are read (dynamic imports below):
@@ -60,6 +60,7 @@ const serveOptions: Record<string, OptionSpec> = {
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join(", ") },
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
   "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
+  ...advisoryFeedOptions,
   ...poolSizeOption,
   ...limitOptions,
 };
@@ -242,6 +243,7 @@ async function serve(args: string[]): Promise<void> {
   const metricsPort = metricsPortOf(o["metrics-port"] as string);
   const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
   const login = loginOf(o);
+  const advisoryFeeds = { ...(await advisoryFeedsOf("advisory-feed", o)), intervalMs: durationMsOf(o, "advisory-sync-interval") };
 
   const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../transport/tls-credentials.js"), import("../logger.js")]);
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
@@ -271,6 +273,7 @@ async function serve(args: string[]): Promise<void> {
       corsOrigins,
       login,
       events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
+      advisoryFeeds,
       logLevel,
       limits,
       tls: credentials,

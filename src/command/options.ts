@@ -12,11 +12,13 @@ export class UsageError extends Error {}
 /** A failure the user can act on (a port in use, an unreadable file): reported in one line, exit status 2. */
 export class CommandError extends Error {}
 
-/** Parsed options by name: a string, a boolean flag, or undefined when neither given nor defaulted. */
+/** Parsed options by name: a string, a boolean flag, or undefined when neither given nor defaulted (a repeatable option: see `listOption`). */
 export type Options = Record<string, string | boolean | undefined>;
 
 export interface OptionSpec {
   type: "string" | "boolean";
+  /** A string option given any number of times, its values joined by spaces; its environment variable lists them separated by commas or spaces. Read it with `listOption`. */
+  multiple?: boolean;
   env?: string;
   default?: string;
   help: string;
@@ -33,7 +35,7 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
     strict: true,
     allowPositionals: positionals !== undefined,
     options: Object.fromEntries([
-      ...Object.entries(spec).map(([name, s]) => [name, { type: s.type }]),
+      ...Object.entries(spec).map(([name, s]) => [name, { type: s.type, multiple: s.multiple === true }]),
       ["help", { type: "boolean", short: "h" }],
     ]),
   };
@@ -42,7 +44,9 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
   positionals?.push(...parsed.positionals);
   const out: Options = { help: values.help as boolean | undefined };
   for (const [name, s] of Object.entries(spec)) {
-    out[name] = (values[name] as string | boolean | undefined) ?? (s.env ? process.env[s.env] || undefined : undefined) ?? s.default;
+    const env = s.env ? process.env[s.env] || undefined : undefined;
+    if (s.multiple) out[name] = (values[name] as string[] | undefined)?.join(" ") ?? env ?? s.default;
+    else out[name] = (values[name] as string | boolean | undefined) ?? env ?? s.default;
   }
   return out;
 }
@@ -50,7 +54,7 @@ export function parse(args: string[], spec: Record<string, OptionSpec>, position
 /** A command's help: `operands` (e.g. `<path>...`) follow `[options]` in the usage line. */
 export function usage(command: string, summary: string, spec: Record<string, OptionSpec>, operands = ""): string {
   const lines = Object.entries(spec).map(([name, s]) => {
-    const flag = `--${name}${s.type === "string" ? " <value>" : ""}`;
+    const flag = `--${name}${s.type === "string" ? " <value>" : ""}${s.multiple ? "..." : ""}`;
     const extra = [s.env && `env ${s.env}`, s.default && `default ${s.default}`].filter(Boolean).join(", ");
     return `  ${flag.padEnd(28)} ${s.help}${extra ? ` (${extra})` : ""}`;
   });
@@ -74,4 +78,10 @@ export function flag(name: string, options: Options): boolean {
   if (/^(true|1)$/i.test(value)) return true;
   if (/^(false|0|)$/i.test(value)) return false;
   throw new UsageError(`--${name}: "${value}" is not true or false`);
+}
+
+/** The values of a repeatable option (`multiple`): each flag's, or its environment variable's separated by commas or spaces; [] when none. */
+export function listOption(name: string, options: Options): string[] {
+  const value = options[name];
+  return typeof value === "string" ? value.split(/[\s,]+/).filter((v) => v !== "") : [];
 }

@@ -4,6 +4,7 @@ import { registryCommands } from "./registry/commands.js";
 import { vulnerabilitiesCommands } from "./vulnerabilities/commands.js";
 
 export { contentStoreOf, contentStoreOptions } from "./registry/commands.js";
+export { advisoryFeedOptions, advisoryFeedsOf } from "./vulnerabilities/commands.js";
 export type { CommandContext, DomainCommand } from "./deps.js";
 
 /**

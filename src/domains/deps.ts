@@ -5,10 +5,11 @@ import type { SecretBox } from "../store/secret-box.js";
 import type { Store } from "../store/store.js";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
-import type { EventsConfig, OrganizationCreation } from "../config.js";
+import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "./registry/content/content-store.js";
 import type { Database } from "./schema.js";
+import type { FeedObserver } from "./vulnerabilities/index.js";
 
 /** What service handlers are built from. */
 export interface ServiceDeps {
@@ -48,6 +49,10 @@ export interface WorkerDeps {
   events: EventsConfig;
   /** The API's base URL (events name their source under it). */
   apiUrl: string;
+  /** The advisory feeds to keep current (none: no sync). */
+  advisoryFeeds: AdvisoryFeedsConfig;
+  /** Told of each feed sync (the metrics). */
+  feedObserver?: FeedObserver;
 }
 
 /** A background worker of a domain: started with the server, closed with it. */

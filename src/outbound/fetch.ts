@@ -2,11 +2,14 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
+import { createWriteStream } from "node:fs";
+import { pipeline } from "node:stream/promises";
+import { Transform } from "node:stream";
 import { injectTraceContext } from "../telemetry/tracing.js";
 
 /**
  * The server's only outbound HTTP client (the token exchange's discovery documents and JWKS,
- * event deliveries to subscription sinks): callers' data names the URLs, so it guards against
+ * event deliveries to subscription sinks, advisory feeds): callers' data names the URLs, so it guards against
  * being pointed at the server's own network (SSRF).
  *
  * - `https:` only, unless `allowHttp`.
@@ -156,13 +159,13 @@ export interface OutboundRequest {
  * when the deadline passes.
  */
 /** The request carries the active span's `traceparent` when tracing is on. */
-export function outboundRequest(url: URL, request: OutboundRequest, policy: OutboundPolicy): Promise<{ status: number; body: Buffer }> {
+export function outboundRequest(url: URL, request: OutboundRequest, policy: OutboundPolicy): Promise<{ status: number; body: Buffer; headers: http.IncomingHttpHeaders }> {
   checkOutboundUrl(url, policy);
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
     let settled = false;
     const deadline = setTimeout(() => finish(new OutboundFetchError(`${url.href} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
-    function finish(error: Error | undefined, value?: { status: number; body: Buffer }) {
+    function finish(error: Error | undefined, value?: { status: number; body: Buffer; headers: http.IncomingHttpHeaders }) {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
@@ -194,7 +197,7 @@ export function outboundRequest(url: URL, request: OutboundRequest, policy: Outb
             chunks.push(chunk);
           });
           res.on("error", (error) => finish(error));
-          res.on("end", () => finish(undefined, { status, body: Buffer.concat(chunks) }));
+          res.on("end", () => finish(undefined, { status, body: Buffer.concat(chunks), headers: res.headers }));
         },
       );
     } catch (error) {
@@ -204,6 +207,83 @@ export function outboundRequest(url: URL, request: OutboundRequest, policy: Outb
     }
     req.on("error", (error) => finish(error));
     req.end(request.body);
+  });
+}
+
+/** What `outboundDownload` received: the status and headers; for a 200, the body is in the file. */
+export interface OutboundDownload {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** Bytes written to the file (0 unless the status is 200). */
+  bytes: number;
+}
+
+/**
+ * GETs `url` within the policy and, when it answers 200, streams the body to the file `path`
+ * (created or truncated), never holding it whole in memory: at most `maxBytes` are written, and a
+ * body that would be larger (by its Content-Length or by counting) fails. Any other status is
+ * returned with its headers and its body dropped (a 304 to a conditional `headers`, a 404, a 3xx:
+ * redirects are not followed). The deadline `timeoutMs` covers connect to last byte; `signal`
+ * aborts it. A body cut short (the connection closed before Content-Length bytes, or a broken
+ * chunked encoding) fails. Throws OutboundFetchError; on a failure the file's content is undefined.
+ */
+export function outboundDownload(url: URL, headers: Record<string, string>, path: string, policy: OutboundPolicy, signal?: AbortSignal): Promise<OutboundDownload> {
+  checkOutboundUrl(url, policy);
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const deadline = setTimeout(() => finish(new OutboundFetchError(`${url.href} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
+    const onAbort = () => finish(new OutboundFetchError(`GET ${url.href} was stopped`));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    function finish(error: Error | undefined, value?: OutboundDownload) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      signal?.removeEventListener("abort", onAbort);
+      req.destroy();
+      if (error) reject(error instanceof OutboundFetchError ? error : new OutboundFetchError(`GET ${url.href} failed: ${error.message}`));
+      else resolve(value!);
+    }
+    const sent: Record<string, string> = { ...headers };
+    injectTraceContext(sent);
+    let req: http.ClientRequest;
+    try {
+      req = client.request(url, { method: "GET", headers: sent, agent: false, ...(policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }) }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status !== 200) {
+          res.resume();
+          res.on("error", () => {});
+          return finish(undefined, { status, headers: res.headers, bytes: 0 });
+        }
+        const declared = Number(res.headers["content-length"]);
+        if (Number.isFinite(declared) && declared > policy.maxBytes) return finish(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
+        let bytes = 0;
+        const counter = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            bytes += chunk.byteLength;
+            if (bytes > policy.maxBytes) return done(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
+            done(null, chunk);
+          },
+        });
+        // A response closed before its end (Content-Length not reached, a chunked body cut) is an error: `aborted`.
+        res.on("aborted", () => res.destroy(new Error("the connection closed before the whole body arrived")));
+        pipeline(res, counter, createWriteStream(path)).then(
+          () => {
+            if (Number.isFinite(declared) && bytes !== declared) return finish(new OutboundFetchError(`${url.href} sent ${bytes} of ${declared} bytes`));
+            finish(undefined, { status, headers: res.headers, bytes });
+          },
+          (error: Error) => finish(error),
+        );
+      });
+    } catch (error) {
+      settled = true;
+      clearTimeout(deadline);
+      signal?.removeEventListener("abort", onAbort);
+      return reject(new OutboundFetchError(`GET ${url.href} failed: ${(error as Error).message}`));
+    }
+    if (signal?.aborted) return onAbort();
+    req.on("error", (error) => finish(error));
+    req.end();
   });
 }
 

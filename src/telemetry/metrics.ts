@@ -35,6 +35,10 @@ export interface Metrics {
   querySeconds: Histogram<"operation" | "outcome">;
   /** Counts the bytes every connection of `server` sends and receives, as `host`. */
   countBytes(server: Server, host: HostName): void;
+  /** One advisory feed sync of this process: `result` imported, not-modified or failed; `counts` when records were read. */
+  feedSynced(feed: string, result: string, counts?: { read: number; added: number; updated: number; unchanged: number; rejected: number }): void;
+  /** A feed's stored times (epoch ms; 0: never), whichever replica synced it. */
+  feedState(feed: string, lastSuccessMs: number, lastAttemptMs: number): void;
   /** Reports the store's pool at each scrape (PostgreSQL; SQLite has one connection, used one query or transaction at a time, and no pool metrics). Once per registry. */
   observePool(stats: () => PoolStats): void;
 }
@@ -58,8 +62,29 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   new Counter({ name: "http_server_sent_bytes_total", help: "Bytes sent on the host's connections (all protocols, headers included).", labelNames: ["host"], registers, collect: bytes("sent") });
   new Counter({ name: "http_server_received_bytes_total", help: "Bytes received on the host's connections.", labelNames: ["host"], registers, collect: bytes("received") });
 
+  const feedSyncs = new Counter({ name: "advisory_feed_syncs_total", help: "Advisory feed syncs this process ran, by feed URL and result (imported, not_modified, failed).", labelNames: ["feed", "result"], registers });
+  const feedFailures = new Counter({ name: "advisory_feed_failures_total", help: "Advisory feed syncs of this process that failed (nothing written; retried after a backoff).", labelNames: ["feed"], registers });
+  const feedRecords = new Counter({
+    name: "advisory_feed_records_total",
+    help: "Records read from advisory feeds by this process, by outcome (read, new, updated, unchanged, rejected).",
+    labelNames: ["feed", "outcome"],
+    registers,
+  });
+  const feedLastSuccess = new Gauge({ name: "advisory_feed_last_success_timestamp_seconds", help: "When the feed was last synced successfully, by any replica (0: never).", labelNames: ["feed"], registers });
+  const feedLastAttempt = new Gauge({ name: "advisory_feed_last_attempt_timestamp_seconds", help: "When a sync of the feed last started, by any replica (0: never).", labelNames: ["feed"], registers });
+
   return {
     registry,
+    feedSynced(feed, result, counts) {
+      feedSyncs.inc({ feed, result: result.replace("-", "_") });
+      if (result === "failed") feedFailures.inc({ feed });
+      if (!counts) return;
+      for (const [outcome, n] of [["read", counts.read], ["new", counts.added], ["updated", counts.updated], ["unchanged", counts.unchanged], ["rejected", counts.rejected]] as const) feedRecords.inc({ feed, outcome }, n);
+    },
+    feedState(feed, lastSuccessMs, lastAttemptMs) {
+      feedLastSuccess.set({ feed }, lastSuccessMs / 1000);
+      feedLastAttempt.set({ feed }, lastAttemptMs / 1000);
+    },
     rpcStarted: new Counter({ name: "grpc_server_started_total", help: "RPCs started, on every protocol (gRPC, gRPC-Web, Connect, REST).", labelNames: ["grpc_type", "grpc_service", "grpc_method"], registers }),
     rpcHandled: new Counter({
       name: "grpc_server_handled_total",

@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { defaultLimits, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig } from "../../src/config.js";
+import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
@@ -46,6 +46,8 @@ export interface TestServerOptions {
   events?: Partial<EventsConfig>;
   /** Default: none (no cross-origin call allowed). */
   corsOrigins?: string[];
+  /** Default: no advisory feed. */
+  advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
   /** People signing in; default: no server-wide provider. */
   login?: Partial<LoginConfig>;
   /** The API's public URL (token issuer and audience). Default http://api.test; "listen" for the URL it listens on (a browser or the CLI must reach it). */
@@ -76,6 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       upstreamIssuers: options.upstreamIssuers,
       events: options.events,
       corsOrigins: options.corsOrigins,
+      advisoryFeeds: options.advisoryFeeds,
       login: options.login,
       logLevel: "info",
       limits,

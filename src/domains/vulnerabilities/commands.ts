@@ -1,4 +1,5 @@
-import { flag, storeOptions, UsageError } from "../../command/options.js";
+import { flag, listOption, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
+import type { AdvisoryFeedsConfig } from "../../config.js";
 import type { DomainCommand } from "../deps.js";
 
 // Each command imports what it runs with when it runs: its help answers without loading the domain.
@@ -44,5 +45,97 @@ const advisoriesImport: DomainCommand = {
   },
 };
 
+/** Who may be fetched as a feed: `serve` and `advisories sync` take the same flags and environment variables. */
+const feedPolicyOptions: Record<string, OptionSpec> = {
+  "allow-http-feeds": { type: "boolean", env: "ALLOW_HTTP_FEEDS", help: "let advisory feeds be plain http URLs (default: https only)" },
+  "allow-private-feeds": { type: "boolean", env: "ALLOW_PRIVATE_FEEDS", help: "let advisory feeds be on loopback, private or link-local addresses (default: public addresses only)" },
+};
+const FEED_HELP = "URL of an OSV archive (.zip, e.g. osv.dev's <ecosystem>/all.zip) or of a folder holding modified_id.csv and <id>.json records (osv.dev's layout); repeatable";
+
+/** `serve`'s advisory feed options. */
+export const advisoryFeedOptions: Record<string, OptionSpec> = {
+  "advisory-feed": { type: "string", multiple: true, env: "ADVISORY_FEEDS", help: `${FEED_HELP}; kept current in the background` },
+  "advisory-sync-interval": { type: "string", env: "ADVISORY_SYNC_INTERVAL", default: "1h", help: "how often each advisory feed is fetched (a conditional GET); also the longest retry backoff (90s, 15m, 1h)" },
+  ...feedPolicyOptions,
+};
+
+/**
+ * The feeds of `option` and the policy flags, checked as far as a URL can be before anything is
+ * fetched: http(s) only, plain http and IP literals that are not public only when the flags allow
+ * (a host name is checked again by the addresses it resolves to, at each connection). Throws UsageError.
+ */
+export async function advisoryFeedsOf(option: string, options: Options): Promise<Pick<AdvisoryFeedsConfig, "urls" | "allowHttp" | "allowPrivateAddresses">> {
+  const [{ checkOutboundUrl }, { feedPolicy }, { defaultAdvisoryFeedsConfig }] = await Promise.all([import("../../outbound/fetch.js"), import("./feed-worker.js"), import("../../config.js")]);
+  const allowHttp = flag("allow-http-feeds", options);
+  const allowPrivateAddresses = flag("allow-private-feeds", options);
+  const urls = [...new Set(listOption(option, options))];
+  const policy = feedPolicy({ ...defaultAdvisoryFeedsConfig, allowHttp, allowPrivateAddresses });
+  for (const text of urls) {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new UsageError(`--${option}: "${text}" is not a URL`);
+    }
+    try {
+      checkOutboundUrl(url, policy);
+    } catch (error) {
+      throw new UsageError(`--${option}: ${(error as Error).message}`);
+    }
+  }
+  return { urls, allowHttp, allowPrivateAddresses };
+}
+
+const advisoriesSync: DomainCommand = {
+  summary: "fetch advisory feeds once and import what changed (what serve --advisory-feed does every interval)",
+  description:
+    "Fetch each feed once, whether due or not, and import what changed, as `serve --advisory-feed` does in the background:\n" +
+    "a conditional GET (ETag, Last-Modified) with the validators of the last sync, so an unchanged feed is a 304 and\n" +
+    "reads nothing; an archive is downloaded whole and verified before anything is written. A feed a server is syncing\n" +
+    "right now is skipped. Prints one line per feed: `<url>: read N, new N, updated N, unchanged N, rejected N`,\n" +
+    "`<url>: not modified` or `<url>: skipped (...)`; a failed feed is reported on stderr (exit 1).",
+  options: {
+    feed: { type: "string", multiple: true, env: "ADVISORY_FEEDS", help: `${FEED_HELP} (default: the feeds of ADVISORY_FEEDS, as serve's)` },
+    ...feedPolicyOptions,
+    db: storeOptions.db,
+  },
+  async run({ options, context }) {
+    const feeds = await advisoryFeedsOf("feed", options);
+    if (feeds.urls.length === 0) throw new UsageError("give at least one --feed (or set ADVISORY_FEEDS)");
+    const [{ syncAdvisoryFeed }, { feedHolder, feedPolicy }, { defaultAdvisoryFeedsConfig }, { formatCounts }] = await Promise.all([
+      import("./feed-sync.js"),
+      import("./feed-worker.js"),
+      import("../../config.js"),
+      import("../../store/batched-import.js"),
+    ]);
+    const config = { ...defaultAdvisoryFeedsConfig, ...feeds };
+    const store = await context.openStore(options.db as string);
+    let failed = 0;
+    try {
+      const holder = feedHolder();
+      for (const url of feeds.urls) {
+        const report = await syncAdvisoryFeed(store.db, url, {
+          policy: feedPolicy(config),
+          holder,
+          leaseMs: config.leaseMs,
+          intervalMs: config.intervalMs,
+          force: true,
+          onRejected: (error) => process.stderr.write(`rejected ${error.message}\n`),
+        });
+        if (report.result === "imported") process.stdout.write(`${url}: ${formatCounts(report.counts)}\n`);
+        else if (report.result === "not-modified") process.stdout.write(`${url}: not modified\n`);
+        else if (report.result === "skipped") process.stdout.write(`${url}: skipped (another process is syncing it)\n`);
+        else {
+          failed++;
+          process.stderr.write(`platform-api: ${url}: ${report.error}; nothing of it was written\n`);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    return failed > 0 ? 1 : 0;
+  },
+};
+
 /** The vulnerabilities domain's commands of `platform-api`. */
-export const vulnerabilitiesCommands: Record<string, DomainCommand> = { "advisories import": advisoriesImport };
+export const vulnerabilitiesCommands: Record<string, DomainCommand> = { "advisories import": advisoriesImport, "advisories sync": advisoriesSync };

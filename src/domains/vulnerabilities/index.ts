@@ -4,6 +4,8 @@
  * read and write them.
  */
 export { importOsvFeed } from "./osv-import.js";
+export { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
+export type { FeedObserver } from "./feed-worker.js";
 export { advisoryFromRow } from "./advisory-mapper.js";
 export { checkArtifactNames, checkRecordNames } from "./advisory-validation.js";
 export { eventViews, severityViews } from "./osv-view.js";

@@ -3,13 +3,15 @@ import { Advisories, file_platform_vulnerabilities_v1_advisory } from "../../../
 import { bind, type Domain } from "../domain.js";
 import { vulnerabilitiesCommands } from "./commands.js";
 import { createAdvisoriesService } from "./advisories-service.js";
+import { startFeedSync } from "./feed-worker.js";
 import { createAdvisoriesV1Service } from "./v1/advisories-service.js";
 import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
 import { advisoryEtags } from "./migrations/2026-11-26-0090-advisory-etags.js";
+import { advisoryFeeds } from "./migrations/2026-11-30-0010-advisory-feeds.js";
 
 /**
  * Vulnerabilities (`platform.vulnerabilities.v2`, and `platform.vulnerabilities.v1` over it): advisories, one per (OSV record, affected
- * package), loaded with `platform-api advisories import`. Its tables also hold the OSV records that
+ * package), loaded with `platform-api advisories import` and kept current from feeds (`serve --advisory-feed`, the `advisory-feeds` worker). Its tables also hold the OSV records that
  * the advisory domain serves as documents and metadata.
  */
 export const vulnerabilities: Domain = {
@@ -20,8 +22,11 @@ export const vulnerabilities: Domain = {
     // v1 (`platform.vulnerabilities.v1`): over the v2 service (docs/decisions.md, "v1").
     bind(Advisories, (deps) => createAdvisoriesV1Service(createAdvisoriesService(deps))),
   ],
-  migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags },
+  migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags, "2026-11-30-0010-advisory-feeds": advisoryFeeds },
   ownedByGroup: [],
   deletedWithRepo: [],
   commands: vulnerabilitiesCommands,
+  workers: {
+    "advisory-feeds": ({ db, logger, advisoryFeeds, feedObserver }) => startFeedSync({ db, config: advisoryFeeds, logger, observer: feedObserver }),
+  },
 };

@@ -59,7 +59,42 @@ export interface AdvisoryTable {
   etag: string;
 }
 
+/**
+ * An advisory feed a server keeps current (`serve --advisory-feed`), by URL: what its last answer
+ * said (validators for the next conditional GET), how its last sync went, and who syncs it now.
+ * Rows are made when a feed is first synced and never deleted (a feed dropped from the flags keeps
+ * its row; added again, it resumes).
+ */
+export interface AdvisoryFeedTable {
+  url: string;
+  /** The `ETag` of the last answer imported ("" when none): sent as `If-None-Match`. */
+  etag: string;
+  /** The `Last-Modified` of the last answer imported ("" when none): sent as `If-Modified-Since`. */
+  last_modified: string;
+  /** A folder feed: the newest `modified` of its `modified_id.csv` imported ("" before the first sync). */
+  cursor: string;
+  /** When a server may sync it next: after a success, the interval; after a failure, the backoff. */
+  next_attempt_time: number;
+  last_attempt_time: number;
+  /** 0 until the first success. */
+  last_success_time: number;
+  /** Failures since the last success (the backoff's exponent). */
+  failures: number;
+  /** Why the last attempt failed; "" after a success. */
+  last_error: string;
+  /** The counts of the last sync that read records. */
+  records_read: number;
+  records_added: number;
+  records_updated: number;
+  records_unchanged: number;
+  records_rejected: number;
+  /** The worker that syncs it until `lease_until` ("" when none): taken by a conditional update, taken over once expired. */
+  lease_holder: string;
+  lease_until: number;
+}
+
 export interface VulnerabilitiesTables {
+  advisory_feeds: AdvisoryFeedTable;
   osv_records: OsvRecordTable;
   osv_names: OsvNameTable;
   advisories: AdvisoryTable;

@@ -1,0 +1,225 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Kysely } from "kysely";
+import { OsvFeedError, type OsvRecordError } from "../../engines/advisories/osv/errors.js";
+import { readOsvFeed } from "../../engines/advisories/osv/feed.js";
+import { readModifiedIds, type ModifiedId } from "../../engines/advisories/osv/modified-ids.js";
+import { OSV_LIMITS } from "../../engines/advisories/osv/record.js";
+import { compareOsvTimes } from "../../engines/advisories/osv/time.js";
+import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
+import type { ImportCounts } from "../../store/batched-import.js";
+import type { Database } from "../schema.js";
+import { importOsvFeed } from "./osv-import.js";
+import { finishFeedSync, renewFeedLease, takeFeedLease, type AdvisoryFeedRow, type FeedOutcome } from "./store/feeds.js";
+import { storedModified } from "./store/osv-records.js";
+
+/** The first retry after a failure waits this long; each next one twice as long, up to the sync interval. */
+const FIRST_RETRY_MS = 30_000;
+/** Records of a folder feed fetched at once. */
+const RECORD_FETCHES = 4;
+/** Ids per `storedModified` query. */
+const IDS_PER_QUERY = 500;
+
+/** How one feed's sync went (a log line, the metrics, the CLI's summary). */
+export type FeedSyncReport = { feed: string; ms: number } & (
+  /** Not due, or another process holds its lease. */
+  | { result: "skipped" }
+  /** The feed answered 304 to the conditional GET: nothing read, nothing changed. */
+  | { result: "not-modified" }
+  /** Its records were read and imported (`counts` as `advisories import` counts them). */
+  | { result: "imported"; counts: ImportCounts }
+  /** Nothing was written; retried after the backoff. */
+  | { result: "failed"; error: string; failures: number }
+);
+
+export interface FeedSyncOptions {
+  /** Where feeds may be fetched from, the deadline of one download and its size cap. */
+  policy: OutboundPolicy;
+  /** Who syncs (one per worker or CLI run): the lease's holder. */
+  holder: string;
+  /** How long the lease lasts without renewal; renewed every third of it while the sync runs. */
+  leaseMs: number;
+  /** After a success the feed is due again this much later; a failure's backoff is at most this. */
+  intervalMs: number;
+  /** Sync even when not due (the CLI); a lease held by another still wins. */
+  force?: boolean;
+  /** Stops a download in progress (the server closing). */
+  signal?: AbortSignal;
+  now?: () => number;
+  /** Each record refused (reported by the CLI; counted either way). */
+  onRejected?: (error: OsvRecordError | OsvFeedError) => void;
+}
+
+/** What a feed's URL names: an archive of records (`.zip`), or a folder with `modified_id.csv` and `<id>.json` records. */
+export function feedKind(url: URL): "zip" | "folder" {
+  return url.pathname.toLowerCase().endsWith(".zip") ? "zip" : "folder";
+}
+
+/** The backoff after `failures` failures in a row: 30 s, doubling, at most `intervalMs`. */
+export function retryDelayMs(failures: number, intervalMs: number): number {
+  return Math.min(intervalMs, FIRST_RETRY_MS * 2 ** Math.min(Math.max(failures - 1, 0), 20));
+}
+
+/** The feed's content is broken as a whole: nothing of it is imported. */
+class CorruptFeedError extends Error {}
+
+/**
+ * Reads every record of `path` (an archive or a folder) once without writing anything, and throws
+ * CorruptFeedError when one cannot be read at all: the archive is not a zip, its directory or an
+ * entry's data is corrupt or cut short, an entry's name is unsafe. A record that reads but is
+ * refused (not JSON, not OSV, invalid, too large) is not corruption: the import counts it as
+ * rejected and skips it, as `advisories import` does.
+ */
+async function verifyFeed(path: string, url: string): Promise<void> {
+  for await (const entry of readOsvFeed([path])) {
+    const error = entry.error;
+    if (error instanceof OsvFeedError || (error && (error.kind === "unreadable" || error.kind === "unsafe-name"))) {
+      throw new CorruptFeedError(`${url}${error.message.slice(error.message.startsWith(path) ? path.length : 0)}`);
+    }
+  }
+}
+
+function conditionalHeaders(row: AdvisoryFeedRow | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (row?.etag) headers["if-none-match"] = row.etag;
+  if (row?.last_modified) headers["if-modified-since"] = row.last_modified;
+  return headers;
+}
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? "";
+
+/**
+ * Syncs one advisory feed into `db`, once, if this caller takes its lease (`takeFeedLease`): a
+ * conditional GET with the validators of its last import (a 304 changes nothing); a new answer is
+ * downloaded to a temporary folder (size-capped, streamed to disk), verified whole
+ * (`verifyFeed`), and only then imported by `importOsvFeed` (a later `modified` replaces, the same
+ * record again changes nothing, withdrawn records are stored as withdrawn, images naming changed
+ * packages are matched again). A folder feed reads `modified_id.csv` down to the newest `modified`
+ * of its last import and fetches only the records newer than the stored ones. The feed's row then
+ * gets the new validators, cursor and counts, and is due again after `intervalMs`; after a failure
+ * (nothing written) it keeps its validators and is due after the backoff. Never throws for the
+ * feed's own failures: they are the report's.
+ */
+export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, options: FeedSyncOptions): Promise<FeedSyncReport> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const row = await takeFeedLease(db, url, options.holder, started, options.leaseMs, options.force);
+  if (!row) return { feed: url, ms: 0, result: "skipped" };
+
+  const lost = new AbortController();
+  const stop = () => lost.abort();
+  options.signal?.addEventListener("abort", stop, { once: true });
+  const renewal = setInterval(() => {
+    void renewFeedLease(db, url, options.holder, now() + options.leaseMs).then(
+      (held) => held || lost.abort(),
+      () => {},
+    );
+  }, Math.max(options.leaseMs / 3, 100));
+  const dir = await mkdtemp(join(tmpdir(), "platform-api-feed-"));
+  const attempt = { last_attempt_time: started };
+  try {
+    const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost.signal });
+    const done = now();
+    const success = { ...attempt, last_success_time: done, failures: 0, last_error: "", next_attempt_time: done + options.intervalMs };
+    if (outcome === "not-modified") {
+      await finishFeedSync(db, url, options.holder, success);
+      return { feed: url, ms: done - started, result: "not-modified" };
+    }
+    const { counts, ...state } = outcome;
+    await finishFeedSync(db, url, options.holder, {
+      ...success,
+      ...state,
+      records_read: counts.read,
+      records_added: counts.added,
+      records_updated: counts.updated,
+      records_unchanged: counts.unchanged,
+      records_rejected: counts.rejected,
+    });
+    return { feed: url, ms: done - started, result: "imported", counts };
+  } catch (error) {
+    const done = now();
+    if (options.signal?.aborted) {
+      // Stopped (the server closing): not the feed's failure; the lease is given back, the feed stays due.
+      await finishFeedSync(db, url, options.holder, attempt).catch(() => false);
+      return { feed: url, ms: done - started, result: "failed", error: "stopped before the sync ended", failures: row.failures };
+    }
+    const failures = row.failures + 1;
+    const message = lost.signal.aborted ? "the lease was lost to another process" : (error as Error).message;
+    await finishFeedSync(db, url, options.holder, { ...attempt, failures, last_error: message.slice(0, 1000), next_attempt_time: done + retryDelayMs(failures, options.intervalMs) }).catch(() => false);
+    return { feed: url, ms: done - started, result: "failed", error: message, failures };
+  } finally {
+    clearInterval(renewal);
+    options.signal?.removeEventListener("abort", stop);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Fetched = "not-modified" | (Pick<FeedOutcome, "etag" | "last_modified" | "cursor"> & { counts: ImportCounts });
+
+async function fetchAndImport(db: Kysely<Database>, url: URL, row: AdvisoryFeedRow, dir: string, options: FeedSyncOptions & { signal: AbortSignal }): Promise<Fetched> {
+  const kind = feedKind(url);
+  const index = kind === "zip" ? url : new URL("modified_id.csv", url.href.endsWith("/") ? url : new URL(`${url.href}/`));
+  const indexPath = join(dir, kind === "zip" ? "feed.zip" : "modified_id.csv");
+  const answer = await outboundDownload(index, conditionalHeaders(row), indexPath, options.policy, options.signal);
+  if (answer.status === 304) return "not-modified";
+  if (answer.status !== 200) throw new Error(`${index.href} answered HTTP ${answer.status}${answer.status >= 300 && answer.status < 400 ? " (redirects are not followed)" : ""}`);
+  const validators = { etag: header(answer.headers.etag), last_modified: header(answer.headers["last-modified"]) };
+  if (kind === "zip") {
+    await verifyFeed(indexPath, index.href);
+    return { ...validators, cursor: "", counts: await importOsvFeed(db, readOsvFeed([indexPath]), { onRejected: options.onRejected }) };
+  }
+  const records = join(dir, "records");
+  await mkdir(records);
+  const { newest, wanted } = await newerRecords(db, indexPath, index.href, row.cursor || undefined);
+  await fetchRecords(index, wanted, records, options);
+  await verifyFeed(records, index.href.replace(/\/modified_id\.csv$/, ""));
+  return { ...validators, cursor: newest ?? row.cursor, counts: await importOsvFeed(db, readOsvFeed([records]), { onRejected: options.onRejected }) };
+}
+
+/** The lines of `modified_id.csv` newer than `cursor` whose record the store lacks or has older, and the newest `modified` listed. */
+async function newerRecords(db: Kysely<Database>, csv: string, source: string, cursor: string | undefined): Promise<{ newest: string | undefined; wanted: ModifiedId[] }> {
+  const listed: ModifiedId[] = [];
+  try {
+    for await (const line of readModifiedIds(csv, source, cursor)) listed.push(line);
+  } catch (error) {
+    if (error instanceof OsvFeedError) throw new CorruptFeedError(error.message);
+    throw error;
+  }
+  const newest = listed.reduce<string | undefined>((max, l) => (max === undefined || compareOsvTimes(l.modified, max) > 0 ? l.modified : max), undefined);
+  // One line per id: its latest `modified` (the file should list each once).
+  const latest = new Map<string, string>();
+  for (const l of listed) if (!latest.has(l.id) || compareOsvTimes(l.modified, latest.get(l.id)!) > 0) latest.set(l.id, l.modified);
+  const wanted: ModifiedId[] = [];
+  const ids = [...latest.keys()];
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const stored = await storedModified(db, ids.slice(i, i + IDS_PER_QUERY));
+    for (const id of ids.slice(i, i + IDS_PER_QUERY)) {
+      const have = stored.get(id);
+      const modified = latest.get(id)!;
+      if (have === undefined || compareOsvTimes(modified, have) > 0) wanted.push({ id, modified });
+    }
+  }
+  return { newest, wanted };
+}
+
+/** Downloads `<folder>/<id>.json` of each of `wanted` into `dir`, a few at once; any answer but 200 fails the whole sync. */
+async function fetchRecords(index: URL, wanted: readonly ModifiedId[], dir: string, options: FeedSyncOptions & { signal: AbortSignal }): Promise<void> {
+  const policy = { ...options.policy, maxBytes: Math.min(options.policy.maxBytes, OSV_LIMITS.recordBytes) };
+  let next = 0;
+  let failed = false;
+  async function fetcher() {
+    while (next < wanted.length && !failed) {
+      const { id } = wanted[next++];
+      const url = new URL(`./${encodeURIComponent(id)}.json`, index);
+      try {
+        const answer = await outboundDownload(url, { accept: "application/json" }, join(dir, `${id}.json`), policy, options.signal);
+        if (answer.status !== 200) throw new Error(`${url.href} answered HTTP ${answer.status}`);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(RECORD_FETCHES, wanted.length) }, fetcher));
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Kysely } from "kysely";
+import type { AdvisoryFeedsConfig } from "../../config.js";
+import type { Logger } from "../../logger.js";
+import type { OutboundPolicy } from "../../outbound/fetch.js";
+import type { Database } from "../schema.js";
+import { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
+import { feedRows, type AdvisoryFeedRow } from "./store/feeds.js";
+
+/** Longest wait between two looks at whether a feed is due, ms. */
+const MAX_POLL_MS = 10_000;
+
+/** What the worker reports as it goes (the server's metrics). */
+export interface FeedObserver {
+  /** Each sync this process ran (not the skipped ones). */
+  synced(report: Exclude<FeedSyncReport, { result: "skipped" }>): void;
+  /** Each feed's stored state after each look (a sync by any process shows). */
+  state(row: Pick<AdvisoryFeedRow, "url" | "last_success_time" | "last_attempt_time" | "failures">): void;
+}
+
+/** The worker (a DomainWorker): `drain` runs a pass now and waits for it. */
+export interface FeedSyncWorker {
+  close(): Promise<void>;
+  drain(): Promise<void>;
+}
+
+/** The outbound policy of feeds, naming the flags that relax it. */
+export function feedPolicy(config: AdvisoryFeedsConfig): OutboundPolicy {
+  return {
+    allowHttp: config.allowHttp,
+    allowPrivateAddresses: config.allowPrivateAddresses,
+    relaxedBy: { http: "--allow-http-feeds", privateAddresses: "--allow-private-feeds" },
+    timeoutMs: config.timeoutMs,
+    maxBytes: config.maxBytes,
+  };
+}
+
+/** A lease holder's name: the host, the process and this worker. */
+export function feedHolder(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/** One log line per sync: info when it went well, warn when it failed. */
+export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
+  if (report.result === "skipped") return;
+  const fields = { feed: report.feed, result: report.result, ms: report.ms };
+  if (report.result === "failed") logger.warn("advisory feed sync failed", { ...fields, error: report.error, failures: report.failures });
+  else logger.info("advisory feed synced", { ...fields, ...(report.result === "imported" && report.counts) });
+}
+
+/**
+ * Keeps `config.urls` current in the server process: every `min(intervalMs, 10 s)` it looks at
+ * each feed and syncs the due ones whose lease it takes (`syncAdvisoryFeed`), one feed at a time,
+ * so with several replicas on one database each feed is synced by one of them, once per interval.
+ * A sync runs beside the API (streamed downloads, batched import) and never stops the server; its
+ * failure is logged, counted and retried after the backoff. Closing aborts a download in progress.
+ */
+export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver }): FeedSyncWorker {
+  const { db, config, logger, observer } = options;
+  const holder = feedHolder();
+  const policy = feedPolicy(config);
+  const stopping = new AbortController();
+  let running: Promise<void> | undefined;
+
+  async function pass(): Promise<void> {
+    for (const url of config.urls) {
+      if (stopping.signal.aborted) return;
+      const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal: stopping.signal });
+      // Stopped by close(): not a failure of the feed.
+      if (stopping.signal.aborted) return;
+      logFeedSync(logger, report);
+      if (report.result !== "skipped") observer?.synced(report);
+    }
+    for (const row of await feedRows(db, config.urls)) observer?.state(row);
+  }
+
+  /** Runs a pass unless one runs; resolves when the pass running now (if any) ends. */
+  function tick(): Promise<void> {
+    running ??= pass()
+      .catch((error: unknown) => {
+        if (!stopping.signal.aborted) logger.error("advisory feed sync failed", { error: String(error) });
+      })
+      .finally(() => (running = undefined));
+    return running;
+  }
+
+  const timer = config.urls.length === 0 ? undefined : setInterval(() => void tick(), Math.min(config.intervalMs, MAX_POLL_MS));
+  timer?.unref();
+  if (config.urls.length > 0) void tick();
+  return {
+    async close() {
+      clearInterval(timer);
+      stopping.abort();
+      await running;
+    },
+    async drain() {
+      await running;
+      await tick();
+    },
+  };
+}
