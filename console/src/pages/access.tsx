@@ -6,6 +6,7 @@ import type { Role } from "../../../gen/platform/iam/v2/role_pb.js";
 import type { RoleBinding } from "../../../gen/platform/iam/v2/role_binding_pb.js";
 import { api } from "../api.js";
 import { useChanges } from "../changes.js";
+import { Choice } from "../choice.js";
 import { holds } from "../grants.js";
 import { columns, Table } from "../table.js";
 
@@ -32,7 +33,6 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
     api.roles.listRoles({ pageSize: 200, orderBy: "name" }).then((r) => setRoles(r.roles), onError);
   }, [organization]);
 
-  const roleOptions = [<option value="">Choose a role</option>, ...roles.map((r) => <option value={r.uid}>{r.name}</option>)];
 
   return (
     <section aria-labelledby="access">
@@ -61,21 +61,8 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
       />
       {holds(whoami, "role_bindings.create", uid) ? (
         <form class="row" onSubmit={act(() => api.bindings.createRoleBinding({ parent: uid, roleBinding: { identityUid: identity, roleUid: role } }))}>
-          <label>
-            Identity
-            <select aria-label="Identity" value={identity} onChange={(e) => setIdentity(e.currentTarget.value)} required>
-              <option value="">Choose an identity</option>
-              {identities.map((i) => (
-                <option value={i.uid}>{i.name}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Role
-            <select aria-label="Role" value={role} onChange={(e) => setRole(e.currentTarget.value)} required>
-              {roleOptions}
-            </select>
-          </label>
+          <Choice label="Identity" value={identity} onChange={setIdentity} items={identities} none="Choose an identity" required />
+          <Choice label="Role" value={role} onChange={setRole} items={roles} none="Choose a role" required />
           <button type="submit">Bind role</button>
         </form>
       ) : null}
@@ -104,12 +91,7 @@ export function AccessPage({ uid, whoami, onError }: { uid: string; whoami: WhoA
             setCode(made.code);
           })}
         >
-          <label>
-            Invite with role
-            <select aria-label="Invite with role" value={inviteRole} onChange={(e) => setInviteRole(e.currentTarget.value)} required>
-              {roleOptions}
-            </select>
-          </label>
+          <Choice label="Invite with role" value={inviteRole} onChange={setInviteRole} items={roles} none="Choose a role" required />
           <label>
             Email (optional) <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
           </label>

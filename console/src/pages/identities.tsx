@@ -7,6 +7,7 @@ import type { IdentityProvider } from "../../../gen/platform/iam/v2/identity_pro
 import type { Role } from "../../../gen/platform/iam/v2/role_pb.js";
 import { api } from "../api.js";
 import { useChanges } from "../changes.js";
+import { Choice } from "../choice.js";
 import { holds } from "../grants.js";
 import { columns, Table } from "../table.js";
 
@@ -135,15 +136,7 @@ function ProviderCard({ provider, roles, roleName, whoami, onChanged, onError }:
           <label>
             External group <input value={externalGroup} onInput={(e) => setExternalGroup(e.currentTarget.value)} required />
           </label>
-          <label>
-            Mapped role
-            <select aria-label="Mapped role" value={role} onChange={(e) => setRole(e.currentTarget.value)} required>
-              <option value="">Choose a role</option>
-              {roles.map((r) => (
-                <option value={r.uid}>{r.name}</option>
-              ))}
-            </select>
-          </label>
+          <Choice label="Mapped role" value={role} onChange={setRole} items={roles} none="Choose a role" required />
           <button type="submit">Map group</button>
         </form>
       ) : null}
@@ -202,15 +195,7 @@ function NewProvider({ group, roles, onCreated, onError }: { group: string; role
         <label>
           Groups claim <input value={form.groupsClaim} onInput={field("groupsClaim")} placeholder="groups" />
         </label>
-        <label>
-          Default role
-          <select aria-label="Default role" value={form.defaultRole} onChange={field("defaultRole")}>
-            <option value="">None</option>
-            {roles.map((r) => (
-              <option value={r.uid}>{r.name}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Default role" value={form.defaultRole} onChange={(defaultRole) => setForm({ ...form, defaultRole })} items={roles} none="None" />
       </div>
       <button type="submit">Add provider</button>
     </form>
