@@ -17,9 +17,9 @@ import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { detailOf, methodOf, reasonOf, violatedFields, type Outcome, type RestRequest } from "../support/wires.js";
 
 /**
- * Immutable tags (`Repo.immutable_tags`): set and read over the four wires of the API host,
- * enforced on CreateTag, v1's UpdateTag and DeleteTag there, and on pushes and deletes of the
- * registry host driven by skopeo, on each database.
+ * Immutable tags (`Repo.immutable_tags`): set and read over the four wires of the API host (and
+ * kept by v1's UpdateRepo, whose Repo lacks the field), enforced on CreateTag, v1's UpdateTag and
+ * DeleteTag there, and on pushes and deletes of the registry host driven by skopeo, on each database.
  */
 
 const run = promisify(execFile);
@@ -66,6 +66,10 @@ for (const database of await testDatabases()) {
         assert.deepEqual((await getRepo(uid)).body?.immutableTags, ["release-*", "v*.*"]);
         const renamed = await updateRepo(uid, { name: `${wireName}/set2` }, "name");
         assert.deepEqual(renamed.body?.immutableTags, ["release-*", "v*.*"], "a mask without the field keeps it");
+        const v1Repo = { id: uid, name: `${wireName}/set3`, description: "by v1" };
+        const v1Put = await call(Registry, "UpdateRepo", v1Repo, { method: "PUT", path: `/registry/v1/repos/${uid}`, body: v1Repo });
+        assert.equal(v1Put.code, 0, v1Put.message);
+        assert.deepEqual((await getRepo(uid)).body?.immutableTags, ["release-*", "v*.*"], "v1's Repo has no such field, and its PUT keeps it");
         const cleared = await updateRepo(uid, {}, "immutable_tags");
         assert.equal(cleared.code, 0, cleared.message);
         assert.equal(cleared.body?.immutableTags, undefined);
