@@ -9,6 +9,7 @@ export { InvalidStorageUrl, StorageUnavailable } from "./content/s3-location.js"
 export { deleteReference } from "./deletion.js";
 export { RegistryError, type RegistryErrorKind } from "./errors.js";
 export { collectGarbage, DEFAULT_GC_GRACE_MS, expireUploads, UPLOAD_LIFETIME_MS, type GcResult } from "./gc.js";
+export { TagImmutableError } from "./immutable-tags.js";
 export { importImages, type CopyProgress, type ImportOptions, type ImportResult } from "./import.js";
 export { MAX_MANIFEST_BYTES, MEDIA_TYPE } from "./manifest.js";
 export { checkDigest, checkTag, isDigestReference, isTag, MAX_NAME_LENGTH, parseRepositoryName, REPO_NAME, TAG_NAME, TAG_RULE, type RepositoryName } from "./names.js";

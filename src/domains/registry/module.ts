@@ -15,6 +15,7 @@ import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
 import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
 import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
 import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-organization.js";
+import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
 import { createReposService } from "./repos-service.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
@@ -45,6 +46,7 @@ export const registry: Domain = {
     "2026-11-26-0040-vulnerability-reports": vulnerabilityReports,
     "2026-11-27-0110-tag-forms": tagForms,
     "2026-11-28-0010-report-job-organization": reportJobOrganization,
+    "2026-12-01-0010-immutable-tags": immutableTags,
   },
   ownedByGroup: ["repos"],
   workers: {

@@ -1,13 +1,15 @@
 import type { Violations } from "../../aip/validation.js";
+import { checkImmutableTags } from "./immutable-tags.js";
 import { REPO_NAME } from "./names.js";
 
 export { REPO_NAME };
 /** Readme limit in UTF-8 bytes. */
 export const MAX_README_BYTES = 256 * 1024;
 
-export function checkRepoFields(violations: Violations, repo: { name: string; description: string }, prefix = "repo."): void {
+export function checkRepoFields(violations: Violations, repo: { name: string; description: string; immutableTags?: string[] }, prefix = "repo."): void {
   violations.text(`${prefix}name`, repo.name, { required: true, max: 255, pattern: REPO_NAME });
   violations.text(`${prefix}description`, repo.description, { max: 1024 });
+  if (repo.immutableTags !== undefined) checkImmutableTags(violations, repo.immutableTags, `${prefix}immutable_tags`);
 }
 
 export function checkReadme(violations: Violations, content: string, field = "repo_readme.content"): void {

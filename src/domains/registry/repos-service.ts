@@ -9,6 +9,7 @@ import { Violations } from "../../aip/validation.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
+import { immutableTagsColumn } from "./immutable-tags.js";
 import { readmeFromRow, repoFromRow } from "./repo-mapper.js";
 import { checkReadme, checkRepoFields, REPO_NAME } from "./repo-validation.js";
 
@@ -34,7 +35,16 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
       checkRepoFields(violations, repo);
       violations.throwIfAny();
       const time = now();
-      const row = { uid: newChildUid(req.parent), group_uid: req.parent, name: repo.name, description: repo.description, readme: "", create_time: time, update_time: time };
+      const row = {
+        uid: newChildUid(req.parent),
+        group_uid: req.parent,
+        name: repo.name,
+        description: repo.description,
+        readme: "",
+        immutable_tags: immutableTagsColumn(repo.immutableTags),
+        create_time: time,
+        update_time: time,
+      };
       return inTransaction(db, ctx.signal, async (trx) => repoFromRow(await insertRepo(trx, row)));
     },
 
@@ -43,11 +53,12 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
       new Violations().uid("repo.uid", patch.uid).throwIfAny();
       return inTransaction(db, ctx.signal, async (trx) => {
         const current = repoFromRow(await getRepo(trx, patch.uid));
-        const next = applyFieldMask(RepoSchema, current, patch, req.updateMask, ["name", "description"]);
+        const next = applyFieldMask(RepoSchema, current, patch, req.updateMask, ["name", "description", "immutable_tags"]);
         const violations = new Violations();
         checkRepoFields(violations, next);
         violations.throwIfAny();
-        return repoFromRow(await updateRepo(trx, next.uid, { name: next.name, description: next.description, update_time: now() }));
+        const change = { name: next.name, description: next.description, immutable_tags: immutableTagsColumn(next.immutableTags), update_time: now() };
+        return repoFromRow(await updateRepo(trx, next.uid, change));
       });
     },
 

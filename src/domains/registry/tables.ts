@@ -1,3 +1,5 @@
+import type { ColumnType } from "kysely";
+
 /** The registry domain's tables: repos, tags and their history, manifests, blobs, uploads; column conventions in src/store/tables.ts. */
 
 export interface RepoTable {
@@ -10,6 +12,8 @@ export interface RepoTable {
   description: string;
   /** Markdown; "" when none. */
   readme: string;
+  /** The immutable tag patterns (immutable-tags.ts), a JSON array of strings; `[]` (the default) when none. */
+  immutable_tags: ColumnType<string, string | undefined, string>;
   create_time: number;
   update_time: number;
 }

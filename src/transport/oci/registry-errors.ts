@@ -1,5 +1,5 @@
 import { BodyRefusedError } from "../http/body-reader.js";
-import { RegistryError, type RegistryErrorKind } from "../../domains/registry/index.js";
+import { RegistryError, TagImmutableError, type RegistryErrorKind } from "../../domains/registry/index.js";
 import { isStorageFull, isUnavailable } from "../../store/dialect.js";
 import type { NodeResponse, ResponseHeaders } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
@@ -82,7 +82,8 @@ export interface FailureAnswer {
 
 /**
  * The one place where what a registry request throws becomes its answer: the host's own
- * refusals as they were thrown, the registry domain's errors by kind (`ociErrorOf`), a full store
+ * refusals as they were thrown, the registry domain's errors by kind (`ociErrorOf`), a tag an
+ * immutable pattern protects 403 DENIED, a full store
  * 507, a busy or unreachable store 503 (retry after a second), anything else 500 UNKNOWN with
  * the cause logged, never sent.
  */
@@ -93,6 +94,9 @@ export function failureAnswer(error: unknown): FailureAnswer {
     return { error: { status: 400, code: "SIZE_INVALID", message: "the body is not as long as its Content-Length says" }, refused: true };
   }
   if (error instanceof RegistryError) return { error: ociErrorOf(error), refused: true };
+  if (error instanceof TagImmutableError) {
+    return { error: { status: 403, code: "DENIED", message: error.description, detail: { tag: error.tag, pattern: error.pattern } }, refused: true };
+  }
   if (isStorageFull(error)) {
     return {
       error: { status: 507, code: "UNAVAILABLE", message: "the registry's storage is full; nothing was written" },

@@ -1209,7 +1209,8 @@ export const Registry: GenService<{
   },
   /**
    * UpdateRepo replaces the repo `id` (PUT): name, description and readme;
-   * fields left out are reset.
+   * fields left out are reset. The immutable tag patterns, which only v2's
+   * Repo shows, are kept.
    *
    * @generated from rpc platform.registry.v1.Registry.UpdateRepo
    */

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/registry/v2/repo.proto.
  */
 export const file_platform_registry_v2_repo: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wbGF0Zm9ybS9yZWdpc3RyeS92Mi9yZXBvLnByb3RvEhRwbGF0Zm9ybS5yZWdpc3RyeS52MiKsAQoEUmVwbxIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMiLwoKUmVwb1JlYWRtZRIQCgN1aWQYASABKAlCA+BBCBIPCgdjb250ZW50GAIgASgJYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("Ch9wbGF0Zm9ybS9yZWdpc3RyeS92Mi9yZXBvLnByb3RvEhRwbGF0Zm9ybS5yZWdpc3RyeS52MiLEAQoEUmVwbxIQCgN1aWQYASABKAlCA+BBCBIRCgRuYW1lGAIgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YAyABKAkSNAoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSFgoOaW1tdXRhYmxlX3RhZ3MYBiADKAkiLwoKUmVwb1JlYWRtZRIQCgN1aWQYASABKAlCA+BBCBIPCgdjb250ZW50GAIgASgJYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Repo is a container image repository of a group. Its registry path is
@@ -53,6 +53,22 @@ export type Repo = Message<"platform.registry.v2.Repo"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 5;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * Tag patterns whose tags, once created, never move to another digest and
+   * cannot be deleted (nor can a manifest one of them points at): a push, a
+   * CreateTag or a delete that would is refused with FAILED_PRECONDITION
+   * (ErrorInfo reason `TAG_IMMUTABLE`; the registry host answers 403 `DENIED`).
+   * Creating such a tag, and setting it again to the digest it has, are
+   * allowed. In a pattern `*` matches any run of characters (none included)
+   * and every other character only itself: `v*`, `release-*`, `stable`. At
+   * most 32 patterns, each 1 to 128 characters of the tag alphabet
+   * (`A-Za-z0-9_.-`) and `*`, none repeated. Empty (the default, also for a
+   * repo a push creates): every tag may move.
+   *
+   * @generated from field: repeated string immutable_tags = 6;
+   */
+  immutableTags: string[];
 };
 
 /**

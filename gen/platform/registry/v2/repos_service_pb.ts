@@ -164,8 +164,9 @@ export type UpdateRepoRequest = Message<"platform.registry.v2.UpdateRepoRequest"
   repo?: Repo | undefined;
 
   /**
-   * Paths among `name`, `description`; `*` replaces both; empty means the
-   * fields present in the request.
+   * Paths among `name`, `description`, `immutable_tags`; `*` replaces all
+   * three; empty means the fields present in the request (over gRPC and
+   * Connect an empty list is absent: name `immutable_tags` to clear it).
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
@@ -285,7 +286,8 @@ export const ReposService: GenService<{
     output: typeof RepoSchema;
   },
   /**
-   * UpdateRepo changes a repo's name or description (AIP-134).
+   * UpdateRepo changes a repo's name, description or immutable tag patterns
+   * (AIP-134).
    *
    * @generated from rpc platform.registry.v2.ReposService.UpdateRepo
    */

@@ -3,6 +3,7 @@ import type { Db } from "../../schema.js";
 import type { ManifestTable } from "../tables.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
+import { refuseImmutableTagChange } from "../immutable-tags.js";
 
 export type ManifestRow = Selectable<ManifestTable>;
 
@@ -52,13 +53,16 @@ export async function putManifestRefs(db: Db, repoUid: string, parent: string, c
 
 /**
  * Deletes manifest `digest` of a repo and the tags pointing to it (their history stays).
- * Returns false when the repo does not hold it.
+ * Returns false when the repo does not hold it. Throws TagImmutableError (immutable-tags.ts)
+ * when one of those tags matches an immutable pattern of the repo (then, in a transaction,
+ * nothing is deleted).
  */
 export async function deleteManifest(db: Db, repoUid: string, digest: string): Promise<boolean> {
   const result = await db.deleteFrom("manifests").where("repo_uid", "=", repoUid).where("digest", "=", digest).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) return false;
   await db.deleteFrom("manifest_refs").where("repo_uid", "=", repoUid).where("parent_digest", "=", digest).execute();
-  await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("digest", "=", digest).execute();
+  const tags = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("digest", "=", digest).returning(["uid", "name", "digest"]).execute();
+  await refuseImmutableTagChange(db, repoUid, tags, { kind: "delete-manifest", digest });
   return true;
 }
 

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from "kysely";
+import { sql, type Insertable, type Selectable } from "kysely";
 import { keyTaken, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
 import { newChildUid } from "../../../aip/uidp.js";
 import type { Page } from "../../../aip/pagination.js";
@@ -46,15 +46,15 @@ function taken(name: string) {
  * Inserts a repo; `org_uid` is derived from `group_uid`. Throws NOT_FOUND when
  * the group does not exist and ALREADY_EXISTS when the name is taken in the organization.
  */
-export async function insertRepo(db: Db, row: Omit<RepoRow, "org_uid">): Promise<RepoRow> {
+export async function insertRepo(db: Db, row: Omit<Insertable<RepoTable>, "org_uid">): Promise<RepoRow> {
   await getGroup(db, row.group_uid);
-  const full: RepoRow = { ...row, org_uid: rootOf(row.group_uid) };
+  const full: RepoRow = { ...row, immutable_tags: row.immutable_tags ?? "[]", org_uid: rootOf(row.group_uid) };
   await unlessTaken(() => db.insertInto("repos").values(full).execute(), () => taken(row.name));
   return full;
 }
 
-/** Writes name and description; throws NOT_FOUND or ALREADY_EXISTS (name taken in the organization). */
-export function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "name" | "description" | "update_time">): Promise<RepoRow> {
+/** Writes name, description and (when given) the immutable tag patterns; throws NOT_FOUND or ALREADY_EXISTS (name taken in the organization). */
+export function updateRepo(db: Db, uid: string, change: Pick<RepoRow, "name" | "description" | "update_time"> & { immutable_tags?: string }): Promise<RepoRow> {
   return unlessTaken(() => updateByUid(db, REPOS, uid, change), () => taken(change.name));
 }
 

@@ -1,8 +1,9 @@
 import { sql, type Selectable, type SqlBool } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid } from "../../../aip/uidp.js";
+import { rowNotFound } from "../../../store/errors.js";
 import type { ListScope } from "../../list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../resource-table.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../resource-table.js";
 import type { Db } from "../../schema.js";
 import type { TagTable } from "../tables.js";
 import { getRepo } from "./repos.js";
@@ -10,6 +11,7 @@ import { appendTagHistory, lastTagHistory } from "./tag-history.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 import { tagForms } from "../tag-forms.js";
+import { refuseImmutableTagChange } from "../immutable-tags.js";
 
 export type TagRow = Selectable<TagTable>;
 
@@ -62,7 +64,8 @@ export function listTags(db: Db, { name, digest, updatedSince, deprecated, hidde
  * undefined keeps the tag's flag (false for a new tag): a push moves a tag
  * without touching it. Must run in a
  * transaction so that the tag and its history never disagree. Throws NOT_FOUND
- * when the repo does not exist.
+ * when the repo does not exist, TagImmutableError (immutable-tags.ts) when the
+ * tag exists at another digest and matches an immutable pattern of the repo.
  */
 export async function upsertTag(
   db: Db,
@@ -94,6 +97,7 @@ export async function upsertTag(
       .where("name", "=", tag.name)
       .returningAll()
       .executeTakeFirstOrThrow();
+    await refuseImmutableTagChange(db, repoUid, [current], { kind: "move", digest: tag.digest });
     const flag = tag.deprecated === undefined ? Number(current.deprecated) : deprecated;
     if (current.digest === tag.digest && Number(current.deprecated) === flag) return current;
     row = await db
@@ -107,9 +111,14 @@ export async function upsertTag(
   return row;
 }
 
-/** Deletes a tag; its history stays. Throws NOT_FOUND. */
-export function deleteTag(db: Db, uid: string): Promise<void> {
-  return deleteByUid(db, TAGS, uid);
+/**
+ * Deletes a tag; its history stays. Throws NOT_FOUND, or TagImmutableError when it matches an
+ * immutable pattern of its repo (then, in a transaction, nothing is deleted).
+ */
+export async function deleteTag(db: Db, uid: string): Promise<void> {
+  const deleted = await db.deleteFrom("tags").where("uid", "=", uid).returningAll().executeTakeFirst();
+  if (deleted === undefined) throw rowNotFound("tag", uid);
+  await refuseImmutableTagChange(db, deleted.repo_uid, [deleted], { kind: "delete" });
 }
 
 /** The tag `name` of a repo, or undefined. */
@@ -132,13 +141,17 @@ export async function listTagNames(db: Db, repoUid: string, options: { last?: st
   return rows.map((r) => r.name);
 }
 
-/** Deletes the tag `name` of a repo (its history stays); returns false when there was none. */
 /** The tags of a repo pointing at `digest`, by name. */
 export function findTagsByDigest(db: Db, repoUid: string, digest: string): Promise<TagRow[]> {
   return db.selectFrom("tags").selectAll().where("repo_uid", "=", repoUid).where("digest", "=", digest).orderBy("name").execute();
 }
 
+/**
+ * Deletes the tag `name` of a repo (its history stays); returns false when there was none.
+ * Throws TagImmutableError as `deleteTag`.
+ */
 export async function deleteTagByName(db: Db, repoUid: string, name: string): Promise<boolean> {
-  const result = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("name", "=", name).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  const deleted = await db.deleteFrom("tags").where("repo_uid", "=", repoUid).where("name", "=", name).returningAll().executeTakeFirst();
+  if (deleted !== undefined) await refuseImmutableTagChange(db, repoUid, [deleted], { kind: "delete" });
+  return deleted !== undefined;
 }

@@ -24,7 +24,7 @@ import { toTimestamp } from "../../../aip/time.js";
 import { parentOf } from "../../../aip/uidp.js";
 import { Violations } from "../../../aip/validation.js";
 import { v2CallKey } from "../../../aip/v1/call.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
 import { ConflictError, NotFoundError } from "../../../store/errors.js";
 import { inTransaction } from "../../../store/transaction.js";
 import type { ServiceDeps } from "../../deps.js";
@@ -82,9 +82,10 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
     async updateRepo(req, ctx) {
       new Violations().uid("id", req.id).throwIfAny();
       // Its event is the v2 Update's (type and body), as for the v1 calls that go through callV2.
+      // The mask names what a v1 PUT replaces: v1's Repo has no immutable_tags, which it keeps.
       ctx.values.set(v2CallKey, {
         method: repoRpc.updateRepo,
-        message: create(repoRpc.updateRepo.input, { repo: { uid: req.id, name: req.name, description: req.description }, updateMask: replaceAll() }),
+        message: create(repoRpc.updateRepo.input, { repo: { uid: req.id, name: req.name, description: req.description }, updateMask: { paths: ["name", "description"] } }),
       });
       const repo = await inTransaction(db, ctx.signal, async (trx) => {
         await getRepo(trx, req.id);
