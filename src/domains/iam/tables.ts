@@ -1,4 +1,4 @@
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 /** The IAM domain's tables: groups, identities, roles, bindings and the extras; column conventions in src/store/tables.ts. */
 
@@ -22,8 +22,8 @@ export interface IdentityTable {
   claim_match: string;
   /** JSON text: the static_keys object, or "". */
   static_keys: string;
-  /** A pull token's password, SHA-256 hex; "" for any other identity. */
-  pull_token_hash: string;
+  /** A pull token's password, SHA-256 hex; "" (the default) for any other identity. */
+  pull_token_hash: Generated<string>;
   /** When a pull token's password stops being accepted; null for any other identity. */
   pull_token_expire_time: number | null;
   last_seen_time: number | null;
