@@ -332,6 +332,19 @@ test("the registry host's changes are events in their transaction: the repo a pu
     assert.equal(tagEvents()[1].body.body.digest, twoDigest, "an updated tag's body is the Tag where it points now");
     assert.ok(tagEvents().every((r) => r.headers["ce-bodytype"] === "platform.registry.v2.Tag"));
     assert.equal(tagEvents()[0].headers["ce-group"], server.org.uid);
+    // Who did it: the pushing and deleting identity on the registry host, nobody for the operator's import.
+    const actor = (r: (typeof pushes)[number]) => (r.body as unknown as { actor: { subject: string; act: { via: string } } }).actor;
+    for (const event of [...pushes, ...repoCreated]) assert.deepEqual(actor(event), { subject: server.ownerUid, act: { via: "registry push" } });
+    assert.deepEqual(
+      tagEvents().map((r) => [actor(r).subject, actor(r).act.via]),
+      [
+        [server.ownerUid, "registry push"],
+        [server.ownerUid, "registry push"],
+        ["", "registry import"],
+        [server.ownerUid, "registry delete"],
+        [server.ownerUid, "registry delete"],
+      ],
+    );
   } finally {
     await server.close();
     await receiver.close();

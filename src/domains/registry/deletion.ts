@@ -19,9 +19,9 @@ export async function deleteReference(
   repo: RepoRow,
   name: RepositoryName,
   reference: string,
-  options: { now: number; typePrefix: string },
+  options: { now: number; typePrefix: string; actor?: string },
 ): Promise<void> {
-  const events = { now: options.now, typePrefix: options.typePrefix, via: "registry delete" };
+  const events = { now: options.now, typePrefix: options.typePrefix, via: "registry delete", actor: options.actor };
   await inTransaction(db, undefined, async (trx) => {
     if (isDigestReference(reference)) {
       const digest = checkDigest(reference);

@@ -16,6 +16,8 @@ export interface HostEventOptions {
   now: number;
   typePrefix: string;
   via: string;
+  /** Who made the change: the caller's identity uid on the registry host; "" for the operator's commands. */
+  actor?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function recordHostChange<Desc extends DescMessage>(
       type: apiEventType(options.typePrefix, change.name),
       subject: change.subject,
       group: change.group,
-      actor: { subject: "", act: { via: options.via } },
+      actor: { subject: options.actor ?? "", act: { via: options.via } },
       body: eventBody(change.schema, change.message),
       bodyType: change.schema.typeName,
     },
@@ -71,14 +73,14 @@ export interface Push {
  * outside `.api.`), about the repo, with the hosted body's fields (`repository`, `repo_id`,
  * `tag`, `digest`, `type`, `mediatype`, `method`, `when`), in the push's transaction.
  */
-export async function recordPush(trx: Transaction<Database>, push: Push, options: { now: number; typePrefix: string }): Promise<void> {
+export async function recordPush(trx: Transaction<Database>, push: Push, options: { now: number; typePrefix: string; actor?: string }): Promise<void> {
   await emitEvent(
     trx,
     {
       type: `${options.typePrefix}.registry.push.v1`,
       subject: push.repo.uid,
       group: push.repo.group_uid,
-      actor: { subject: "", act: { via: "registry push" } },
+      actor: { subject: options.actor ?? "", act: { via: "registry push" } },
       body: {
         repository: push.repository,
         repo_id: push.repo.uid,

@@ -29,7 +29,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
  * `repo.created` event, in the transaction that inserts it). The caller's right to create it
  * was checked when its token was issued (push on a missing repo).
  */
-export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix = defaultEventsConfig.typePrefix): Promise<RepoRow> {
+export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix = defaultEventsConfig.typePrefix, actor = ""): Promise<RepoRow> {
   const existing = await findRepoByPath(db, name.organization, name.image);
   if (existing !== undefined) return existing;
   if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
@@ -40,7 +40,7 @@ export async function repoForPush(db: Kysely<Database>, name: RepositoryName, no
   try {
     return await inTransaction(db, undefined, async (trx) => {
       const { row, created } = await findOrInsertRepo(trx, organization, name.image, organization.uid, now);
-      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via: "registry push" });
+      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via: "registry push", actor });
       return row;
     });
   } catch (error) {
@@ -68,7 +68,7 @@ export async function pushManifest(
   db: Kysely<Database>,
   content: ContentStore,
   repo: RepoRow,
-  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string; repository?: string },
+  options: { reference: string; bytes: Buffer; contentType?: string; now: number; eventTypePrefix?: string; repository?: string; actor?: string },
 ): Promise<{ digest: string; manifest: Manifest }> {
   const { reference, bytes } = options;
   const byDigest = isDigestReference(reference);
@@ -105,9 +105,9 @@ export async function pushManifest(
       throw error;
     }
     const typePrefix = options.eventTypePrefix ?? defaultEventsConfig.typePrefix;
-    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix, via: "registry push" });
+    if (!byDigest) await moveTagWithEvent(trx, repo, { name: reference, digest }, { now: options.now, typePrefix, via: "registry push", actor: options.actor });
     const push = { repository: options.repository ?? repo.name, repo, tag: byDigest ? "" : reference, digest, mediaType: manifest.mediaType };
-    await recordPush(trx, push, { now: options.now, typePrefix });
+    await recordPush(trx, push, { now: options.now, typePrefix, actor: options.actor });
   });
   return { digest, manifest };
 }

@@ -110,13 +110,13 @@ function chunkLength(req: RegistryRequest, size: number, headers: Record<string,
 /** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
 export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
-  await authorizeRepository(ctx, req, name, PUSH);
+  const { subject } = await authorizeRepository(ctx, req, name, PUSH);
   // Every parameter is checked before anything (a repo, an upload) is created.
   const param = (key: string) => query.get(key) ?? undefined;
   const mount = param("mount") === undefined ? undefined : checkDigest(param("mount")!);
   const whole = param("digest") === undefined ? undefined : checkDigest(param("digest")!);
   const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
-  const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix);
+  const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix, subject);
 
   if (mount !== undefined) {
     if (from !== undefined) {

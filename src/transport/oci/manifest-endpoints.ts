@@ -68,7 +68,7 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
 /** `PUT /v2/<name>/manifests/<reference>`: stores the manifest and, for a tag, moves it. */
 export async function handleManifestPut(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
-  await authorizeRepository(ctx, req, name, PUSH);
+  const { subject } = await authorizeRepository(ctx, req, name, PUSH);
   let bytes: Buffer;
   try {
     bytes = Buffer.from(await readBody(req, MAX_MANIFEST_BYTES));
@@ -77,9 +77,9 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
     throw error;
   }
   const typePrefix = eventsConfigOf(ctx.config).typePrefix;
-  const repo = await repoForPush(ctx.db, name, ctx.now(), typePrefix);
+  const repo = await repoForPush(ctx.db, name, ctx.now(), typePrefix, subject);
   const contentType = typeof req.headers["content-type"] === "string" ? req.headers["content-type"] : undefined;
-  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: typePrefix, repository: name.full });
+  const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: typePrefix, repository: name.full, actor: subject });
   const headers: Record<string, string> = { location: `/v2/${name.full}/manifests/${digest}`, "docker-content-digest": digest };
   if (manifest.subject !== undefined) headers["oci-subject"] = manifest.subject.digest;
   writeEmpty(res, 201, headers);
@@ -91,9 +91,9 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
  */
 export async function handleManifestDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
-  await authorizeRepository(ctx, req, name, DELETE);
+  const { subject } = await authorizeRepository(ctx, req, name, DELETE);
   const repo = await existingRepository(ctx.db, name);
-  await deleteReference(ctx.db, repo, name, reference, { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix });
+  await deleteReference(ctx.db, repo, name, reference, { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix, actor: subject });
   writeEmpty(res, 202);
 }
 

@@ -58,8 +58,11 @@ export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Pro
   await registryClaims(ctx, req, undefined);
 }
 
+/** What a request may do of a repository, and who asks (the token's subject: an identity uid, or `anonymous`). */
+export type RepositoryAccess = AccessEntry & { subject: string };
+
 /**
- * What the request may do of `name`, for `action`. Two kinds of bearer token are accepted:
+ * What the request may do of `name`, for `action`, and who asks. Two kinds of bearer token are accepted:
  * a registry token from `/token`, whose `access` claim must grant `action` on `name`, and a
  * platform token whose audience is the registry (no `access` claim, `sub` an identity),
  * judged now by the identity's role bindings exactly as `/token` would judge it (`grant`).
@@ -67,17 +70,18 @@ export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Pro
  * valid token that does not grant it: asking again would not help) or, for a platform
  * token, 404 NAME_UNKNOWN where `/token` answers it.
  */
-export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<AccessEntry> {
+export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<RepositoryAccess> {
   const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
-  if (claims.access === undefined && claims.sub !== ANONYMOUS_SUBJECT) {
+  const subject = claims.sub ?? "";
+  if (claims.access === undefined && subject !== ANONYMOUS_SUBJECT) {
     const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
-    return grant(ctx, await identityCaller(ctx.db, claims.sub, challenge), { name, actions: [action] });
+    return { ...(await grant(ctx, await identityCaller(ctx.db, subject, challenge), { name, actions: [action] })), subject };
   }
-  if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, claims.sub ?? "", challengeScope(name, action));
+  if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, subject, challengeScope(name, action));
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
   if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });
-  return entry;
+  return { ...entry, subject };
 }
 
 /**
