@@ -10,7 +10,7 @@ import { freePort } from "../support/test-server.js";
 
 /**
  * The README runs as written: its shell blocks, in order, in one clean bash, in a copy of the
- * project's files (node_modules and dist/ linked, as `npm install` would have made them). The
+ * project's files (node_modules linked and dist/ copied, as `npm install` would have made them). The
  * first block's `npm install && npm start` starts the server in the background (on ports of the
  * test's own: `localhost:8080` and `localhost:5000` in the blocks name them) and waits until it
  * answers; its `npm test` is this suite. `curl` fails on an HTTP error unless the line shows the
@@ -106,7 +106,8 @@ async function runShellBlocks(t: TestContext, document: string, atLeast: number)
     }
   }
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
-  symlinkSync(join(ROOT, "dist"), join(clone, "dist"));
+  // A copy, not a link: nothing the blocks run may rewrite the build other tests are running.
+  cpSync(join(ROOT, "dist"), join(clone, "dist"), { recursive: true });
   const ports = Object.fromEntries(
     await Promise.all(["api", "registry", "metrics", "receiver", "idp", "s3", "replica1", "replica1Registry", "replica2", "replica2Registry"].map(async (name) => [name, await freePort()])),
   ) as Ports;
