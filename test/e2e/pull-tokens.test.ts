@@ -120,6 +120,8 @@ describe("pull tokens", () => {
       const long = await createOver(wire, { ttl: `${8761 * HOUR_S}s` });
       assert.equal(long.code, 3, `${wire.name}: INVALID_ARGUMENT`);
       assert.match(JSON.stringify(long.details), /"field":"ttl"/, wire.name);
+      assert.equal((await createOver(wire, { ttl: "59s" })).code, 3, `${wire.name}: under a minute is INVALID_ARGUMENT`);
+      assert.equal((await createOver(wire, { roleUid: `${server.org.uid}/0123456789abcdef` })).code, 5, `${wire.name}: an unknown role is NOT_FOUND`);
       assert.equal((await createOver(wire, {}, viewer)).code, 7, `${wire.name}: a viewer may not`);
       assert.equal((await createOver(wire, {}, creator)).code, 0, `${wire.name}: the pull token creator role may`);
       const owner = await createOver(wire, { roleUid: builtInRole("owner").uid }, creator);

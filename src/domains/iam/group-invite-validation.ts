@@ -1,3 +1,4 @@
+import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { GroupInvite } from "../../../gen/platform/iam/v2/group_invite_pb.js";
 import type { Violations } from "../../aip/validation.js";
 
@@ -25,7 +26,7 @@ export function checkGroupInviteFields(violations: Violations, invite: GroupInvi
   violations.uid(`${prefix}role_uid`, invite.roleUid);
   violations.text(`${prefix}email`, invite.email, { max: 254, pattern: EMAIL });
   if (!invite.ttl) return DEFAULT_INVITE_TTL_MS;
-  const ms = Number(invite.ttl.seconds) * 1000 + Math.trunc(invite.ttl.nanos / 1e6);
+  const ms = durationMs(invite.ttl);
   if (ms < MIN_INVITE_TTL_MS || ms > MAX_INVITE_TTL_MS) violations.add(`${prefix}ttl`, "must be between 1 minute and 30 days");
   return ms;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { durationMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { PullTokenCredentialsSchema, PullTokensService } from "../../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { newChildUid } from "../../aip/uidp.js";
@@ -37,7 +37,7 @@ export function createPullTokensService({ db, now }: ServiceDeps): ServiceImpl<t
       if (req.name !== "") violations.text("name", req.name, { max: 128, pattern: IDENTITY_NAME });
       violations.text("description", req.description, { max: 1024 });
       if (req.roleUid !== "") violations.uid("role_uid", req.roleUid);
-      const ttlMs = req.ttl ? Number(req.ttl.seconds) * 1000 + Math.trunc(req.ttl.nanos / 1e6) : DEFAULT_PULL_TOKEN_TTL_MS;
+      const ttlMs = req.ttl ? durationMs(req.ttl) : DEFAULT_PULL_TOKEN_TTL_MS;
       if (ttlMs < MIN_PULL_TOKEN_TTL_MS || ttlMs > MAX_PULL_TOKEN_TTL_MS) violations.add("ttl", "must be between 1 minute and 8760 hours");
       violations.throwIfAny();
 
