@@ -23,6 +23,8 @@ export interface ServerConfig {
   events?: Partial<EventsConfig>;
   /** Advisory feeds kept current. Defaults in `defaultAdvisoryFeedsConfig`. */
   advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
+  /** How the registry's retention policies are applied. Defaults in `defaultRetentionConfig`. */
+  retention?: Partial<RetentionConfig>;
   logLevel: LogLevel;
   limits: Limits;
   /** Both hosts speak TLS with these (HTTP/2 by ALPN); cleartext without. */
@@ -200,4 +202,19 @@ export const defaultAdvisoryFeedsConfig: AdvisoryFeedsConfig = {
 /** The configuration's advisory feed settings over the defaults. */
 export function advisoryFeedsConfigOf(config: { advisoryFeeds?: Partial<AdvisoryFeedsConfig> }): AdvisoryFeedsConfig {
   return { ...defaultAdvisoryFeedsConfig, ...config.advisoryFeeds };
+}
+
+/** How the server applies the registry's retention policies (`serve --retention-interval`). */
+export interface RetentionConfig {
+  /** How often a pass runs, ms (one replica at a time); 0: never (only `platform-api registry retention`). */
+  intervalMs: number;
+  /** How long a server's hold on the pass lasts unrenewed, ms: another takes it over this long after its holder died. */
+  leaseMs: number;
+}
+
+export const defaultRetentionConfig: RetentionConfig = { intervalMs: 3600_000, leaseMs: 60_000 };
+
+/** The configuration's retention settings over the defaults. */
+export function retentionConfigOf(config: { retention?: Partial<RetentionConfig> }): RetentionConfig {
+  return { ...defaultRetentionConfig, ...config.retention };
 }

@@ -61,6 +61,12 @@ const serveOptions: Record<string, OptionSpec> = {
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
   "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
   ...advisoryFeedOptions,
+  "retention-interval": {
+    type: "string",
+    env: "RETENTION_INTERVAL",
+    default: "1h",
+    help: "how often the repos' retention policies are applied (one replica at a time), e.g. 15m; off: only by platform-api registry retention",
+  },
   ...poolSizeOption,
   ...limitOptions,
 };
@@ -117,12 +123,17 @@ function groupHelp(group: string): string {
   return `Usage: platform-api ${group} <subcommand> [options]\n\nSubcommands:\n${lines.join("\n")}\n\nRun "platform-api ${group} <subcommand> --help" for its options.\n`;
 }
 
+/** `a`, `a and b`, `a, b and c`. */
+function listed(words: readonly string[], conjunction: "and" | "or"): string {
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} ${conjunction} ${words.at(-1)}` : (words[0] ?? "");
+}
+
 /** The subcommand of a command group; undefined when help was asked for (and printed). */
 function subcommandOf(group: string, args: string[], known: string[]): string | undefined {
   const [sub] = args;
   if (sub === "--help" || sub === "-h" || sub === "help") return void process.stdout.write(groupHelp(group));
-  if (sub === undefined) throw new UsageError(`${group} needs a subcommand: ${known.join(" or ")}`);
-  if (!known.includes(sub)) throw new UsageError(`unknown ${group} subcommand "${sub}"; it has ${known.join(" and ")}`);
+  if (sub === undefined) throw new UsageError(`${group} needs a subcommand: ${listed(known, "or")}`);
+  if (!known.includes(sub)) throw new UsageError(`unknown ${group} subcommand "${sub}"; it has ${listed(known, "and")}`);
   return sub;
 }
 
@@ -244,6 +255,7 @@ async function serve(args: string[]): Promise<void> {
   const corsOrigins = corsOriginsOf(o["cors-origins"] as string | undefined);
   const login = loginOf(o);
   const advisoryFeeds = { ...(await advisoryFeedsOf("advisory-feed", o)), intervalMs: durationMsOf(o, "advisory-sync-interval") };
+  const retention = { intervalMs: o["retention-interval"] === "off" ? 0 : durationMsOf(o, "retention-interval") };
 
   const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../transport/tls-credentials.js"), import("../logger.js")]);
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
@@ -274,6 +286,7 @@ async function serve(args: string[]): Promise<void> {
       login,
       events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
       advisoryFeeds,
+      retention,
       logLevel,
       limits,
       tls: credentials,

@@ -83,8 +83,8 @@ describe("usage errors are one line and exit 2", () => {
     await Promise.all([
       refused(["serv"], /unknown command "serv"; the commands are serve, bootstrap, token, owners, registry, advisories, libraries, keys, login, logout, whoami, invite, pull-token \(see "platform-api --help"\)/),
       refused(["toString"], /unknown command "toString"/),
-      refused(["registry"], /registry needs a subcommand: import or gc \(see "platform-api registry --help"\)/),
-      refused(["registry", "push"], /unknown registry subcommand "push"; it has import and gc \(see "platform-api registry --help"\)/),
+      refused(["registry"], /registry needs a subcommand: import, gc or retention \(see "platform-api registry --help"\)/),
+      refused(["registry", "push"], /unknown registry subcommand "push"; it has import, gc and retention \(see "platform-api registry --help"\)/),
       refused(["serve", "--verbose"], /--verbose is not an option of serve \(see "platform-api serve --help"\)/),
       refused(["bootstrap", "--org", "acme", "--registry-dir", "x"], /--registry-dir is not an option of bootstrap/),
       refused(["token", "--identity", "x", "--registry-dir", "x"], /--registry-dir is not an option of token/),

@@ -24,6 +24,7 @@ import { RoleBindings as RoleBindingsV1 } from "../../gen/platform/iam/v1/role_b
 import { Roles as RolesV1 } from "../../gen/platform/iam/v1/role_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
+import { RetentionPoliciesService } from "../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
@@ -159,6 +160,9 @@ test("every changing RPC of every domain writes one event of its type, about its
   const tag = uid(await call(TagsService, "CreateTag", "platform.registry.tag.created", { parent: repo, tag: { name: "v1", digest: `sha256:${"b".repeat(64)}` } }, uid));
   await call(TagsService, "DeleteTag", "platform.registry.tag.deleted", { uid: tag }, () => tag);
   await call(ReposService, "DeleteRepo", "platform.registry.repo.deleted", { uid: repo }, () => repo);
+  const policy = uid(await call(RetentionPoliciesService, "CreateRetentionPolicy", "platform.registry.retention_policy.created", { parent: group, retentionPolicy: { keepLast: 5 } }, uid));
+  await call(RetentionPoliciesService, "UpdateRetentionPolicy", "platform.registry.retention_policy.updated", { retentionPolicy: { uid: policy, keepLast: 6 } }, () => policy);
+  await call(RetentionPoliciesService, "DeleteRetentionPolicy", "platform.registry.retention_policy.deleted", { uid: policy }, () => policy);
   const subscription = uid(await call(SubscriptionsService, "CreateSubscription", "events.subscription.created", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
   await call(SubscriptionsService, "DeleteSubscription", "events.subscription.deleted", { uid: subscription }, () => subscription);
   await call(GroupInvitesService, "DeleteGroupInvite", "iam.group_invite.deleted", { uid: invite }, () => invite);

@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig } from "../../src/config.js";
+import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig, type RetentionConfig } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
@@ -48,6 +48,8 @@ export interface TestServerOptions {
   corsOrigins?: string[];
   /** Default: no advisory feed. */
   advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
+  /** Retention passes; default: none but those a test drains (`workers.get("retention").drain()`). */
+  retention?: Partial<RetentionConfig>;
   /** People signing in; default: no server-wide provider. */
   login?: Partial<LoginConfig>;
   /** The API's public URL (token issuer and audience). Default http://api.test; "listen" for the URL it listens on (a browser or the CLI must reach it). */
@@ -79,6 +81,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       events: options.events,
       corsOrigins: options.corsOrigins,
       advisoryFeeds: options.advisoryFeeds,
+      retention: { intervalMs: 0, ...options.retention },
       login: options.login,
       logLevel: "info",
       limits,

@@ -1,4 +1,4 @@
-import { parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
+import { CommandError, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
 import type { DomainCommand } from "../deps.js";
 import type { ContentStore } from "./content/content-store.js";
 import { UPLOAD_LIFETIME_MS } from "./upload-lifetime.js";
@@ -99,6 +99,56 @@ const registryGc: DomainCommand = {
   },
 };
 
+const registryRetention: DomainCommand = {
+  summary: "apply the repos' retention policies now, or list what they would remove (--dry-run)",
+  description:
+    "Apply every repo's retention policy once (RetentionPolicy in the API: keep the last N tags, tags matching patterns,\n" +
+    "tags updated recently; remove untagged manifests after a grace), as the server does every --retention-interval.\n" +
+    "Safe beside running servers on the same database: it takes the same lease, and refuses while a server holds it.\n" +
+    "With --dry-run it removes nothing and lists what would go. Prints {dryRun, repos: [{repository, repoUid, policyUid,\n" +
+    "deletedTags, deletedManifests, keptTags}], tags, manifests} as JSON. Run `registry gc` after it to free the blobs.",
+  options: {
+    "dry-run": { type: "boolean", help: "list what would be removed; remove nothing" },
+    repo: { type: "string", help: "only this repo, <organization>/<repo name>" },
+    db: storeOptions.db,
+  },
+  async run({ options, context }) {
+    const [{ runRetentionPass }, { leasedRetentionPass, retentionHolder }, { defaultEventsConfig, defaultRetentionConfig }, { findRepoByPath }, { parseRepositoryName }] = await Promise.all([
+      import("./retention-pass.js"),
+      import("./retention-worker.js"),
+      import("../../config.js"),
+      import("./store/repos.js"),
+      import("./names.js"),
+    ]);
+    const store = await context.openStore(options.db as string);
+    try {
+      let repoUid: string | undefined;
+      if (options.repo !== undefined) {
+        const name = (() => {
+          try {
+            return parseRepositoryName(options.repo as string);
+          } catch (error) {
+            throw new UsageError(`--repo: ${(error as Error).message}`);
+          }
+        })();
+        const repo = await findRepoByPath(store.db, name.organization, name.image);
+        if (!repo) throw new CommandError(`no repo ${name.full}`);
+        repoUid = repo.uid;
+      }
+      const typePrefix = defaultEventsConfig.typePrefix;
+      const dryRun = options["dry-run"] === true;
+      const repos = dryRun
+        ? await runRetentionPass(store.db, { now: Date.now(), typePrefix, dryRun, repoUid })
+        : await leasedRetentionPass(store.db, { holder: `cli:${retentionHolder()}`, config: defaultRetentionConfig, typePrefix, force: true, repoUid });
+      if (repos === undefined) throw new CommandError("a server is applying retention now (it holds the lease); try again when its pass ends");
+      const count = (key: "deletedTags" | "deletedManifests") => repos.reduce((n, r) => n + r[key].length, 0);
+      process.stdout.write(`${JSON.stringify({ dryRun, repos, tags: count("deletedTags"), manifests: count("deletedManifests") })}\n`);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
 /** The registry's commands of `platform-api`. */
-export const registryCommands: Record<string, DomainCommand> = { "registry import": registryImport, "registry gc": registryGc };
+export const registryCommands: Record<string, DomainCommand> = { "registry import": registryImport, "registry gc": registryGc, "registry retention": registryRetention };
 

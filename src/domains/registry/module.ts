@@ -1,6 +1,7 @@
 import { file_platform_registry_v1_registry, Registry } from "../../../gen/platform/registry/v1/registry_pb.js";
 import { file_platform_registry_v2_images_service, ImagesService } from "../../../gen/platform/registry/v2/images_service_pb.js";
 import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
+import { file_platform_registry_v2_retention_policies_service, RetentionPoliciesService } from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
 import { bind, type Domain } from "../domain.js";
 import { registryCommands } from "./commands.js";
@@ -16,7 +17,10 @@ import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability
 import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
 import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-organization.js";
 import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
+import { retention } from "./migrations/2026-12-02-0010-retention.js";
 import { createReposService } from "./repos-service.js";
+import { createRetentionPoliciesService } from "./retention-policies-service.js";
+import { startRetentionWorker } from "./retention-worker.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
 
@@ -30,11 +34,12 @@ whenAdvisoriesChange(queueMatchesFor);
 
 export const registry: Domain = {
   name: "registry",
-  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v1_registry],
+  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v2_retention_policies_service, file_platform_registry_v1_registry],
   services: [
     bind(ReposService, createReposService),
     bind(TagsService, createTagsService),
     bind(ImagesService, createImagesService),
+    bind(RetentionPoliciesService, createRetentionPoliciesService),
     // v1 (`platform.registry.v1`): over the v2 services and the same repositories (docs/decisions.md, "v1").
     bind(Registry, createRegistryV1Service),
   ],
@@ -47,11 +52,13 @@ export const registry: Domain = {
     "2026-11-27-0110-tag-forms": tagForms,
     "2026-11-28-0010-report-job-organization": reportJobOrganization,
     "2026-12-01-0010-immutable-tags": immutableTags,
+    "2026-12-02-0010-retention": retention,
   },
-  ownedByGroup: ["repos"],
+  ownedByGroup: ["repos", "retention_policies"],
   workers: {
     reports: ({ db, content, logger, events }) => startReportWorker({ db, content, logger, typePrefix: events.typePrefix }),
+    retention: ({ db, logger, events, retention: config }) => startRetentionWorker({ db, config, logger, typePrefix: events.typePrefix }),
   },
-  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns"],
+  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies"],
   commands: registryCommands,
 };

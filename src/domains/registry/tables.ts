@@ -98,6 +98,35 @@ export interface ManifestRefTable {
   child_digest: string;
 }
 
+/** A retention policy (retention.ts): the rules by which old tags and untagged manifests of repos go. */
+export interface RetentionPolicyTable {
+  /** A UIDP under `group_uid`. */
+  uid: string;
+  group_uid: string;
+  /** The repo it applies to, at or below the group; "" for every repo at or below it. Unique with `group_uid`. */
+  repo_uid: string;
+  /** 0: no count rule. */
+  keep_last: number;
+  /** Tag patterns always kept, a JSON array of strings. */
+  keep_tags: string;
+  /** Keep tags updated within this long, ms; 0: no age rule. */
+  expire_after_ms: number;
+  /** Untagged manifests pushed longer ago than this go, ms; 0: none go. */
+  untagged_grace_ms: number;
+  create_time: number;
+  update_time: number;
+}
+
+/** Who applies retention now (one row, `name` "retention"): the lease that lets one replica at a time remove things. */
+export interface RetentionLeaseTable {
+  name: string;
+  holder: string;
+  /** Epoch ms; the lease is free from then on. */
+  lease_until: number;
+  /** When the last pass ended, epoch ms; 0 before the first. */
+  last_run_time: number;
+}
+
 /** Every table of the domain, by name: composed into the store's Database. */
 export interface RegistryTables {
   repos: RepoTable;
@@ -108,4 +137,6 @@ export interface RegistryTables {
   repo_blobs: RepoBlobTable;
   uploads: UploadTable;
   manifest_refs: ManifestRefTable;
+  retention_policies: RetentionPolicyTable;
+  retention_lease: RetentionLeaseTable;
 }
