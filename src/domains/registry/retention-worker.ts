@@ -3,18 +3,13 @@ import { hostname } from "node:os";
 import type { Kysely } from "kysely";
 import type { RetentionConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
+import { periodicPass, type PeriodicPass } from "../periodic-pass.js";
 import type { Database } from "../schema.js";
 import { runRetentionPass, type RepoRetention } from "./retention-pass.js";
 import { finishRetentionPass, RetentionLeaseLost, takeRetentionLease } from "./store/retention-lease.js";
 
 /** Longest wait between two looks at whether a pass is due, ms. */
 const MAX_POLL_MS = 10_000;
-
-/** The worker (a DomainWorker): `drain` runs a pass now, unless another process runs one, and waits for it. */
-export interface RetentionWorker {
-  close(): Promise<void>;
-  drain(): Promise<void>;
-}
 
 /** A lease holder's name: the host, the process and this worker. */
 export function retentionHolder(): string {
@@ -52,38 +47,16 @@ export function logRetention(logger: Logger, outcomes: readonly RepoRetention[])
  * takes the lease, so with several replicas on one database one of them runs each pass. A pass
  * that lost its lease (it stalled past it and another took over) stops at its next repo.
  */
-export function startRetentionWorker(options: { db: Kysely<Database>; config: RetentionConfig; logger: Logger; typePrefix: string }): RetentionWorker {
+export function startRetentionWorker(options: { db: Kysely<Database>; config: RetentionConfig; logger: Logger; typePrefix: string }): PeriodicPass {
   const { db, config, logger, typePrefix } = options;
   const holder = retentionHolder();
-  const stopping = new AbortController();
-  let running: Promise<void> | undefined;
-
-  async function pass(force: boolean): Promise<void> {
-    const outcomes = await leasedRetentionPass(db, { holder, config, typePrefix, force, signal: stopping.signal });
+  const pass = async (signal: AbortSignal, force: boolean) => {
+    const outcomes = await leasedRetentionPass(db, { holder, config, typePrefix, force, signal });
     if (outcomes) logRetention(logger, outcomes);
-  }
-
-  function tick(force = false): Promise<void> {
-    running ??= pass(force)
-      .catch((error: unknown) => {
-        if (error instanceof RetentionLeaseLost) logger.warn("retention pass stopped: another process took its lease over", {});
-        else if (!stopping.signal.aborted) logger.error("retention pass failed", { error: String(error) });
-      })
-      .finally(() => (running = undefined));
-    return running;
-  }
-
-  const timer = config.intervalMs === 0 ? undefined : setInterval(() => void tick(), Math.min(config.intervalMs, MAX_POLL_MS));
-  timer?.unref();
-  return {
-    async close() {
-      clearInterval(timer);
-      stopping.abort();
-      await running;
-    },
-    async drain() {
-      await running;
-      await tick(true);
-    },
   };
+  const failed = (error: unknown) => {
+    if (error instanceof RetentionLeaseLost) logger.warn("retention pass stopped: another process took its lease over", {});
+    else logger.error("retention pass failed", { error: String(error) });
+  };
+  return periodicPass(config.intervalMs === 0 ? 0 : Math.min(config.intervalMs, MAX_POLL_MS), pass, failed);
 }

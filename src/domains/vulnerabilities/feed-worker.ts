@@ -5,6 +5,7 @@ import type { AdvisoryFeedsConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import type { Database } from "../schema.js";
+import { periodicPass, type PeriodicPass } from "../periodic-pass.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
 import { feedRows, type AdvisoryFeedRow } from "./store/feeds.js";
 
@@ -20,10 +21,7 @@ export interface FeedObserver {
 }
 
 /** The worker (a DomainWorker): `drain` runs a pass now and waits for it. */
-export interface FeedSyncWorker {
-  close(): Promise<void>;
-  drain(): Promise<void>;
-}
+export type FeedSyncWorker = PeriodicPass;
 
 /** The outbound policy of feeds, naming the flags that relax it. */
 export function feedPolicy(config: AdvisoryFeedsConfig): OutboundPolicy {
@@ -60,43 +58,19 @@ export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryF
   const { db, config, logger, observer } = options;
   const holder = feedHolder();
   const policy = feedPolicy(config);
-  const stopping = new AbortController();
-  let running: Promise<void> | undefined;
 
-  async function pass(): Promise<void> {
+  async function pass(signal: AbortSignal): Promise<void> {
     for (const url of config.urls) {
-      if (stopping.signal.aborted) return;
-      const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal: stopping.signal });
+      if (signal.aborted) return;
+      const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal });
       // Stopped by close(): not a failure of the feed.
-      if (stopping.signal.aborted) return;
+      if (signal.aborted) return;
       logFeedSync(logger, report);
       if (report.result !== "skipped") observer?.synced(report);
     }
     for (const row of await feedRows(db, config.urls)) observer?.state(row);
   }
 
-  /** Runs a pass unless one runs; resolves when the pass running now (if any) ends. */
-  function tick(): Promise<void> {
-    running ??= pass()
-      .catch((error: unknown) => {
-        if (!stopping.signal.aborted) logger.error("advisory feed sync failed", { error: String(error) });
-      })
-      .finally(() => (running = undefined));
-    return running;
-  }
-
-  const timer = config.urls.length === 0 ? undefined : setInterval(() => void tick(), Math.min(config.intervalMs, MAX_POLL_MS));
-  timer?.unref();
-  if (config.urls.length > 0) void tick();
-  return {
-    async close() {
-      clearInterval(timer);
-      stopping.abort();
-      await running;
-    },
-    async drain() {
-      await running;
-      await tick();
-    },
-  };
+  const every = config.urls.length === 0 ? 0 : Math.min(config.intervalMs, MAX_POLL_MS);
+  return periodicPass(every, pass, (error) => logger.error("advisory feed sync failed", { error: String(error) }), { startNow: true });
 }
