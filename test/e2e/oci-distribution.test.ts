@@ -130,6 +130,28 @@ describe("OCI Distribution API", () => {
     assert.deepEqual(part.bytes, big.subarray(10, 20));
     assert.equal(part.headers.get("content-range"), "bytes 10-19/3000");
     assertError(await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { range: "bytes=5000-" } }), 416, "BLOB_UNKNOWN");
+    assert.equal((await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { range: "bytes=5000-" } })).headers.get("content-range"), "bytes */3000");
+    // The other forms of RFC 9110: open-ended, a last byte past the end (cut), the last N bytes.
+    const ranged = async (range: string) => {
+      const answer = await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { range } });
+      return { status: answer.status, range: answer.headers.get("content-range"), bytes: answer.bytes };
+    };
+    assert.deepEqual(await ranged("bytes=2990-"), { status: 206, range: "bytes 2990-2999/3000", bytes: big.subarray(2990) });
+    assert.deepEqual(await ranged("bytes=2990-9999"), { status: 206, range: "bytes 2990-2999/3000", bytes: big.subarray(2990) });
+    assert.deepEqual(await ranged("bytes=-5"), { status: 206, range: "bytes 2995-2999/3000", bytes: big.subarray(2995) });
+    assert.deepEqual(await ranged("bytes=-5000"), { status: 206, range: "bytes 0-2999/3000", bytes: big });
+    assert.equal((await ranged("bytes=-0")).status, 416);
+    // What this server does not serve (several ranges, another unit, bad syntax) is ignored: the whole blob.
+    for (const range of ["bytes=0-1,5-6", "items=0-1", "bytes=x-y", "bytes=20-10"]) assert.deepEqual(await ranged(range), { status: 200, range: null, bytes: big }, range);
+    // If-None-Match with the blob's ETag (its digest) is 304, on GET and HEAD, without the bytes.
+    for (const [method, header] of [["GET", `"${sha(big)}"`], ["HEAD", `W/"${sha(big)}"`], ["GET", `"sha256:${"0".repeat(64)}", "${sha(big)}"`], ["GET", "*"]]) {
+      const cached = await call(method, `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { "if-none-match": header } });
+      assert.equal(cached.status, 304, `${method} ${header}`);
+      assert.equal(cached.bytes.length, 0);
+      assert.equal(cached.headers.get("etag"), `"${sha(big)}"`);
+      assert.equal(cached.headers.get("docker-content-digest"), sha(big));
+    }
+    assert.equal((await call("GET", `/v2/acme/blobs/blobs/${sha(big)}`, { token: read, headers: { "if-none-match": `"sha256:${"0".repeat(64)}"` } })).status, 200);
     const head = await call("HEAD", `/v2/acme/blobs/blobs/${sha(small)}`, { token: read });
     assert.equal(head.status, 200);
     assert.equal(head.headers.get("content-length"), "1000");
@@ -243,6 +265,10 @@ describe("OCI Distribution API", () => {
       const head = await call("HEAD", `/v2/acme/app/manifests/${reference}`, { token: read });
       assert.equal(head.status, 200);
       assert.equal(head.headers.get("content-length"), String(image.manifest.size));
+      // A client holding the digest it has (a tag's current one) gets 304; another digest, the bytes.
+      const same = await call("GET", `/v2/acme/app/manifests/${reference}`, { token: read, headers: { "if-none-match": `"${image.manifest.digest}"` } });
+      assert.deepEqual([same.status, same.bytes.length, same.headers.get("docker-content-digest")], [304, 0, image.manifest.digest]);
+      assert.equal((await call("GET", `/v2/acme/app/manifests/${reference}`, { token: read, headers: { "if-none-match": `"${sha(randomBytes(3))}"` } })).status, 200);
     }
     assertError(await call("GET", "/v2/acme/app/manifests/nope", { token: read }), 404, "MANIFEST_UNKNOWN");
     assertError(await call("GET", `/v2/acme/app/manifests/${sha(randomBytes(3))}`, { token: read }), 404, "MANIFEST_UNKNOWN");

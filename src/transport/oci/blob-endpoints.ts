@@ -16,7 +16,8 @@ import {
   uploadSize,
   type RepositoryName,
 } from "../../domains/registry/index.js";
-import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { matchesIfNoneMatch } from "./conditional.js";
+import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { PULL, PUSH } from "./scope.js";
@@ -36,13 +37,28 @@ function uploadHeaders(name: RepositoryName, id: string, size: number): Record<s
   return { location: uploadLocation(name, id), range: receivedRange(size), "docker-upload-uuid": id };
 }
 
-/** Parses `Range: bytes=<start>-[<end>]` against a blob of `size`; undefined for none; throws 416. */
+/**
+ * The byte range a `Range` header asks of a blob of `size` (RFC 9110 14.1.2): `bytes=<first>-`,
+ * `bytes=<first>-<last>` (cut to the blob) or `bytes=-<suffix length>`. Undefined, the whole blob
+ * answered 200, for no header and for one this server does not serve (several ranges, another
+ * unit, bad syntax), as the RFC lets a server ignore Range; throws 416 for a valid range the blob
+ * cannot satisfy.
+ */
 function byteRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
-  if (header === undefined) return undefined;
-  const match = /^bytes=(\d+)-(\d*)$/.exec(header.trim());
-  const start = match ? Number(match[1]) : NaN;
-  const end = match && match[2] !== "" ? Math.min(Number(match[2]), size - 1) : size - 1;
-  if (!match || start > end || start >= size) {
+  const match = header === undefined ? null : /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim());
+  if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  let start: number;
+  let end: number;
+  if (match[1] === "") {
+    start = Math.max(0, size - Number(match[2]));
+    end = size - 1;
+    if (Number(match[2]) === 0) start = size;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
+    if (match[2] !== "" && Number(match[2]) < start) return undefined;
+  }
+  if (start >= size || start > end) {
     fail(416, "BLOB_UNKNOWN", "the requested range is not satisfiable", { range: header, size }, { "content-range": `bytes */${size}` });
   }
   return { start, end };
@@ -63,6 +79,7 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
     "accept-ranges": "bytes",
     "cache-control": "max-age=31536000",
   };
+  if (matchesIfNoneMatch(req, digest)) return writeNotModified(res, headers);
   if (req.method === "HEAD") {
     res.writeHead(200, { ...headers, "content-length": String(size) });
     res.end();

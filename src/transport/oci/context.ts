@@ -29,3 +29,10 @@ export function writeEmpty(res: RegistryResponse, status: number, headers: Recor
   res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
   res.end();
 }
+
+/** `304 Not Modified` with the registry's headers and `headers` (the entity's ETag and digest), no body. */
+export function writeNotModified(res: RegistryResponse, headers: Record<string, string>): void {
+  if (res.destroyed) return;
+  res.writeHead(304, { ...REGISTRY_VERSION_HEADERS, ...headers });
+  res.end();
+}

@@ -18,7 +18,8 @@ import {
   type RepositoryName,
 } from "../../domains/registry/index.js";
 import { BodyRefusedError, readBody } from "../http/body-reader.js";
-import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { matchesIfNoneMatch } from "./conditional.js";
+import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { DELETE, PULL, PUSH } from "./scope.js";
@@ -54,13 +55,9 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
   const repo = await existingRepository(ctx.db, name);
   if (byDigest) await checkReachable(ctx, entry, repo, reference, name);
   const manifest = await resolveManifest(ctx.db, repo, name, reference);
-  res.writeHead(200, {
-    ...REGISTRY_VERSION_HEADERS,
-    "content-type": manifest.media_type,
-    "content-length": String(manifest.size),
-    "docker-content-digest": manifest.digest,
-    etag: `"${manifest.digest}"`,
-  });
+  const identity = { "docker-content-digest": manifest.digest, etag: `"${manifest.digest}"` };
+  if (matchesIfNoneMatch(req, manifest.digest)) return writeNotModified(res, identity);
+  res.writeHead(200, { ...REGISTRY_VERSION_HEADERS, "content-type": manifest.media_type, "content-length": String(manifest.size), ...identity });
   if (req.method === "HEAD") res.end();
   else res.end(manifest.content);
 }
