@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -9,6 +9,7 @@ import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { builtInRole } from "../../src/auth/capabilities.js";
 import { bindRole, insertIdentity } from "../../src/domains/iam/index.js";
+import { bootstrapChild, startChildServer } from "../support/child-server.js";
 import { buildImage, writeLayout } from "../support/oci-layout.js";
 import { registryClient } from "../support/registry-push.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
@@ -35,6 +36,7 @@ interface AuditLine {
 }
 
 const run = promisify(execFile);
+const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-audit-"));
 const auditPath = join(dir, "audit.log");
 
@@ -235,5 +237,53 @@ describe("the audit log", () => {
     for (const line of audit()) assert.ok(line.actor.subject !== "" && line.requestId !== "" && line.action !== "" && line.outcome !== "");
     const metrics = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
     assert.match(metrics, /^audit_log_write_failures_total 0$/m);
+  });
+});
+
+describe("serve --audit-log", () => {
+  const folder = mkdtempSync(join(tmpdir(), "platform-api-audit-serve-"));
+  after(() => rmSync(folder, { recursive: true, force: true }));
+
+  test("a file that cannot be opened stops serve at once, in one line naming it, before the store is opened", async () => {
+    const db = join(folder, "never.db");
+    const failed = await run(process.execPath, [BIN, "serve", "--db", db, "--port", "0", "--registry-port", "0", "--audit-log", join(folder, "missing", "audit.log")], {
+      env: { ...process.env, DATABASE_URL: "", METRICS_PORT: "0" },
+    }).then(
+      () => assert.fail("serve started"),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(failed.code, 2);
+    assert.match(failed.stderr, /^platform-api: --audit-log: cannot open the audit log \S+\/missing\/audit\.log for appending: ENOENT/);
+    assert.doesNotMatch(failed.stderr, /\n\s+at /);
+    assert.ok(!existsSync(db), "the store was not opened");
+  });
+
+  test("the env twin AUDIT_LOG; SIGHUP reopens the file by its path (logrotate)", async () => {
+    const db = join(folder, "platform.db");
+    const path = join(folder, "audit.log");
+    const boot = await bootstrapChild(db, "acme");
+    const child = await startChildServer({ db, registryDir: join(folder, "registry"), env: { AUDIT_LOG: path } });
+    const createFolder = async (name: string) => {
+      const res = await fetch(`${child.apiUrl}/iam/v2/groups/${boot.org.uid}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${boot.ownerToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      assert.equal(res.status, 200, await res.text());
+    };
+    const subjects = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as AuditLine).actor.subject);
+    try {
+      await createFolder("before rotation");
+      assert.deepEqual(subjects(path), [boot.ownerUid]);
+      renameSync(path, `${path}.1`);
+      child.child.kill("SIGHUP");
+      for (let i = 0; i < 100 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      await createFolder("after rotation");
+      assert.deepEqual(subjects(`${path}.1`), [boot.ownerUid]);
+      assert.deepEqual(subjects(path), [boot.ownerUid], "the new file has the call after SIGHUP");
+    } finally {
+      child.child.kill("SIGTERM");
+      await child.exit;
+    }
   });
 });
