@@ -72,7 +72,7 @@ export function telemetryInterceptor(logger: Logger, metrics: Metrics, audit?: A
     try {
       const res = traced ? await withContext(traced.context, () => next(req)) : await next(req);
       res.header.set(REQUEST_ID_HEADER, requestId);
-      if (!res.stream) answer = res.message;
+      if (cached.audited && !res.stream) answer = res.message;
       return res;
     } catch (error) {
       const e = error instanceof ConnectError ? error : undefined;
