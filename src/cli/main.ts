@@ -1,5 +1,6 @@
 import { ORGANIZATION_CREATION_VALUES, type LoginConfig, type OrganizationCreation } from "../config.js";
-import { isLogLevel, LOG_LEVELS } from "../logger.js";
+import { isLogLevel, LOG_LEVELS, type Logger } from "../logger.js";
+import type { AuditLog } from "../telemetry/audit-log.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
@@ -58,6 +59,7 @@ const serveOptions: Record<string, OptionSpec> = {
   "refresh-token-lifetime": { type: "string", env: "REFRESH_TOKEN_LIFETIME", default: "7d", help: "how long a person's refresh token lives unused" },
   "refresh-token-max-lifetime": { type: "string", env: "REFRESH_TOKEN_MAX_LIFETIME", default: "30d", help: "how long a login's refresh tokens live in all; then the person signs in again" },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join(", ") },
+  "audit-log": { type: "string", env: "AUDIT_LOG", help: "file the audit log (one JSON line per changing call on either host) is appended to, - for stdout; reopened on SIGHUP; default none" },
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
   "cors-origins": { type: "string", env: "CORS_ORIGINS", help: "comma-separated browser origins allowed to call the API host (e.g. https://app.example.com), or *; default none" },
   ...advisoryFeedOptions,
@@ -263,6 +265,7 @@ async function serve(args: string[]): Promise<void> {
   }));
   const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../domains/open-store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
   const logger = createLogger(logLevel);
+  const audit = await auditLogOf(o["audit-log"] as string | undefined, logger);
   const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
     throw new UsageError((error as Error).message);
   });
@@ -293,6 +296,7 @@ async function serve(args: string[]): Promise<void> {
     },
     logger,
     content,
+    audit,
   );
   const listen = (s: typeof server.api.server, p: number, option: string) =>
     new Promise<string>((resolve, reject) => {
@@ -333,6 +337,9 @@ async function serve(args: string[]): Promise<void> {
     });
   }
 
+  // SIGHUP also reopens the audit log by its path (after logrotate moved it).
+  if (audit) process.on("SIGHUP", () => reopenAuditLog(audit, logger));
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -340,12 +347,33 @@ async function serve(args: string[]): Promise<void> {
     logger.info("stopping", { signal });
     await server.close();
     await store.close();
+    audit?.close();
     await stopTracing?.();
     logger.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** `--audit-log`: the audit log open for appending, or undefined for none. Throws a CommandError when it cannot be opened. */
+async function auditLogOf(target: string | undefined, logger: Logger): Promise<AuditLog | undefined> {
+  if (target === undefined || target === "") return undefined;
+  const { AuditLogError, openAuditLog } = await import("../telemetry/audit-log.js");
+  try {
+    return openAuditLog(target, { onFailure: (error) => logger.error("audit log write failed; failures are counted in audit_log_write_failures_total until one succeeds", { error: error.message }) });
+  } catch (error) {
+    throw error instanceof AuditLogError ? new CommandError(`--audit-log: ${error.message}`) : error;
+  }
+}
+
+function reopenAuditLog(audit: AuditLog, logger: Logger): void {
+  try {
+    audit.reopen();
+    logger.info("audit log reopened");
+  } catch (error) {
+    logger.error("audit log not reopened; the previous file stays in use", { error: (error as Error).message });
+  }
 }
 
 /** `--tls-cert` and `--tls-key`: both or neither. */

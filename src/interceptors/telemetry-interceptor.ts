@@ -1,8 +1,10 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName } from "../aip/errors.js";
-import { principalKey } from "../auth/principal.js";
+import { principalKey, scopeKey } from "../auth/principal.js";
 import type { Logger } from "../logger.js";
+import { ANONYMOUS, type AuditLog } from "../telemetry/audit-log.js";
+import { auditedMethod, type AuditedMethod } from "../telemetry/audited-methods.js";
 import type { Metrics, RpcLabels } from "../telemetry/metrics.js";
 import { REQUEST_ID_HEADER, requestIdFromHeader, requestIdKey } from "../telemetry/request-id.js";
 import { endSpan, startServerSpan, traceIdOf, tracingActive, withContext } from "../telemetry/tracing.js";
@@ -13,6 +15,8 @@ interface MethodLabels {
   inFlight: { grpc_service: string; grpc_method: string };
   /** By `<code> <protocol>`. */
   handled: Map<string, RpcLabels & { grpc_code: string; protocol: string }>;
+  /** Undefined for a read: reads are not audited. */
+  audited: AuditedMethod | undefined;
 }
 
 const GRPC_TYPES = { unary: "unary", server_streaming: "server_stream", client_streaming: "client_stream", bidi_streaming: "bidi_stream" } as const;
@@ -23,15 +27,18 @@ const GRPC_TYPES = { unary: "unary", server_streaming: "server_stream", client_s
  * by code and protocol, latency, in flight) and, when tracing is on, a server span that is the
  * child of the caller's `traceparent` and is active while the call runs. The answer (or error)
  * carries the request id in `x-request-id`. For a streaming call the time is to its first answer.
+ * With `audit`, every call of a changing method (`auditedMethod`), refused or not, is also one
+ * line of the audit log; a read costs nothing more.
  */
-export function telemetryInterceptor(logger: Logger, metrics: Metrics): Interceptor {
+export function telemetryInterceptor(logger: Logger, metrics: Metrics, audit?: AuditLog): Interceptor {
   // Label objects are made once per method (and code and protocol): prom-client's cost is then a lookup.
   const labelsOf = new Map<DescMethod, MethodLabels>();
   const rpcLabels = (method: DescMethod): MethodLabels => {
     let labels = labelsOf.get(method);
     if (!labels) {
       const rpc = { grpc_type: GRPC_TYPES[method.methodKind], grpc_service: method.parent.typeName, grpc_method: method.name };
-      labels = { rpc, inFlight: { grpc_service: rpc.grpc_service, grpc_method: rpc.grpc_method }, handled: new Map() };
+      const audited = audit && auditedMethod(method);
+      labels = { rpc, inFlight: { grpc_service: rpc.grpc_service, grpc_method: rpc.grpc_method }, handled: new Map(), audited };
       labelsOf.set(method, labels);
     }
     return labels;
@@ -61,9 +68,11 @@ export function telemetryInterceptor(logger: Logger, metrics: Metrics): Intercep
     metrics.rpcInFlight.inc(inFlight);
     let code: Code | 0 = 0;
     let message: string | undefined;
+    let answer: unknown;
     try {
       const res = traced ? await withContext(traced.context, () => next(req)) : await next(req);
       res.header.set(REQUEST_ID_HEADER, requestId);
+      if (cached.audited && !res.stream) answer = res.message;
       return res;
     } catch (error) {
       const e = error instanceof ConnectError ? error : undefined;
@@ -78,15 +87,20 @@ export function telemetryInterceptor(logger: Logger, metrics: Metrics): Intercep
       metrics.rpcHandled.inc(handledLabels(cached, name, protocol));
       metrics.rpcSeconds.observe(labels, seconds);
       if (traced) endSpan(traced.span, code !== 0, { "rpc.grpc.status_code": code }, message);
+      const caller = req.contextValues.get(principalKey)?.identityUid;
       logger.info("call", {
         procedure,
         protocol,
         code: name.toLowerCase(),
         durationMs: Math.round(seconds * 100_000) / 100,
-        caller: req.contextValues.get(principalKey)?.identityUid ?? null,
+        caller: caller ?? null,
         requestId,
         ...(traced ? { traceId: traceIdOf(traced.span) } : {}),
       });
+      if (audit && cached.audited) {
+        const resource = cached.audited.resourceOf(req.stream ? undefined : req.message, answer, req.contextValues.get(scopeKey));
+        audit.write({ host: "api", action: cached.audited.action, resource, outcome: name, actor: { subject: caller || ANONYMOUS }, requestId, protocol });
+      }
     }
   };
 }

@@ -24,6 +24,7 @@ import { createSecretBox, newSecretsKey, SECRETS_KEY_NAME, type SecretBox } from
 import { storeAnswers } from "../store/store.js";
 import { type Store } from "../domains/open-store.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
+import type { AuditLog } from "../telemetry/audit-log.js";
 
 
 /** The RPC side of the API host, independent of any listener (in-process tests use it directly). */
@@ -43,8 +44,11 @@ export interface ApiHost {
   endStreams(): void;
 }
 
-/** `metrics`: where the calls are counted (the server's registry); by default a registry of the host's own. */
-export async function createApiHost(store: Store, config: ServerConfig, logger: Logger, metrics: Metrics = createMetrics()): Promise<ApiHost> {
+/**
+ * `metrics`: where the calls are counted (the server's registry); by default a registry of the host's own.
+ * `audit`: where changing calls are recorded; by default nowhere.
+ */
+export async function createApiHost(store: Store, config: ServerConfig, logger: Logger, metrics: Metrics = createMetrics(), audit?: AuditLog): Promise<ApiHost> {
   const now = Date.now;
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
@@ -75,7 +79,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     endStreams: streams.endStreams,
     interceptors: [
       streams.interceptor,
-      telemetryInterceptor(logger, metrics),
+      telemetryInterceptor(logger, metrics, audit),
       errorInterceptor(logger, errorDomainOf(config)),
       deadlineInterceptor(config.limits.requestTimeoutMs),
       authenticationInterceptor(tokens, grants, config.apiUrl),

@@ -34,6 +34,7 @@ import { migrationsApplied, type Store } from "../domains/open-store.js";
 import { createHttpObserver, type RouteNote } from "../telemetry/http-observer.js";
 import { createMetricsServer } from "../telemetry/metrics-endpoint.js";
 import { createMetrics } from "../telemetry/metrics.js";
+import type { AuditLog } from "../telemetry/audit-log.js";
 import { requestIdKey, requestIdOf } from "../telemetry/request-id.js";
 import { withContext } from "../telemetry/tracing.js";
 
@@ -76,12 +77,14 @@ function protocolOf(req: NodeRequest): WireProtocol {
  * made API errors by `withFrameworkErrorsAsApiErrors`, which the two paths apply as `callError`
  * and answer as the adapter would) -> interceptors (stream shutdown -> telemetry -> errors ->
  * deadline -> authentication -> authorization) -> service handler -> repository.
+ * With `audit`, both hosts record every changing call in it (docs/audit-log.md); its owner opens and closes it.
  */
-export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore): Promise<PlatformServer> {
+export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore, audit?: AuditLog): Promise<PlatformServer> {
   const metrics = createMetrics({ processMetrics: true });
   store.observeQueries((operation, seconds, failed) => metrics.querySeconds.observe({ operation, outcome: failed ? "error" : "ok" }, seconds));
   if (store.poolStats) metrics.observePool(store.poolStats);
-  const host = await createApiHost(store, config, logger, metrics);
+  if (audit) metrics.observeAuditLog(() => audit.failures);
+  const host = await createApiHost(store, config, logger, metrics, audit);
   const errorDomain = errorDomainOf(config);
   const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
   const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
@@ -164,7 +167,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     withConnectUnaryPath({ ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "connect") }, adapter),
   );
   const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
-  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics });
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics, audit });
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");

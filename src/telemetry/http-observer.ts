@@ -1,6 +1,7 @@
 import type { Context } from "@opentelemetry/api";
 import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
 import type { Logger } from "../logger.js";
+import type { AuditActor } from "./audit-log.js";
 import type { HostName, Metrics } from "./metrics.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
 import { endSpan, startServerSpan, traceIdOf, tracingActive } from "./tracing.js";
@@ -8,9 +9,14 @@ import { endSpan, startServerSpan, traceIdOf, tracingActive } from "./tracing.js
 /** The methods counted by name; any other is counted as OTHER (a caller chooses the method: labels must stay few). */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** Where the route of a request is written once it is known (a fixed name such as `manifest`, never the path). */
+/** What a host learns of a request as it answers it, for its log line. */
 export interface RouteNote {
+  /** The route, once known: a fixed name such as `manifest`, never the path. */
   route: string;
+  /** Who asked, once a credential was verified (`anonymous` for an anonymous registry token). */
+  actor?: AuditActor;
+  /** How the caller of the registry's `/token` authenticated. */
+  credential?: "pull_token" | "basic" | "bearer" | "none";
 }
 
 /**
@@ -19,8 +25,10 @@ export interface RouteNote {
  * `http_server_*` metrics by host, route, method and status, and the request id in
  * `x-request-id`. With `spans` and tracing on, a server span (child of the caller's
  * `traceparent`, named `<method> <route>`); its context is returned to run the request in.
+ * With `callers`, the line also names the caller: `subject` (null when no credential was
+ * verified), `pullToken: true` for a pull token, and `credential` when the note has one.
  */
-export function createHttpObserver(options: { host: HostName; metrics: Metrics; logger: Logger; spans: boolean }) {
+export function createHttpObserver(options: { host: HostName; metrics: Metrics; logger: Logger; spans: boolean; callers?: boolean }) {
   const { host, metrics, logger } = options;
   const inFlight = { host };
   // Label objects are made once per route, method and status: prom-client's cost is then a lookup.
@@ -65,6 +73,7 @@ export function createHttpObserver(options: { host: HostName; metrics: Metrics; 
         status,
         durationMs: Math.round(seconds * 100_000) / 100,
         requestId,
+        ...(options.callers ? callerFields(note) : {}),
         ...(traced ? { traceId: traceIdOf(traced.span) } : {}),
       });
     };
@@ -72,4 +81,8 @@ export function createHttpObserver(options: { host: HostName; metrics: Metrics; 
     res.once("close", finish);
     return traced?.context;
   };
+}
+
+function callerFields({ actor, credential }: RouteNote): Record<string, unknown> {
+  return { subject: actor?.subject ?? null, ...(actor?.pullToken ? { pullToken: true } : {}), ...(credential ? { credential } : {}) };
 }

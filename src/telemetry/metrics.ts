@@ -41,6 +41,8 @@ export interface Metrics {
   feedState(feed: string, lastSuccessMs: number, lastAttemptMs: number): void;
   /** Reports the store's pool at each scrape (PostgreSQL; SQLite has one connection, used one query or transaction at a time, and no pool metrics). Once per registry. */
   observePool(stats: () => PoolStats): void;
+  /** Reports the audit log's failed writes at each scrape (`audit_log_write_failures_total`). Once per registry. */
+  observeAuditLog(failures: () => number): void;
 }
 
 /** `processMetrics`: also Node's and the process's own (CPU, memory, event loop lag, GC), as prom-client names them. */
@@ -147,6 +149,17 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       });
       new Gauge({ name: "db_client_connections_max", help: "PostgreSQL pool size.", registers, collect() { this.set(pool().max); } });
       new Gauge({ name: "db_client_connections_pending_requests", help: "Queries waiting for a PostgreSQL pool connection.", registers, collect() { this.set(pool().waiting); } });
+    },
+    observeAuditLog(failures) {
+      new Counter({
+        name: "audit_log_write_failures_total",
+        help: "Lines of the audit log (serve --audit-log) that could not be written (the call went on).",
+        registers,
+        collect() {
+          this.reset();
+          this.inc(failures());
+        },
+      });
     },
   };
 }

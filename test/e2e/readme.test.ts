@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -18,7 +18,8 @@ import { freePort } from "../support/test-server.js";
  * marked `<!-- readme-test: skip <why> -->` on the line before it: each is listed in the output.
  * `<!-- readme-test: stop-server -->` stands for the prose's "stop the server (Ctrl-C)": the
  * shell's server is stopped before the block, which starts another. KEEP_README_CLONE=1 keeps the
- * copy (its readme.sh, server.log) for a look after a failure.
+ * copy (its readme.sh, server.log, audit.log) for a look after a failure. Every server the README
+ * starts appends to one audit log (`AUDIT_LOG`): each of its lines must name its actor.
  */
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -88,11 +89,18 @@ function runnable(block: Block, ports: Ports, postgresUrl: string): string {
 }
 
 // The README pushes and pulls with skopeo: without it (and without REQUIRE_SKOPEO=1, which .ci/run sets) the test says so and skips.
-test("the README's shell blocks run as written, in order, in one shell", { timeout: 300_000, skip: skopeoSkip }, (t) => runShellBlocks(t, "README.md", 10));
+test("the README's shell blocks run as written, in order, in one shell; every audit line names its actor", { timeout: 300_000, skip: skopeoSkip }, async (t) => {
+  const audit = await runShellBlocks(t, "README.md", 10);
+  const lines = audit.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { host: string; action: string; actor?: { subject?: string } });
+  assert.ok(lines.some((l) => l.host === "api") && lines.some((l) => l.host === "registry"), "the walk changes things on both hosts");
+  assert.ok(lines.some((l) => l.action === "registry.manifest.put") && lines.some((l) => l.action === "registry.pull_token.use"), "a push and a pull token's use are audited");
+  for (const line of lines) assert.ok(typeof line.actor?.subject === "string" && line.actor.subject !== "" && line.actor.subject !== "anonymous", `an actor in ${JSON.stringify(line)}`);
+});
 
-test("docs/operations.md's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, (t) => runShellBlocks(t, "docs/operations.md", 2));
+test("docs/operations.md's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, async (t) => void (await runShellBlocks(t, "docs/operations.md", 2)));
 
-async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<void> {
+/** Runs the blocks; returns the audit log of the servers they started. */
+async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<string> {
   const blocks = blocksOf(readFileSync(join(ROOT, document), "utf8"));
   assert.ok(blocks.length >= atLeast, `${document} has its blocks`);
   const clone = mkdtempSync(join(tmpdir(), "platform-api-readme-"));
@@ -138,6 +146,7 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
       // The person at the browser `platform-api login` opens: test/support/login-walk-browser.ts signs in as ada.
       BROWSER: join(clone, "browser.sh"),
       LOGIN_WALK_USER: "ada",
+      AUDIT_LOG: join(clone, "audit.log"),
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -156,8 +165,10 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   }
   // The server started by the first block: stopped by its npm's group above, or by its port.
   await new Promise((resolve) => setTimeout(resolve, 500));
+  const audit = existsSync(join(clone, "audit.log")) ? readFileSync(join(clone, "audit.log"), "utf8") : "";
   if (!process.env.KEEP_README_CLONE) rmSync(clone, { recursive: true, force: true });
   if (postgresUrl !== README_POSTGRES) await dropFresh(postgresUrl);
   const last = [...output.matchAll(/::block (\d+) \(line (\d+)\)/g)].at(-1);
   assert.ok(code === 0 && output.includes("::done"), `${document} block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
+  return audit;
 }

@@ -7,6 +7,7 @@ import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
+import { openAuditLog } from "../../src/telemetry/audit-log.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";
 
 export interface TestServer {
@@ -54,6 +55,8 @@ export interface TestServerOptions {
   login?: Partial<LoginConfig>;
   /** The API's public URL (token issuer and audience). Default http://api.test; "listen" for the URL it listens on (a browser or the CLI must reach it). */
   apiUrl?: string;
+  /** A file the audit log is appended to (as `serve --audit-log`); default none. */
+  auditLog?: string;
 }
 
 /**
@@ -70,6 +73,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const apiUrl = options.apiUrl === "listen" ? `http://127.0.0.1:${listenPort}` : (options.apiUrl ?? "http://api.test");
   const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
   const content = createFileContentStore(contentDir);
+  const audit = options.auditLog === undefined ? undefined : openAuditLog(options.auditLog);
   const server = await createServer(
     store,
     {
@@ -88,6 +92,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     logger,
     content,
+    audit,
   );
   const listen = (s: PlatformServer["api"]["server"] | PlatformServer["metrics"], port = 0) =>
     new Promise<number>((resolve) => s.listen(port, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
@@ -114,6 +119,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       await server.close();
       await store.close();
+      audit?.close();
       rmSync(contentDir, { recursive: true, force: true });
     },
   };

@@ -17,7 +17,7 @@ import {
   type RepositoryName,
 } from "../../domains/registry/index.js";
 import { matchesIfNoneMatch } from "./conditional.js";
-import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { referenceName, writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { PULL, PUSH } from "./scope.js";
@@ -124,14 +124,20 @@ function chunkLength(req: RegistryRequest, size: number, headers: Record<string,
   return length;
 }
 
-/** `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`). */
+/**
+ * `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`).
+ * Audited as `registry.blob.upload` or `registry.blob.mount` of `<repo>@<digest>`; starting an upload is not a change.
+ */
 export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
   const name = parseRepositoryName(nameText);
+  const param = (key: string) => query.get(key) ?? undefined;
+  const [mountText, digestText] = [param("mount"), param("digest")];
+  if (mountText !== undefined) ctx.note.change = { action: "registry.blob.mount", resource: referenceName(name.full, mountText) };
+  else if (digestText !== undefined) ctx.note.change = { action: "registry.blob.upload", resource: referenceName(name.full, digestText) };
   const { subject } = await authorizeRepository(ctx, req, name, PUSH);
   // Every parameter is checked before anything (a repo, an upload) is created.
-  const param = (key: string) => query.get(key) ?? undefined;
-  const mount = param("mount") === undefined ? undefined : checkDigest(param("mount")!);
-  const whole = param("digest") === undefined ? undefined : checkDigest(param("digest")!);
+  const mount = mountText === undefined ? undefined : checkDigest(mountText);
+  const whole = digestText === undefined ? undefined : checkDigest(digestText);
   const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
   const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix, subject);
 
@@ -154,6 +160,7 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
     }
   }
 
+  if (mount !== undefined) ctx.note.change = undefined; // not mounted: an upload starts instead
   const id = await startUpload(ctx.db, ctx.content, repo.uid, ctx.now());
   if (whole !== undefined && mount === undefined) {
     try {
@@ -170,7 +177,7 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
   writeEmpty(res, 202, uploadHeaders(name, id, 0));
 }
 
-/** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`. */
+/** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`; the PUT that completes an upload is audited as `registry.blob.upload` of `<repo>@<digest>`. */
 export async function handleUpload(
   ctx: RegistryContext,
   req: RegistryRequest,
@@ -180,6 +187,7 @@ export async function handleUpload(
   query: URLSearchParams,
 ): Promise<void> {
   const name = parseRepositoryName(nameText);
+  if (req.method === "PUT") ctx.note.change = { action: "registry.blob.upload", resource: referenceName(name.full, query.get("digest") ?? "") };
   await authorizeRepository(ctx, req, name, PUSH);
   const repo = await existingRepository(ctx.db, name);
   const size = await uploadSize(ctx.db, ctx.content, repo.uid, name, id);

@@ -5,9 +5,28 @@ import type { TokenService } from "../../auth/tokens.js";
 import type { ServerConfig } from "../../config.js";
 import type { ContentStore } from "../../domains/registry/index.js";
 import type { Database } from "../../domains/schema.js";
+import type { RouteNote } from "../../telemetry/http-observer.js";
 import { REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 
-/** What every registry endpoint is built from. */
+/** The changes the registry host's audit log records, by fixed name (docs/audit-log.md). */
+export type RegistryAction =
+  | "registry.manifest.put"
+  | "registry.manifest.delete"
+  | "registry.tag.delete"
+  | "registry.blob.upload"
+  | "registry.blob.mount"
+  | "registry.pull_token.use";
+
+/** What the host learns of one request as it answers it: route and caller for its log line, and the change it makes for the audit log. */
+export interface RegistryNote extends RouteNote {
+  /**
+   * Set by an endpoint before it authorizes a change (so a refusal is recorded too), cleared when
+   * the request turns out to change nothing. Recorded once the request ends, if `actor` is known by then.
+   */
+  change?: { action: RegistryAction; resource: string };
+}
+
+/** What every registry endpoint is built from: the host's parts, and the note of the request it answers. */
 export interface RegistryContext {
   config: ServerConfig;
   db: Kysely<Database>;
@@ -17,6 +36,12 @@ export interface RegistryContext {
   maxBlobBytes: number;
   /** Epoch milliseconds. */
   now: () => number;
+  note: RegistryNote;
+}
+
+/** How the audit log names a manifest or blob of `repo`: `<repo>@<digest>`, or `<repo>:<tag>` (a tag has no `:`, a digest always has one). */
+export function referenceName(repo: string, reference: string): string {
+  return `${repo}${reference.includes(":") ? "@" : ":"}${reference.slice(0, 256)}`;
 }
 
 /** The registry host's own listener hands it Node's requests and responses (HTTP/1.1 or the HTTP/2 compat API). */

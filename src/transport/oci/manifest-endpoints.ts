@@ -19,7 +19,7 @@ import {
 } from "../../domains/registry/index.js";
 import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import { matchesIfNoneMatch } from "./conditional.js";
-import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { referenceName, writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { DELETE, PULL, PUSH } from "./scope.js";
@@ -62,9 +62,14 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
   else res.end(manifest.content);
 }
 
-/** `PUT /v2/<name>/manifests/<reference>`: stores the manifest and, for a tag, moves it. */
+/**
+ * `PUT /v2/<name>/manifests/<reference>`: stores the manifest and, for a tag, moves it. Audited as
+ * `registry.manifest.put` of `<repo>:<tag>` (once pushed, `<repo>:<tag>@<digest>`) or `<repo>@<digest>`.
+ */
 export async function handleManifestPut(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
+  const change = { action: "registry.manifest.put", resource: referenceName(name.full, reference) } as const;
+  ctx.note.change = change;
   const { subject } = await authorizeRepository(ctx, req, name, PUSH);
   let bytes: Buffer;
   try {
@@ -77,6 +82,7 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
   const repo = await repoForPush(ctx.db, name, ctx.now(), typePrefix, subject);
   const contentType = typeof req.headers["content-type"] === "string" ? req.headers["content-type"] : undefined;
   const { digest, manifest } = await pushManifest(ctx.db, ctx.content, repo, { reference, bytes, contentType, now: ctx.now(), eventTypePrefix: typePrefix, repository: name.full, actor: subject });
+  if (digest !== reference) ctx.note.change = { ...change, resource: `${change.resource}@${digest}` };
   const headers: Record<string, string> = { location: `/v2/${name.full}/manifests/${digest}`, "docker-content-digest": digest };
   if (manifest.subject !== undefined) headers["oci-subject"] = manifest.subject.digest;
   writeEmpty(res, 201, headers);
@@ -85,9 +91,12 @@ export async function handleManifestPut(ctx: RegistryContext, req: RegistryReque
 /**
  * `DELETE /v2/<name>/manifests/<reference>`: a digest deletes the manifest and its tags; a tag
  * deletes the tag; each deleted tag's `tag.deleted` event in the same transaction. History stays.
+ * Audited as `registry.manifest.delete` of `<repo>@<digest>` or `registry.tag.delete` of `<repo>:<tag>`.
  */
 export async function handleManifestDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, reference: string): Promise<void> {
   const name = parseRepositoryName(nameText);
+  const resource = referenceName(name.full, reference);
+  ctx.note.change = { action: resource.includes("@") ? "registry.manifest.delete" : "registry.tag.delete", resource };
   const { subject } = await authorizeRepository(ctx, req, name, DELETE);
   const repo = await existingRepository(ctx.db, name);
   await deleteReference(ctx.db, repo, name, reference, { now: ctx.now(), typePrefix: eventsConfigOf(ctx.config).typePrefix, actor: subject });

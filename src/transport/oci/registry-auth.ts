@@ -14,8 +14,9 @@ function challengeScope(name: RepositoryName, action: Action): string {
 }
 
 /**
- * Verifies the registry token of a request. Throws 401 with a challenge when there is
- * none or it is invalid, and 403 for a token of another audience (spec 7 rule 4).
+ * Verifies the registry token of a request and notes its subject as the request's actor
+ * (`ctx.note.actor`). Throws 401 with a challenge when there is none or it is invalid, and
+ * 403 for a token of another audience (spec 7 rule 4).
  */
 async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: string | undefined, name?: RepositoryName) {
   const { config, tokens } = ctx;
@@ -27,8 +28,9 @@ async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: str
       "www-authenticate": bearerChallenge(config.registryUrl, { scope }),
     });
   }
+  let claims: Awaited<ReturnType<typeof tokens.verify>>;
   try {
-    return await tokens.verify(bearer, config.registryUrl);
+    claims = await tokens.verify(bearer, config.registryUrl);
   } catch (error) {
     let audiences: string[] = [];
     try {
@@ -44,6 +46,8 @@ async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: str
       "www-authenticate": bearerChallenge(config.registryUrl, { scope, error: "invalid_token" }),
     });
   }
+  ctx.note.actor = { subject: claims.sub ?? "", ...(claims[PULL_TOKEN_CLAIM] === true ? { pullToken: true } : {}) };
+  return claims;
 }
 
 /** A registry token issued to a pull token works only while the pull token lives: deleting its identity revokes it at once. */

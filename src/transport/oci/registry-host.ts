@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import type { TokenService } from "../../auth/tokens.js";
 import type { ServerConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
-import { createHttpObserver, type RouteNote } from "../../telemetry/http-observer.js";
+import type { AuditLog } from "../../telemetry/audit-log.js";
+import { createHttpObserver } from "../../telemetry/http-observer.js";
 import { createMetrics, type Metrics } from "../../telemetry/metrics.js";
 import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
@@ -10,7 +11,7 @@ import { writeJson } from "../http/status-json.js";
 import type { Database } from "../../domains/schema.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
-import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
+import type { RegistryContext, RegistryNote, RegistryRequest, RegistryResponse } from "./context.js";
 import { expireUploads, UPLOAD_LIFETIME_MS, type ContentStore } from "../../domains/registry/index.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
 import { authorizePing } from "./registry-auth.js";
@@ -26,6 +27,8 @@ export interface RegistryHostOptions {
   content: ContentStore;
   /** Where requests are counted (the server's registry); by default a registry of the host's own. */
   metrics?: Metrics;
+  /** Where changes are recorded (push, deletes, mounts, a pull token's use); by default nowhere. */
+  audit?: AuditLog;
   now?: () => number;
 }
 
@@ -65,12 +68,14 @@ const ROUTES: Array<{ name: string; pattern: RegExp; methods: Record<string, Rou
  * The registry host (its own listener): the API version check `GET /v2/`, the token
  * endpoint `GET /token`, Tag History `GET /v2/<org>/<image>/_service/history/<tag>`, and
  * the OCI Distribution API (blobs, uploads, manifests, tags, referrers, the catalog). Every error is in
- * the registry's JSON format `{"errors":[{code,message,detail}]}`. Each request is logged, counted
- * by route and traced (`createHttpObserver`).
+ * the registry's JSON format `{"errors":[{code,message,detail}]}`. Each request is logged with its
+ * caller, counted by route and traced (`createHttpObserver`); each change an endpoint notes
+ * (`RegistryNote.change`) made by a known caller is one line of the audit log, with `OK` or the
+ * OCI error code it was refused with (`CANCELED` when the client went away first).
  */
 export function createRegistryHost(options: RegistryHostOptions) {
-  const { logger, config } = options;
-  const ctx: RegistryContext = {
+  const { logger, config, audit } = options;
+  const shared: Omit<RegistryContext, "note"> = {
     config,
     db: options.db,
     tokens: options.tokens,
@@ -80,18 +85,23 @@ export function createRegistryHost(options: RegistryHostOptions) {
   };
 
   async function cleanup(): Promise<void> {
-    await expireUploads(ctx.db, ctx.content, ctx.now() - UPLOAD_LIFETIME_MS);
+    await expireUploads(shared.db, shared.content, shared.now() - UPLOAD_LIFETIME_MS);
   }
   const timer = setInterval(() => void cleanup().catch((error: unknown) => logger.warn("upload cleanup failed", { error: String(error) })), CLEANUP_INTERVAL_MS);
   timer.unref();
 
-  const observe = createHttpObserver({ host: "registry", metrics: options.metrics ?? createMetrics(), logger, spans: true });
+  const observe = createHttpObserver({ host: "registry", metrics: options.metrics ?? createMetrics(), logger, spans: true, callers: true });
+  const audited = (req: RegistryRequest, { change, actor }: RegistryNote, outcome: string) => {
+    if (audit && change && actor) audit.write({ host: "registry", ...change, outcome, actor, requestId: requestIdOf(req) });
+  };
   const handler = (req: RegistryRequest, res: RegistryResponse) => {
-    const note: RouteNote = { route: "unknown" };
+    const note: RegistryNote = { route: "unknown" };
+    const ctx: RegistryContext = { ...shared, note };
     const span = observe(req, res, note);
-    const answer = () => route(req, res, note);
-    void (span ? withContext(span, answer) : answer()).catch((error: unknown) => {
+    const answer = () => route(ctx, req, res);
+    void (span ? withContext(span, answer) : answer()).then(() => audited(req, note, "OK"), (error: unknown) => {
       const { error: reply, refused, log } = failureAnswer(error);
+      audited(req, note, reply?.code ?? "CANCELED");
       if (reply === undefined) return void res.destroy(); // the client is gone: nothing to answer or log
       if (refused) {
         req.resume(); // an unread body must not stall the connection
@@ -107,8 +117,9 @@ export function createRegistryHost(options: RegistryHostOptions) {
     });
   };
 
-  /** Answers a request; writes the name of the route that answers it in `note`. */
-  async function route(req: RegistryRequest, res: RegistryResponse, note: RouteNote): Promise<void> {
+  /** Answers a request; writes the name of the route that answers it in its note. */
+  async function route(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse): Promise<void> {
+    const { note } = ctx;
     const [path = "", queryText = ""] = (req.url ?? "").split(/\?(.*)/s, 2);
     const query = new URLSearchParams(queryText);
     const method = req.method ?? "GET";

@@ -12,8 +12,8 @@ export const REGISTRY_TOKEN_TTL_SECONDS = 300;
 /** Most scopes one token request may ask for. */
 export const MAX_SCOPES = 8;
 
-/** What a request to `/token` authenticates with: a platform token, or a pull token's username and password. */
-type Credential = { token: string } | { username: string; password: string };
+/** What a request to `/token` authenticates with: a platform token (as a Bearer token or Basic's password), or a pull token's username and password. */
+type Credential = { token: string; via: "bearer" | "basic" } | { username: string; password: string };
 
 const CREDENTIALS_EXPECTED =
   "credentials must be `Bearer <platform token>`, Basic with user _token and a platform token as password, or Basic with a pull token's username and password";
@@ -24,26 +24,34 @@ function credentialOf(req: NodeRequest, registryUrl: string): Credential | undef
   if (header === undefined || header === "") return undefined;
   const value = String(header).trim();
   const bearer = bearerToken(value);
-  if (bearer !== undefined) return { token: bearer };
+  if (bearer !== undefined) return { token: bearer, via: "bearer" };
   const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)$/i.exec(value);
   if (basic) {
     const decoded = Buffer.from(basic[1], "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     const [user, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
-    if (colon > 0 && password !== "") return user === "_token" ? { token: password } : { username: user, password };
+    if (colon > 0 && password !== "") return user === "_token" ? { token: password, via: "basic" } : { username: user, password };
   }
   fail(401, "UNAUTHORIZED", CREDENTIALS_EXPECTED, null, { "www-authenticate": bearerChallenge(registryUrl, { error: "invalid_token" }) });
 }
 
-/** Who asks, and for a pull token until when its registry tokens may live. */
+/**
+ * Who asks, and for a pull token until when its registry tokens may live. Notes the kind of
+ * credential and, once verified, its subject as the request's actor (`ctx.note`).
+ */
 async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<{ caller: Caller; pullTokenExpiry?: number }> {
-  const { config, tokens, db } = ctx;
+  const { config, tokens, db, note } = ctx;
   const credential = credentialOf(req, config.registryUrl);
-  if (credential === undefined) return { caller: { subject: ANONYMOUS_SUBJECT } };
+  note.credential = credential === undefined ? "none" : "username" in credential ? "pull_token" : credential.via;
+  if (credential === undefined) {
+    note.actor = { subject: ANONYMOUS_SUBJECT };
+    return { caller: { subject: ANONYMOUS_SUBJECT } };
+  }
   const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: challengeScope, error: "invalid_token" }) };
   if ("username" in credential) {
     const accepted = await acceptPullToken(db, credential.username, credential.password, ctx.now());
     if (accepted === undefined) fail(401, "UNAUTHORIZED", "the pull token is unknown, revoked or expired", null, invalid);
+    note.actor = { subject: accepted.identity, pullToken: true };
     return { caller: await identityCaller(db, accepted.identity, invalid), pullTokenExpiry: accepted.expireTime };
   }
   let claims;
@@ -55,6 +63,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
   if (claims.access !== undefined || claims.sub === ANONYMOUS_SUBJECT) {
     fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
   }
+  note.actor = { subject: claims.sub };
   return { caller: await identityCaller(db, claims.sub, invalid) };
 }
 
@@ -79,6 +88,7 @@ function merged(entries: AccessEntry[]): AccessEntry[] {
  * with `scope=registry:catalog:*` for listing the catalog.
  * With one scope, a caller who may do none of it gets the error; with several, a scope
  * it may do nothing of is left out of the token (the registry then refuses that use).
+ * A pull token's request is a change the audit log records (`registry.pull_token.use`, its scopes).
  */
 export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, query: URLSearchParams): Promise<void> {
   const { config, tokens } = ctx;
@@ -88,6 +98,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   const catalog = texts.some(isCatalogScope);
   const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
   const { caller, pullTokenExpiry } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  if (pullTokenExpiry !== undefined) ctx.note.change = { action: "registry.pull_token.use", resource: texts.join(" ") };
 
   const entries: AccessEntry[] = [];
   let firstFailure: RegistryFailure | undefined;
