@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -175,4 +175,48 @@ test("s3:// URLs: bucket and prefix", () => {
   for (const bad of ["s3:/blobs", "http://blobs/x", "s3://Blobs", "s3://b", "s3://blobs/a/../b", "s3://blobs?x=1", "s3://"]) {
     assert.throws(() => parseS3Url(bad), InvalidStorageUrl, bad);
   }
+});
+
+describe("filesystem content store: the hash an upload's appends keep", () => {
+  const root = mkdtempSync(join(tmpdir(), "platform-api-content-hash-"));
+  after(() => rmSync(root, { recursive: true, force: true }));
+  const slow = (parts: string[]) =>
+    Readable.from(
+      (async function* () {
+        for (const part of parts) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          yield Buffer.from(part);
+        }
+      })(),
+    );
+
+  test("appends by two processes (two stores on one folder) commit to what the file holds", async () => {
+    const [a, b] = [createFileContentStore(root), createFileContentStore(root)];
+    const id = await a.createUpload();
+    await a.append(id, Readable.from([Buffer.from("one ")]), 100);
+    await b.append(id, Readable.from([Buffer.from("two ")]), 100);
+    await a.append(id, Readable.from([Buffer.from("three")]), 100);
+    await assert.rejects(a.commit(id, sha(Buffer.from("one three"))), DigestMismatch, "a's hash skipped b's bytes: it is not used");
+    assert.equal(await a.commit(id, sha(Buffer.from("one two three"))), 13);
+  });
+
+  test("a failed append drops the hash; the next append and the commit still agree with the file", async () => {
+    const store = createFileContentStore(root);
+    const id = await store.createUpload();
+    await store.append(id, Readable.from([Buffer.from("kept ")]), 100);
+    await assert.rejects(store.append(id, Readable.from([Buffer.from("too long")]), 100, 3), ChunkLengthMismatch);
+    await store.append(id, Readable.from([Buffer.from("bytes")]), 100);
+    assert.equal(await store.commit(id, sha(Buffer.from("kept bytes"))), 10);
+  });
+
+  test("two appends to one upload at once: the commit checks the bytes on disk, not either append's hash", async () => {
+    const store = createFileContentStore(root);
+    const id = await store.createUpload();
+    await Promise.all([store.append(id, slow(["aaaa", "bbbb"]), 100), store.append(id, slow(["cccc", "dddd"]), 100)]);
+    const onDisk = readFileSync(join(root, "uploads", id));
+    for (const claimed of ["aaaabbbb", "ccccdddd", "aaaabbbbccccdddd", "ccccddddaaaabbbb", "aaaacccc"]) {
+      if (!onDisk.equals(Buffer.from(claimed))) await assert.rejects(store.commit(id, sha(Buffer.from(claimed))), DigestMismatch, claimed);
+    }
+    assert.equal(await store.commit(id, sha(onDisk)), onDisk.length);
+  });
 });

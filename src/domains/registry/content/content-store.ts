@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomUUID, type Hash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
@@ -71,6 +71,60 @@ export class ChunkLengthMismatch extends Error {
 const UPLOAD_ID = /^[0-9a-f-]{36}$/;
 
 /** A content store under `root`: `blobs/sha256/<2 hex>/<64 hex>` and `uploads/<id>`. */
+/** The SHA-256 of an upload so far, as its appends computed it, and the bytes it covers. */
+interface UploadHash {
+  hash: Hash;
+  size: number;
+}
+
+/**
+ * The running hashes of the uploads this process appends to, so that finishing one need not read
+ * it again. A hash is kept only while its appends came one after another from this process: one
+ * that starts while another append to the same upload runs spoils both (the bytes' order on disk
+ * is then not the order they were hashed in), one that fails drops it, and one that starts where
+ * the hash does not end (an append by another replica, or before a restart) has none; `commit`
+ * then reads the upload. At most `MAX_UPLOAD_HASHES` are kept (the oldest go first).
+ */
+function uploadHashes() {
+  const kept = new Map<string, UploadHash>();
+  /** The appends running now, by upload: how many, and whether they overlapped. */
+  const appending = new Map<string, { count: number; spoiled: boolean }>();
+  return {
+    /** Starts an append at `start`: the hash to update, or undefined to update none. Call `end` after, always. */
+    resume(id: string, start: number): Hash | undefined {
+      const running = appending.get(id);
+      const previous = kept.get(id);
+      kept.delete(id);
+      if (running) {
+        running.count++;
+        running.spoiled = true;
+        return undefined;
+      }
+      appending.set(id, { count: 1, spoiled: false });
+      if (start === 0) return createHash("sha256");
+      return previous?.size === start ? previous.hash : undefined;
+    },
+    /** Ends an append: keeps `result` (the hash and the upload's size after it) unless the append failed or overlapped another. */
+    end(id: string, result: UploadHash | undefined): void {
+      const running = appending.get(id);
+      if (running === undefined) return;
+      if (--running.count === 0) appending.delete(id);
+      if (result === undefined || running.spoiled) return;
+      kept.set(id, result);
+      if (kept.size > MAX_UPLOAD_HASHES) kept.delete(kept.keys().next().value!);
+    },
+    /** The hash kept for the upload (forgotten here), unless an append to it runs. */
+    take(id: string): UploadHash | undefined {
+      const hash = kept.get(id);
+      kept.delete(id);
+      return appending.has(id) ? undefined : hash;
+    },
+  };
+}
+
+/** Uploads whose running hash is kept at most (each a few hundred bytes). */
+const MAX_UPLOAD_HASHES = 10_000;
+
 /**
  * A blob is read in chunks this large: each chunk is one read and one socket write, so 1 MiB
  * costs a sixteenth of the system calls and stream steps of Node's default 64 KiB (a 20 MB layer
@@ -79,6 +133,7 @@ const UPLOAD_ID = /^[0-9a-f-]{36}$/;
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 export function createFileContentStore(root: string): ContentStore {
+  const hashes = uploadHashes();
   const blobPath = (digest: string) => {
     if (!DIGEST.test(digest)) throw new Error(`not a sha256 digest: ${digest}`);
     const hex = digest.slice("sha256:".length);
@@ -131,6 +186,7 @@ export function createFileContentStore(root: string): ContentStore {
       const path = uploadPath(id);
       const start = await sizeOf(path);
       if (start === undefined) throw new Error(`no upload ${id}`);
+      const hash = hashes.resume(id, start);
       let total = start;
       try {
         await pipeline(
@@ -140,6 +196,7 @@ export function createFileContentStore(root: string): ContentStore {
               total += chunk.length;
               if (length !== undefined && total - start > length) throw new ChunkLengthMismatch(length, total - start);
               if (total > maxTotal) throw new UploadTooLarge(maxTotal);
+              hash?.update(chunk);
               yield chunk;
             }
           },
@@ -147,21 +204,31 @@ export function createFileContentStore(root: string): ContentStore {
         );
         if (length !== undefined && total - start !== length) throw new ChunkLengthMismatch(length, total - start);
       } catch (error) {
+        hashes.end(id, undefined);
         await truncate(path, start); // a failed chunk leaves the upload as it was
         throw error;
       }
+      hashes.end(id, hash && { hash, size: total });
       return total;
     },
 
     async commit(id, digest) {
       const path = uploadPath(id);
-      const hash = createHash("sha256");
-      let size = 0;
-      for await (const chunk of createReadStream(path)) {
-        hash.update(chunk as Buffer);
-        size += (chunk as Buffer).length;
+      const kept = hashes.take(id);
+      let actual: string;
+      let size: number;
+      if (kept !== undefined && kept.size === (await sizeOf(path))) {
+        [actual, size] = [`sha256:${kept.hash.digest("hex")}`, kept.size];
+      } else {
+        // Appended by another process, or before a restart: read it again.
+        const hash = createHash("sha256");
+        size = 0;
+        for await (const chunk of createReadStream(path, { highWaterMark: READ_CHUNK_BYTES })) {
+          hash.update(chunk as Buffer);
+          size += (chunk as Buffer).length;
+        }
+        actual = `sha256:${hash.digest("hex")}`;
       }
-      const actual = `sha256:${hash.digest("hex")}`;
       if (actual !== digest) throw new DigestMismatch(digest, actual);
       await publish(path, digest);
       return size;
@@ -172,6 +239,7 @@ export function createFileContentStore(root: string): ContentStore {
     },
 
     async removeUpload(id) {
+      hashes.take(id);
       if (UPLOAD_ID.test(id)) await rm(uploadPath(id), { force: true });
     },
 
