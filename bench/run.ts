@@ -11,6 +11,7 @@ import { AdvisoriesService } from "../gen/platform/vulnerabilities/v2/advisories
 import { ArtifactsService } from "../gen/platform/libraries/v2/artifacts_service_pb.js";
 import { clientFor, type Protocol, type RpcCase, type VerifiedBody } from "./clients.js";
 import { measureImport, type ImportFigures } from "./import.js";
+import { measureRegistryPeer, peerTable } from "./registry-peer.js";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.js";
 import { cpuMicros, type BaselineReady, type CpuReport, type PlatformReady, type ReadyMessage, type TimedPass } from "./servers/messages.js";
 import { blobHeaders, blobPath, LAYER_FILE_BYTES, MANIFEST_PATH, manifestHeaders, PULL_REPOSITORY, PULL_TAG } from "./servers/oci-image.js";
@@ -29,7 +30,9 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * History read on the registry host next to a plain node:http route answering
  * the same body; and, on the registry host, the pull of a 50 MB layer blob and
  * of a manifest by tag, next to a node:http route streaming the same blob file
- * (answering the same manifest bytes) with the same headers. And, first, the
+ * (answering the same manifest bytes) with the same headers; and the same pulls, a HEAD and a
+ * skopeo push next to the CNCF distribution registry when Debian's `docker-registry` is installed
+ * (`registry-peer.ts`: wrk as the client; BENCH_ONLY=peer for those alone). And, first, the
  * OSV import (`advisories import` of the 1,206 RustSec record files) in
  * records/s next to reading and `JSON.parse`-ing the same files (see
  * `import.ts`); and the import that seeds the server's 100,000 advisories next
@@ -382,13 +385,15 @@ function historyFigures({ child: server, ready }: Started<PlatformReady>, plain:
  * registry host with the owner's platform token for the registry audience.
  */
 function withPullToken(registry: PlatformReady["registry"], repository: string, rpc: RpcCase): () => Promise<RpcCase> {
-  return async () => {
-    const scope = encodeURIComponent(`repository:${repository}:pull`);
-    const res = await fetch(`http://127.0.0.1:${registry.port}/token?scope=${scope}`, { headers: { authorization: `Bearer ${registry.platformToken}` } });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`GET /token: HTTP ${res.status}: ${text.slice(0, 200)}`);
-    return { ...rpc, token: (JSON.parse(text) as { token: string }).token };
-  };
+  return async () => ({ ...rpc, token: await registryToken(registry, `repository:${repository}:pull`) });
+}
+
+/** A registry token for `scope`, from the registry host's `/token` with the owner's platform token. */
+async function registryToken(registry: PlatformReady["registry"], scope: string): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${registry.port}/token?scope=${encodeURIComponent(scope)}`, { headers: { authorization: `Bearer ${registry.platformToken}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /token: HTTP ${res.status}: ${text.slice(0, 200)}`);
+  return (JSON.parse(text) as { token: string }).token;
 }
 
 /** What is wrong with a counted, hashed answer, against the digest, size and headers expected; or undefined. */
@@ -617,6 +622,20 @@ async function main() {
       `${fixed(mbps(diskRead, layer.size), 0)} MB/s (${fixed(diskRead.rps, 1)} reads/s, p50 ${fixed(diskRead.p50, 2)} ms)` +
       `${diskRead.errors ? `, ${diskRead.errors} ERRORS: ${diskRead.errorSamples.join(" | ")}` : ""}.`;
 
+    const peer = selectedLabel("peer")
+      ? await measureRegistryPeer(
+          {
+            pid: platform.child.pid!,
+            base: `http://127.0.0.1:${registry.port}`,
+            token: () => registryToken(registry, `repository:${PULL_REPOSITORY}:pull`),
+            pushToken: (repository) => registryToken(registry, `repository:${repository}:push,pull`),
+          },
+          registry.image,
+          (line) => process.stderr.write(line),
+        )
+      : undefined;
+    const peerNote = peer?.absent.length ? `Registry peer: ${peer.absent.join(", ")} not installed (Debian packages; the bench installs nothing), so ${peer.rows.length === 0 ? "no peer figure" : "some peer figures are"} left out.` : undefined;
+
     if (process.argv.includes("--json")) {
       const rowsJson = rows.map(({ figure, baseline }) => {
         const f = results.get(figure) ?? {};
@@ -643,7 +662,7 @@ async function main() {
         baseline: { label: baselineLabel, ...baseline },
         ratio: { recordsPerSecond: (figure.records / figure.ms) / (baseline.records / baseline.ms), cpu: (figure.cpuUs / figure.records) / (baseline.cpuUs / baseline.records) },
       }));
-      const json = { cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: rowsJson, blobFile, imports: imported, syncParse: imports?.syncParse };
+      const json = { cores: availableParallelism(), node: process.version, load, blobConcurrency, prewarmMs, rounds, rows: rowsJson, blobFile, imports: imported, syncParse: imports?.syncParse, peer };
       process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
       process.stdout.write(`${table(rows, results)}\n`);
@@ -652,6 +671,12 @@ async function main() {
           `${load.concurrency} calls in flight (${blobConcurrency} for blob pulls); best of ${rounds} rounds of ${load.durationMs / 1000}s per figure.\n`,
       );
       if (selectedLabel("Blob pull")) process.stdout.write(`${diskLine}\n`);
+      process.stdout.write("\n");
+      if (peer && peer.rows.length > 0) {
+        process.stdout.write(`${peerTable(peer.rows)}\n`);
+        process.stdout.write("Against the CNCF distribution registry (docker-registry), same image, pulled by wrk (keep-alive), best of its rounds; CPU us = each server's CPU per request from /proc.\n");
+      }
+      if (peerNote) process.stdout.write(`${peerNote}\n`);
       process.stdout.write("\n");
     }
     if (imports && !process.argv.includes("--json")) {

@@ -32,7 +32,7 @@ export interface SeededImage {
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 
 /** A ustar archive holding one regular file of `size` random bytes, built in one buffer. */
-function randomTar(name: string, size: number): Buffer {
+export function randomTar(name: string, size: number): Buffer {
   const padding = (512 - (size % 512)) % 512;
   const tar = Buffer.alloc(512 + size + padding + 1024);
   tar.write(name, 0, 100, "utf8");
