@@ -25,6 +25,8 @@ export interface ServerConfig {
   advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
   /** How the registry's retention policies are applied. Defaults in `defaultRetentionConfig`. */
   retention?: Partial<RetentionConfig>;
+  /** Blob GETs answered by a redirect to the blob's own URL in the content store (`serve --registry-storage-redirect`). Default: off, the registry sends the bytes. */
+  blobRedirect?: BlobRedirectConfig;
   logLevel: LogLevel;
   limits: Limits;
   /** Both hosts speak TLS with these (HTTP/2 by ALPN); cleartext without. */
@@ -217,4 +219,10 @@ export const defaultRetentionConfig: RetentionConfig = { intervalMs: 3600_000, l
 /** The configuration's retention settings over the defaults. */
 export function retentionConfigOf(config: { retention?: Partial<RetentionConfig> }): RetentionConfig {
   return { ...defaultRetentionConfig, ...config.retention };
+}
+
+/** Blob GETs redirected to a presigned URL of the bucket (docs/operations.md, "Blobs straight from the bucket"). */
+export interface BlobRedirectConfig {
+  /** How long a presigned URL is good for, seconds (`serve --registry-storage-redirect-ttl`, default 20m as in distribution). */
+  expiresInSeconds: number;
 }

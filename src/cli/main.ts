@@ -4,7 +4,7 @@ import type { AuditLog } from "../telemetry/audit-log.js";
 import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
-import { advisoryFeedOptions, advisoryFeedsOf, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
+import { advisoryFeedOptions, advisoryFeedsOf, blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
 import { CLIENT_COMMANDS } from "./client/commands.js";
 
 // Each command imports what it runs with once its options are read (dynamic imports below):
@@ -16,6 +16,7 @@ const serveOptions: Record<string, OptionSpec> = {
   host: { type: "string", env: "HOST", default: "0.0.0.0", help: "address to listen on" },
   db: storeOptions.db,
   ...contentStoreOptions,
+  ...blobRedirectOptions,
   "api-url": { type: "string", env: "API_URL", help: "public URL of the API host (token issuer); default http://localhost:<port> (https with --tls-cert)" },
   "registry-url": { type: "string", env: "REGISTRY_URL", help: "public URL of the registry host; default http://localhost:<registry-port> (https with --tls-cert)" },
   "tls-cert": { type: "string", env: "TLS_CERT", help: "PEM certificate chain: both hosts speak TLS (HTTP/2 by ALPN, and HTTP/1.1); reread on SIGHUP" },
@@ -258,6 +259,7 @@ async function serve(args: string[]): Promise<void> {
   const login = loginOf(o);
   const advisoryFeeds = { ...(await advisoryFeedsOf("advisory-feed", o)), intervalMs: durationMsOf(o, "advisory-sync-interval") };
   const retention = { intervalMs: o["retention-interval"] === "off" ? 0 : durationMsOf(o, "retention-interval") };
+  const blobRedirect = blobRedirectOf(o);
 
   const [{ readTlsCredentials, describeCertificate, TlsCredentialsError }, { createLogger }] = await Promise.all([import("../transport/tls-credentials.js"), import("../logger.js")]);
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
@@ -290,6 +292,7 @@ async function serve(args: string[]): Promise<void> {
       events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
       advisoryFeeds,
       retention,
+      blobRedirect,
       logLevel,
       limits,
       tls: credentials,

@@ -3,7 +3,7 @@ import { librariesCommands } from "./libraries/commands.js";
 import { registryCommands } from "./registry/commands.js";
 import { vulnerabilitiesCommands } from "./vulnerabilities/commands.js";
 
-export { contentStoreOf, contentStoreOptions } from "./registry/commands.js";
+export { blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions } from "./registry/commands.js";
 export { advisoryFeedOptions, advisoryFeedsOf } from "./vulnerabilities/commands.js";
 export type { CommandContext, DomainCommand } from "./deps.js";
 

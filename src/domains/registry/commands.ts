@@ -1,4 +1,5 @@
-import { CommandError, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
+import { CommandError, flag, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
+import type { BlobRedirectConfig } from "../../config.js";
 import type { DomainCommand } from "../deps.js";
 import type { ContentStore } from "./content/content-store.js";
 import { UPLOAD_LIFETIME_MS } from "./upload-lifetime.js";
@@ -27,6 +28,37 @@ export async function contentStoreOf(options: Options, checked = false): Promise
     if (error instanceof InvalidStorageUrl) throw new UsageError(`--registry-storage: ${error.message}`);
     throw error;
   }
+}
+
+/** Blob GETs redirected to the bucket: options of `serve` only. */
+export const blobRedirectOptions = {
+  "registry-storage-redirect": {
+    type: "boolean",
+    env: "REGISTRY_STORAGE_REDIRECT",
+    help: "answer blob GETs with a redirect to a presigned URL of the --registry-storage bucket, so clients download from it (they must reach its endpoint)",
+  },
+  "registry-storage-redirect-ttl": { type: "string", env: "REGISTRY_STORAGE_REDIRECT_TTL", default: "20m", help: "how long a presigned URL of --registry-storage-redirect is good for, 1s to 7d" },
+} as const satisfies Record<string, OptionSpec>;
+
+/** SigV4's longest presigned URL: 7 days. */
+const MAX_REDIRECT_SECONDS = 7 * 86400;
+
+/**
+ * `--registry-storage-redirect` and its TTL; undefined when it is off. Throws UsageError when
+ * it is on without an S3 `--registry-storage` (a folder's blobs have no URL of their own), or
+ * for a TTL that is not a duration from 1s to 7d.
+ */
+export function blobRedirectOf(options: Options): BlobRedirectConfig | undefined {
+  if (!flag("registry-storage-redirect", options)) return undefined;
+  if (!options["registry-storage"]) throw new UsageError("--registry-storage-redirect needs --registry-storage s3://<bucket>[/<prefix>]: blobs in --registry-dir have no URL to redirect to");
+  let expiresInSeconds: number;
+  try {
+    expiresInSeconds = parseDuration(options["registry-storage-redirect-ttl"] as string);
+  } catch (error) {
+    throw new UsageError(`--registry-storage-redirect-ttl: ${(error as Error).message}`);
+  }
+  if (expiresInSeconds < 1 || expiresInSeconds > MAX_REDIRECT_SECONDS) throw new UsageError("--registry-storage-redirect-ttl must be from 1s to 7d (the longest a presigned URL lives)");
+  return { expiresInSeconds };
 }
 
 const registryImport: DomainCommand = {

@@ -13,7 +13,7 @@ export { TagImmutableError } from "./immutable-tags.js";
 export { importImages, type CopyProgress, type ImportOptions, type ImportResult } from "./import.js";
 export { MAX_MANIFEST_BYTES, MEDIA_TYPE } from "./manifest.js";
 export { checkDigest, checkTag, isDigestReference, isTag, MAX_NAME_LENGTH, parseRepositoryName, REPO_NAME, TAG_NAME, TAG_RULE, type RepositoryName } from "./names.js";
-export { blobSize, existingRepository, findRepository, isReachableFromTags, referrersIndex, repositoryPaths, resolveManifest, tagHistory, tagNames } from "./pull.js";
+export { blobRedirectUrl, blobSize, existingRepository, findRepository, isReachableFromTags, referrersIndex, repositoryPaths, resolveManifest, tagHistory, tagNames } from "./pull.js";
 export { pushManifest, repoForPush } from "./push.js";
 export { queueMatchesFor } from "./report-queue.js";
 export { startReportWorker, type ReportWorker } from "./report-worker.js";

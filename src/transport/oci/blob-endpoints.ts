@@ -16,6 +16,7 @@ import {
   uploadSize,
   type RepositoryName,
 } from "../../domains/registry/index.js";
+import { redirectBlob } from "./blob-redirect.js";
 import { matchesIfNoneMatch } from "./conditional.js";
 import { referenceName, writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
@@ -80,6 +81,7 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
     "cache-control": "max-age=31536000",
   };
   if (matchesIfNoneMatch(req, digest)) return writeNotModified(res, headers);
+  if (await redirectBlob(ctx, req, res, digest)) return;
   if (req.method === "HEAD") {
     res.writeHead(200, { ...headers, "content-length": String(size) });
     res.end();

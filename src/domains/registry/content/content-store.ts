@@ -17,6 +17,13 @@ export interface ContentStore {
   size(digest: string): Promise<number | undefined>;
   /** Reads blob `digest`, or its byte range [start, end] (inclusive); for a missing blob the stream fails with an error whose code is ENOENT. */
   read(digest: string, range?: { start: number; end: number }): Readable;
+  /**
+   * A URL at which anyone holding it may GET blob `digest` itself, without the registry's
+   * credentials, for `expiresInSeconds` (1 to 604800); undefined when this store cannot give
+   * one at the moment. Only a store whose bytes a client can fetch directly (S3) has this; it
+   * does not check that the blob exists, so callers check first.
+   */
+  redirectUrl?(digest: string, expiresInSeconds: number): Promise<string | undefined>;
 
   /** Starts an empty upload; returns its id. */
   createUpload(): Promise<string>;

@@ -13,6 +13,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { DIGEST } from "../manifest.js";
 import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore } from "./content-store.js";
 import { StorageUnavailable, type S3Location } from "./s3-location.js";
@@ -159,6 +160,11 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
           out.destroy(failure);
         });
       return out;
+    },
+
+    /** A SigV4 presigned GetObject URL on the client's endpoint (AWS_ENDPOINT_URL_S3 or AWS's), signed locally without a request to the bucket; it lives at most as long as the credentials that signed it. */
+    redirectUrl(digest, expiresInSeconds) {
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: blobKey(digest) }), { expiresIn: expiresInSeconds });
     },
 
     async createUpload() {
