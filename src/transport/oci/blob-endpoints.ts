@@ -1,4 +1,4 @@
-import { pipeline } from "node:stream/promises";
+import type { Writable } from "node:stream";
 import { eventsConfigOf } from "../../config.js";
 import {
   appendUpload,
@@ -93,7 +93,7 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   } else {
     res.writeHead(206, { ...headers, "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` });
   }
-  await pipeline(ctx.content.read(digest, range), res as NodeJS.WritableStream);
+  await ctx.content.writeTo(digest, range ?? { start: 0, end: size - 1 }, res as unknown as Writable);
 }
 
 /** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416 with the upload's headers, the upload as it was). */

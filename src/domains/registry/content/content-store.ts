@@ -2,9 +2,10 @@ import { createHash, randomUUID, type Hash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DIGEST } from "../manifest.js";
+import { writeFileRange } from "./file-transfer.js";
 
 /**
  * Where blob bytes live, named by digest. An upload is written aside and becomes a
@@ -17,6 +18,12 @@ export interface ContentStore {
   size(digest: string): Promise<number | undefined>;
   /** Reads blob `digest`, or its byte range [start, end] (inclusive); for a missing blob the stream fails with an error whose code is ENOENT. */
   read(digest: string, range?: { start: number; end: number }): Readable;
+  /**
+   * Writes bytes [start, end] (inclusive) of blob `digest` to `out` and ends it: the registry's
+   * blob answer. Rejects when the blob is missing or shorter, or a write fails; `out` is then left
+   * to the caller.
+   */
+  writeTo(digest: string, range: { start: number; end: number }, out: Writable): Promise<void>;
   /**
    * A URL at which anyone holding it may GET blob `digest` itself, without the registry's
    * credentials, for `expiresInSeconds` (1 to 604800); undefined when this store cannot give
@@ -177,6 +184,11 @@ export function createFileContentStore(root: string): ContentStore {
 
     read(digest, range) {
       return createReadStream(blobPath(digest), { highWaterMark: READ_CHUNK_BYTES, ...(range && { start: range.start, end: range.end }) });
+    },
+
+    async writeTo(digest, range, out) {
+      if (range.end >= range.start) await writeFileRange(blobPath(digest), range.start, range.end, out, READ_CHUNK_BYTES);
+      out.end();
     },
 
     async createUpload() {

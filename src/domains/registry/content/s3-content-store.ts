@@ -149,6 +149,10 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
   return {
     size,
 
+    async writeTo(digest, range, out) {
+      await pipeline(this.read(digest, range), out);
+    },
+
     read(digest, range) {
       const key = blobKey(digest);
       const out = new PassThrough();
