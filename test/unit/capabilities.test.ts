@@ -35,6 +35,7 @@ const OWN = [
   "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE",
   "CAP_IAM_GROUP_INVITES_UPDATE",
   "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH", "CAP_REGISTRY_PULL_TOKENS_CREATE",
+  "CAP_REGISTRY_RETENTION_POLICIES_CREATE", "CAP_REGISTRY_RETENTION_POLICIES_UPDATE", "CAP_REGISTRY_RETENTION_POLICIES_LIST", "CAP_REGISTRY_RETENTION_POLICIES_DELETE",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */
 const ALIASES: Record<string, string> = {
@@ -124,6 +125,7 @@ test("the built-in roles are what api-surface 4 describes", () => {
   const editorExtra = [...caps("editor")].filter((c) => !caps("viewer").has(c)).sort();
   assert.deepEqual(editorExtra, [
     "CAP_EVENTS_SUBSCRIPTION_CREATE", "CAP_EVENTS_SUBSCRIPTION_DELETE", "CAP_REGISTRY_PULL", "CAP_REGISTRY_PULL_TOKENS_CREATE", "CAP_REGISTRY_PUSH",
+    "CAP_REGISTRY_RETENTION_POLICIES_CREATE", "CAP_REGISTRY_RETENTION_POLICIES_DELETE", "CAP_REGISTRY_RETENTION_POLICIES_UPDATE",
     "CAP_REPO_CREATE", "CAP_REPO_DELETE", "CAP_REPO_UPDATE", "CAP_TAG_CREATE", "CAP_TAG_DELETE", "CAP_TAG_UPDATE",
   ]);
   for (const c of caps("viewer")) assert.ok(caps("editor").has(c), `editor is viewer plus: ${c}`);
