@@ -6,6 +6,7 @@ import { applyPage, countRows, type ListScope } from "../../list-query.js";
 import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../resource-table.js";
 import type { Db } from "../../schema.js";
 import type { RoleBindingTable } from "../tables.js";
+import { KEEPABLE } from "../../../store/kept-reads.js";
 
 /** A binding as the API shows it (`managed_by` is the login sync's bookkeeping: people.ts). */
 export type RoleBindingRow = Omit<Selectable<RoleBindingTable>, "managed_by">;
@@ -98,7 +99,8 @@ export async function getRoleBinding(db: Db, uid: string): Promise<HydratedRoleB
 export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: Page): Promise<{ rows: HydratedRoleBindingRow[]; total: number }> {
   const equals = { identity_uid: filter.identity, group_uid: filter.group, role_uid: filter.role };
   const query = listQuery(db, ROLE_BINDINGS, { equals, uidp: filter.uidp, visible: filter.visible });
-  const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").execute();
+  // On SQLite, the page, its rows and the count are kept until the database changes (KEEPABLE), as every listing's are.
+  const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").modifyEnd(KEEPABLE).execute();
   const total = await countRows(query, page.total);
   if (keys.length === 0) return { rows: [], total };
   const found = await hydrated(db)
@@ -108,6 +110,7 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
       "in",
       keys.map((k) => k.uid),
     )
+    .modifyEnd(KEEPABLE)
     .execute();
   const byUid = new Map(found.map((row) => [row.uid, row]));
   const rows = keys.map((k) => byUid.get(k.uid)).filter((row): row is HydratedRoleBindingRow => row !== undefined);
