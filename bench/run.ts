@@ -58,7 +58,9 @@ import { HISTORY_ANSWERED, HISTORY_PATH, HISTORY_RECORDS, HISTORY_REPOSITORY, hi
  * History,Manifest`), case-insensitive; `import` selects the import figures.
  * When set, the server seeds only the advisories and artifacts the chosen
  * figures need. BENCH_PROFILE=<dir> runs the platform server with
- * `--cpu-prof --cpu-prof-dir=<dir>` (the profile is written when it exits).
+ * `--cpu-prof --cpu-prof-dir=<dir>` (the profile is written when it exits). BENCH_DB=postgres
+ * runs it on a fresh database of the local PostgreSQL server (TEST_POSTGRES_URL, default the CI
+ * one), dropped at the end, instead of SQLite.
  * Each row whose figure has a goal (GOALS, from issue 16) prints it in a
  * `goal` column, marked `MISSED` when the figure's x CPU is above it.
  */
@@ -555,7 +557,8 @@ async function main() {
   const started = performance.now();
   process.stderr.write(
     `bench: ${availableParallelism()} cores, Node ${process.version}, ${load.concurrency} calls in flight, ` +
-      `${load.warmupMs / 1000}s warm-up + ${load.durationMs / 1000}s recorded per figure, best of ${rounds} rounds; load average ${loadavg()[0].toFixed(2)}\n`,
+      `${load.warmupMs / 1000}s warm-up + ${load.durationMs / 1000}s recorded per figure, best of ${rounds} rounds; ` +
+      `store ${process.env.BENCH_DB === "postgres" ? "PostgreSQL" : "SQLite"}; load average ${loadavg()[0].toFixed(2)}\n`,
   );
   // Before any server starts: the import has the machine to itself.
   const withImport = selectedLabel("import");

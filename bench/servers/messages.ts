@@ -69,13 +69,15 @@ export interface CpuReport {
 
 export const cpuMicros = (usage = process.cpuUsage()) => usage.user + usage.system;
 
-/** Sends `message` to the parent, answers CPU queries, exits when the parent goes away. */
-export function announce(message: ReadyMessage): void {
+/** Sends `message` to the parent, answers CPU queries, exits when the parent goes away (after `cleanUp`, when given). */
+export function announce(message: ReadyMessage, cleanUp?: () => Promise<void>): void {
   const send = process.send?.bind(process);
   if (!send) throw new Error("a bench server must be started with an IPC channel (child_process.fork)");
   process.on("message", (query) => {
     if (query === "cpu") send({ cpuMicros: cpuMicros() } satisfies CpuReport);
   });
-  process.on("disconnect", () => process.exit(0));
+  process.on("disconnect", () => {
+    void (cleanUp?.() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(0));
+  });
   send(message);
 }

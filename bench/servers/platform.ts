@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,7 +19,9 @@ import { insertRepo } from "../../src/domains/registry/store/repos.js";
 import type { RoleBindingRow } from "../../src/domains/iam/store/role-bindings.js";
 import type { TagHistoryRow } from "../../src/domains/registry/store/tag-history.js";
 import { upsertTag, type TagRow } from "../../src/domains/registry/store/tags.js";
+import pg from "pg";
 import { openStore } from "../../src/domains/open-store.js";
+import { POSTGRES_URL } from "../../test/support/databases.js";
 import { announce } from "./messages.js";
 import { seedAdvisories } from "./seed-advisories.js";
 import { seedLibraries } from "./seed-libraries.js";
@@ -50,7 +53,9 @@ const dir = mkdtempSync(join(tmpdir(), "platform-bench-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
 const seedStart = performance.now();
-const store = await openStore(join(dir, "bench.db"));
+/** BENCH_DB=postgres: the store is a fresh database of the local PostgreSQL server (POSTGRES_URL), dropped at the end; otherwise SQLite in `dir`. */
+const postgres = process.env.BENCH_DB === "postgres" ? await freshPostgresDatabase() : undefined;
+const store = await openStore(postgres?.url ?? join(dir, "bench.db"));
 // Blob bytes (the pull figures' image); removed with `dir`.
 const contentRoot = join(dir, "content");
 const content = createFileContentStore(contentRoot);
@@ -212,6 +217,21 @@ const registryPort = await new Promise<number>((resolve) =>
 // The owner's platform token for the registry audience, which /token exchanges for registry tokens.
 const { token: registryPlatformToken } = await server.tokens.issue({ subject: identity.uid, audience: REGISTRY_URL });
 
+async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `bench_${randomBytes(5).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  return { url: `${POSTGRES_URL.replace(/\/[^/?]*(\?.*)?$/, "")}/${name}`, drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
 announce({
   kind: "platform",
   port,
@@ -224,4 +244,9 @@ announce({
   advisories,
   libraries,
   seedMs,
+}, async () => {
+  if (!postgres) return;
+  await server.close();
+  await store.close();
+  await postgres.drop();
 });
