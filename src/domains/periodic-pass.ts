@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+
 /** A background pass run now and then: what the feed sync and the retention workers share. */
 export interface PeriodicPass {
   /** Stops the timer, aborts the pass's signal and waits for the pass running now, if any. */
@@ -39,4 +42,9 @@ export function periodicPass(
       await tick(true);
     },
   };
+}
+
+/** A lease holder's name for a worker of this process: the host, the process and a random suffix. */
+export function leaseHolder(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }

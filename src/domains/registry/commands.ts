@@ -145,12 +145,13 @@ const registryRetention: DomainCommand = {
     db: storeOptions.db,
   },
   async run({ options, context }) {
-    const [{ runRetentionPass }, { leasedRetentionPass, retentionHolder }, { defaultEventsConfig, defaultRetentionConfig }, { findRepoByPath }, { parseRepositoryName }] = await Promise.all([
+    const [{ runRetentionPass }, { leasedRetentionPass }, { defaultEventsConfig, defaultRetentionConfig }, { findRepoByPath }, { parseRepositoryName }, { leaseHolder }] = await Promise.all([
       import("./retention-pass.js"),
       import("./retention-worker.js"),
       import("../../config.js"),
       import("./store/repos.js"),
       import("./names.js"),
+      import("../periodic-pass.js"),
     ]);
     const store = await context.openStore(options.db as string);
     try {
@@ -171,7 +172,7 @@ const registryRetention: DomainCommand = {
       const dryRun = options["dry-run"] === true;
       const repos = dryRun
         ? await runRetentionPass(store.db, { now: Date.now(), typePrefix, dryRun, repoUid })
-        : await leasedRetentionPass(store.db, { holder: `cli:${retentionHolder()}`, config: defaultRetentionConfig, typePrefix, force: true, repoUid });
+        : await leasedRetentionPass(store.db, { holder: `cli:${leaseHolder()}`, config: defaultRetentionConfig, typePrefix, force: true, repoUid });
       if (repos === undefined) throw new CommandError("a server is applying retention now (it holds the lease); try again when its pass ends");
       const count = (key: "deletedTags" | "deletedManifests") => repos.reduce((n, r) => n + r[key].length, 0);
       process.stdout.write(`${JSON.stringify({ dryRun, repos, tags: count("deletedTags"), manifests: count("deletedManifests") })}\n`);

@@ -1,20 +1,13 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import type { Kysely } from "kysely";
 import type { RetentionConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
-import { periodicPass, type PeriodicPass } from "../periodic-pass.js";
+import { leaseHolder, periodicPass, type PeriodicPass } from "../periodic-pass.js";
 import type { Database } from "../schema.js";
 import { runRetentionPass, type RepoRetention } from "./retention-pass.js";
 import { finishRetentionPass, RetentionLeaseLost, takeRetentionLease } from "./store/retention-lease.js";
 
 /** Longest wait between two looks at whether a pass is due, ms. */
 const MAX_POLL_MS = 10_000;
-
-/** A lease holder's name: the host, the process and this worker. */
-export function retentionHolder(): string {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-}
 
 /**
  * Takes the retention lease and runs one pass (`runRetentionPass`); undefined when another process
@@ -49,7 +42,7 @@ export function logRetention(logger: Logger, outcomes: readonly RepoRetention[])
  */
 export function startRetentionWorker(options: { db: Kysely<Database>; config: RetentionConfig; logger: Logger; typePrefix: string }): PeriodicPass {
   const { db, config, logger, typePrefix } = options;
-  const holder = retentionHolder();
+  const holder = leaseHolder();
   const pass = async (signal: AbortSignal, force: boolean) => {
     const outcomes = await leasedRetentionPass(db, { holder, config, typePrefix, force, signal });
     if (outcomes) logRetention(logger, outcomes);

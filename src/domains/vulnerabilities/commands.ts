@@ -102,17 +102,18 @@ const advisoriesSync: DomainCommand = {
   async run({ options, context }) {
     const feeds = await advisoryFeedsOf("feed", options);
     if (feeds.urls.length === 0) throw new UsageError("give at least one --feed (or set ADVISORY_FEEDS)");
-    const [{ syncAdvisoryFeed }, { feedHolder, feedPolicy }, { defaultAdvisoryFeedsConfig }, { formatCounts }] = await Promise.all([
+    const [{ syncAdvisoryFeed }, { feedPolicy }, { defaultAdvisoryFeedsConfig }, { formatCounts }, { leaseHolder }] = await Promise.all([
       import("./feed-sync.js"),
       import("./feed-worker.js"),
       import("../../config.js"),
       import("../../store/batched-import.js"),
+      import("../periodic-pass.js"),
     ]);
     const config = { ...defaultAdvisoryFeedsConfig, ...feeds };
     const store = await context.openStore(options.db as string);
     let failed = 0;
     try {
-      const holder = feedHolder();
+      const holder = leaseHolder();
       for (const url of feeds.urls) {
         const report = await syncAdvisoryFeed(store.db, url, {
           policy: feedPolicy(config),

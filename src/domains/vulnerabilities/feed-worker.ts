@@ -1,11 +1,9 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import type { Kysely } from "kysely";
 import type { AdvisoryFeedsConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import type { Database } from "../schema.js";
-import { periodicPass, type PeriodicPass } from "../periodic-pass.js";
+import { leaseHolder, periodicPass, type PeriodicPass } from "../periodic-pass.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
 import { feedRows, type AdvisoryFeedRow } from "./store/feeds.js";
 
@@ -34,11 +32,6 @@ export function feedPolicy(config: AdvisoryFeedsConfig): OutboundPolicy {
   };
 }
 
-/** A lease holder's name: the host, the process and this worker. */
-export function feedHolder(): string {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-}
-
 /** One log line per sync: info when it went well, warn when it failed. */
 export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
   if (report.result === "skipped") return;
@@ -56,7 +49,7 @@ export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
  */
 export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver }): FeedSyncWorker {
   const { db, config, logger, observer } = options;
-  const holder = feedHolder();
+  const holder = leaseHolder();
   const policy = feedPolicy(config);
 
   async function pass(signal: AbortSignal): Promise<void> {
