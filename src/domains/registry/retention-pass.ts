@@ -10,7 +10,7 @@ import { immutableTagsOf } from "./immutable-tags.js";
 import { planRetention, type RetentionRules } from "./retention.js";
 import { getRepo } from "./store/repos.js";
 import { fenceRetentionLease } from "./store/retention-lease.js";
-import { effectiveRetentionPolicy, reposUnderPolicies, type RetentionPolicyRow } from "./store/retention-policies.js";
+import { effectiveRetentionPolicy, keepTagsOf, reposUnderPolicies, type RetentionPolicyRow } from "./store/retention-policies.js";
 import { deleteTagIfUnchanged, deleteUntaggedManifest, readRetentionInput } from "./store/retention-rows.js";
 import { recordTagDeletions } from "./tag-moves.js";
 
@@ -42,7 +42,7 @@ export interface RetentionPassOptions {
 
 /** The rules a policy row states. */
 export function rulesOf(policy: RetentionPolicyRow): RetentionRules {
-  return { keepLast: policy.keep_last, keepTags: JSON.parse(policy.keep_tags) as string[], expireAfterMs: policy.expire_after_ms, untaggedGraceMs: policy.untagged_grace_ms };
+  return { keepLast: policy.keep_last, keepTags: keepTagsOf(policy), expireAfterMs: policy.expire_after_ms, untaggedGraceMs: policy.untagged_grace_ms };
 }
 
 /**

@@ -2,14 +2,14 @@ import { create } from "@bufbuild/protobuf";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { RetentionPolicySchema, type RetentionPolicy } from "../../../gen/platform/registry/v2/retention_policy_pb.js";
 import { toTimestamp } from "../../aip/time.js";
-import type { RetentionPolicyRow } from "./store/retention-policies.js";
+import { keepTagsOf, type RetentionPolicyRow } from "./store/retention-policies.js";
 
 export function retentionPolicyFromRow(row: RetentionPolicyRow): RetentionPolicy {
   return create(RetentionPolicySchema, {
     uid: row.uid,
     repoUid: row.repo_uid,
     keepLast: row.keep_last,
-    keepTags: JSON.parse(row.keep_tags) as string[],
+    keepTags: keepTagsOf(row),
     expireAfter: row.expire_after_ms === 0 ? undefined : durationFromMs(row.expire_after_ms),
     untaggedGrace: row.untagged_grace_ms === 0 ? undefined : durationFromMs(row.untagged_grace_ms),
     createTime: toTimestamp(row.create_time),

@@ -27,6 +27,11 @@ function normalized(row: RetentionPolicyRow): RetentionPolicyRow {
   };
 }
 
+/** The patterns a `retention_policies.keep_tags` column holds (a JSON array of strings). */
+export function keepTagsOf(row: Pick<RetentionPolicyRow, "keep_tags">): string[] {
+  return JSON.parse(row.keep_tags) as string[];
+}
+
 /** Throws NOT_FOUND when the policy does not exist. */
 export async function getRetentionPolicy(db: Db, uid: string): Promise<RetentionPolicyRow> {
   return normalized(await getByUid(db, POLICIES, uid));
