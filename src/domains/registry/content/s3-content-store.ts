@@ -146,25 +146,29 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
     await deleteKeys(keys);
   }
 
+  /** Blob `digest` (or a range of it) streamed from its object; a missing one fails with ENOENT, as the file store's. */
+  function read(digest: string, range?: { start: number; end: number }): Readable {
+    const key = blobKey(digest);
+    const out = new PassThrough();
+    objectStream(key, range)
+      .then((body) => pipeline(body, out))
+      .catch((error: unknown) => {
+        // The filesystem store's error for a missing blob, which callers test for.
+        const failure = isNotFound(error) ? Object.assign(new Error(`no blob ${digest}`), { code: "ENOENT" }) : (error as Error);
+        out.destroy(failure);
+      });
+    return out;
+  }
+
   return {
     size,
 
+    read,
+
     async writeTo(digest, range, out) {
-      await pipeline(this.read(digest, range), out);
+      await pipeline(read(digest, range), out);
     },
 
-    read(digest, range) {
-      const key = blobKey(digest);
-      const out = new PassThrough();
-      objectStream(key, range)
-        .then((body) => pipeline(body, out))
-        .catch((error: unknown) => {
-          // The filesystem store's error for a missing blob, which callers test for.
-          const failure = isNotFound(error) ? Object.assign(new Error(`no blob ${digest}`), { code: "ENOENT" }) : (error as Error);
-          out.destroy(failure);
-        });
-      return out;
-    },
 
     /** A SigV4 presigned GetObject URL on the client's endpoint (AWS_ENDPOINT_URL_S3 or AWS's), signed locally without a request to the bucket; it lives at most as long as the credentials that signed it. */
     redirectUrl(digest, expiresInSeconds) {
