@@ -116,6 +116,14 @@ for (const database of await testDatabases()) {
       assert.equal(bad.status, 400);
       const fields = ((bad.body.details as Array<{ fieldViolations?: Array<{ field: string }> }>).find((d) => d.fieldViolations)?.fieldViolations ?? []).map((v) => v.field);
       assert.deepEqual(fields.sort(), ["retention_policy.expire_after", "retention_policy.keep_last", "retention_policy.keep_tags[0]"]);
+      // A policy may name only a repo at or below its own group.
+      const team = await api("POST", `/iam/v2/groups/${server.org.uid}`, { name: "team" });
+      assert.equal(team.status, 200, JSON.stringify(team.body));
+      const above = await api("POST", `/registry/v2/retentionPolicies/${team.body.uid as string}`, { repoUid, keepLast: 1 });
+      assert.equal(above.status, 400);
+      const aboveFields = ((above.body.details as Array<{ fieldViolations?: Array<{ field: string }> }>).find((d) => d.fieldViolations)?.fieldViolations ?? []).map((v) => v.field);
+      assert.deepEqual(aboveFields, ["retention_policy.repo_uid"]);
+      assert.deepEqual((await api("GET", `/registry/v2/retentionPolicies?repoUid=${repoUid}`)).body.retentionPolicies, [], "nothing was stored");
       const changed = await api("PATCH", `/registry/v2/retentionPolicies/${policyUid}?updateMask=expire_after`, { expireAfter: "3600s" });
       assert.equal(changed.status, 200);
       assert.equal(changed.body.expireAfter, "3600s");
