@@ -1,6 +1,6 @@
 /**
  * The error vocabulary. Handlers, helpers and the store throw these; one
- * interceptor (src/interceptors/error-interceptor.ts) turns each into a
+ * interceptor (src/interceptors/api-errors.ts) turns each into a
  * `google.rpc.Status` with exactly one ErrorInfo plus the detail named here.
  * Nothing here knows a wire format.
  */

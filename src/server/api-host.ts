@@ -9,11 +9,9 @@ import { eventsConfigOf, type ServerConfig } from "../config.js";
 import { createGrantsCache, GRANTS_MAX_AGE_MS } from "../auth/grants-cache.js";
 import { authenticationInterceptor } from "../interceptors/authentication-interceptor.js";
 import { authorizationInterceptor } from "../interceptors/authorization-interceptor.js";
-import { deadlineInterceptor } from "../interceptors/deadline-interceptor.js";
 import { eventInterceptor } from "../interceptors/event-interceptor.js";
-import { errorInterceptor } from "../interceptors/error-interceptor.js";
-import { createStreamShutdown } from "../interceptors/shutdown-interceptor.js";
-import { telemetryInterceptor } from "../interceptors/telemetry-interceptor.js";
+import { bookkeepingInterceptor } from "../interceptors/bookkeeping-interceptor.js";
+import { createStreamShutdown } from "../interceptors/stream-shutdown.js";
 import type { Logger } from "../logger.js";
 import type { ServiceDeps } from "../domains/deps.js";
 import { API_FILES, API_SERVICES, DOMAINS, OWNERSHIP } from "../domains/index.js";
@@ -78,10 +76,7 @@ export async function createApiHost(store: Store, config: ServerConfig, logger: 
     secrets,
     endStreams: streams.endStreams,
     interceptors: [
-      streams.interceptor,
-      telemetryInterceptor(logger, metrics, audit),
-      errorInterceptor(logger, errorDomainOf(config)),
-      deadlineInterceptor(config.limits.requestTimeoutMs),
+      bookkeepingInterceptor({ logger, metrics, audit, errorDomain: errorDomainOf(config), maxCallMs: config.limits.requestTimeoutMs, streams }),
       authenticationInterceptor(tokens, grants, config.apiUrl),
       authorizationInterceptor(),
       eventInterceptor({ typePrefix: deps.events.typePrefix, now }),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code } from "@connectrpc/connect";
-import { toConnectError } from "../../src/interceptors/error-interceptor.js";
+import { toConnectError } from "../../src/interceptors/api-errors.js";
 import { createLogger } from "../../src/logger.js";
 import { isUnavailable } from "../../src/store/dialect.js";
 

@@ -3,9 +3,13 @@ import { test } from "node:test";
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
-import { deadlineInterceptor } from "../../src/interceptors/deadline-interceptor.js";
-import { errorInterceptor } from "../../src/interceptors/error-interceptor.js";
-import { createLogger } from "../../src/logger.js";
+import { bookkeepingInterceptor } from "../../src/interceptors/bookkeeping-interceptor.js";
+import { createLogger, type Logger } from "../../src/logger.js";
+import { createMetrics } from "../../src/telemetry/metrics.js";
+
+/** The bookkeeping interceptor as the server runs it (under connect-es's router here), over `logger`, with a call limit of `maxCallMs`. */
+const bookkeeping = (maxCallMs: number, logger: Logger = createLogger("silent")) =>
+  bookkeepingInterceptor({ logger, metrics: createMetrics(), errorDomain: "platform-api", maxCallMs });
 
 /**
  * A Ping whose handler waits up to `ms` (less if its signal aborts) and then
@@ -26,7 +30,7 @@ function slowPing(ms: number) {
           return { response: "late" };
         },
       }),
-    { router: { interceptors: [errorInterceptor(createLogger("silent"), "platform-api"), deadlineInterceptor(50)] } },
+    { router: { interceptors: [bookkeeping(50)] } },
   );
   return { client: createClient(PingService, transport), finished };
 }
@@ -55,7 +59,7 @@ test("unknown errors become INTERNAL with a generic message; the cause is only l
           throw new Error("secret detail at /etc/passwd");
         },
       }),
-    { router: { interceptors: [errorInterceptor(createLogger("debug", (l) => logs.push(l)), "platform-api")] } },
+    { router: { interceptors: [bookkeeping(5000, createLogger("debug", (l) => logs.push(l)))] } },
   );
   await assert.rejects(createClient(PingService, transport).ping({}), (e) => {
     const err = ConnectError.from(e);

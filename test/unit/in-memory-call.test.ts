@@ -4,10 +4,11 @@ import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, createServiceImplSpec, type HandlerContext } from "@connectrpc/connect";
 import { PingRequestSchema, PingService, type PingResponse } from "../../gen/platform/ping/v2/ping_pb.js";
-import { deadlineInterceptor } from "../../src/interceptors/deadline-interceptor.js";
-import { errorInterceptor } from "../../src/interceptors/error-interceptor.js";
+import { bookkeepingInterceptor } from "../../src/interceptors/bookkeeping-interceptor.js";
 import { createLogger } from "../../src/logger.js";
+import { createMetrics } from "../../src/telemetry/metrics.js";
 import { createUnaryCaller } from "../../src/transport/rpc/call.js";
+import { CallLife } from "../../src/transport/rpc/call-life.js";
 
 /** A Ping that waits until its signal aborts (or `ms`), recording the context it ran with. */
 function caller(ms: number, maxMs = 5000) {
@@ -27,12 +28,12 @@ function caller(ms: number, maxMs = 5000) {
       return { response: "pong" };
     },
   });
-  const call = createUnaryCaller([{ ...spec }], [errorInterceptor(createLogger("silent"), "platform-api"), deadlineInterceptor(maxMs)], "grpc");
-  const run = (controller: AbortController, timeoutMs?: number) =>
+  const call = createUnaryCaller([{ ...spec }], [bookkeepingInterceptor({ logger: createLogger("silent"), metrics: createMetrics(), errorDomain: "platform-api", maxCallMs: maxMs })], "grpc");
+  const run = (life: CallLife, timeoutMs?: number) =>
     call(PingService.method.ping, {
       input: create(PingRequestSchema, {}),
       header: new Headers({ "x-test": "1" }),
-      controller,
+      life,
       contextValues: createContextValues(),
       timeoutMs,
       url: "http://in-process/platform.ping.v2.PingService/Ping",
@@ -42,8 +43,8 @@ function caller(ms: number, maxMs = 5000) {
 
 test("a finished call answers, with the context connect-es would give, and its signal ends aborted", async () => {
   const { run, seen } = caller(0);
-  const controller = new AbortController();
-  const answer = await run(controller);
+  const life = new CallLife();
+  const answer = await run(life);
   assert.equal((answer.message as PingResponse).response, "pong");
   const ctx = seen.context!;
   assert.equal(ctx.method, PingService.method.ping);
@@ -52,14 +53,14 @@ test("a finished call answers, with the context connect-es would give, and its s
   assert.equal(ctx.requestMethod, "POST");
   assert.equal(ctx.requestHeader.get("x-test"), "1");
   assert.equal(seen.remaining, undefined, "no deadline asked: timeoutMs() is undefined");
-  assert.equal(controller.signal.aborted, true, "the call's signal is released at its end");
-  assert.equal(ConnectError.from(controller.signal.reason).code, Code.Canceled);
+  assert.equal(life.signal.aborted, true, "the call's signal is released at its end");
+  assert.equal(ConnectError.from(life.signal.reason).code, Code.Canceled);
 });
 
 test("the client's deadline aborts the handler's signal, and the call is DEADLINE_EXCEEDED", async () => {
   const { run, seen } = caller(5000);
   const started = Date.now();
-  await assert.rejects(run(new AbortController(), 40), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
+  await assert.rejects(run(new CallLife(), 40), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
   assert.ok(Date.now() - started < 2000);
   assert.ok(seen.remaining !== undefined && seen.remaining > 0 && seen.remaining <= 40, `timeoutMs() ${seen.remaining}`);
   assert.equal(ConnectError.from(seen.abortedWith).code, Code.DeadlineExceeded);
@@ -67,21 +68,21 @@ test("the client's deadline aborts the handler's signal, and the call is DEADLIN
 
 test("the server's time limit aborts the handler's signal and the call is DEADLINE_EXCEEDED", async () => {
   const { run, seen } = caller(5000, 30);
-  await assert.rejects(run(new AbortController()), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
+  await assert.rejects(run(new CallLife()), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
   assert.ok(seen.abortedWith !== undefined, "the handler saw the abort");
 });
 
 test("the caller aborting (the client went away) reaches the handler through the interceptors", async () => {
   const { run, seen } = caller(5000);
-  const controller = new AbortController();
+  const life = new CallLife();
   const reason = new ConnectError("the client closed the stream", Code.Canceled);
-  setTimeout(() => controller.abort(reason), 20);
-  await assert.rejects(run(controller), (e) => ConnectError.from(e).code === Code.Canceled);
+  setTimeout(() => life.end(reason), 20);
+  await assert.rejects(run(life), (e) => ConnectError.from(e).code === Code.Canceled);
   assert.equal(seen.abortedWith, reason);
 });
 
 test("a call whose deadline is spent when it arrives is not run: DEADLINE_EXCEEDED", async () => {
   const { run, seen } = caller(0);
-  await assert.rejects(run(new AbortController(), 0), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
+  await assert.rejects(run(new CallLife(), 0), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
   assert.equal(seen.context, undefined, "the handler never ran");
 });

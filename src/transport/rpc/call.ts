@@ -1,4 +1,5 @@
 import type { DescMethod, DescService, Message } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -8,12 +9,12 @@ import {
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
+  type UnaryRequest,
+  type UnaryResponse,
 } from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { callLifeKey } from "../../interceptors/request-context.js";
+import type { CallLife } from "./call-life.js";
 import { asConnectError } from "./internal-error.js";
-
-/** The reason a finished call's signal carries. */
-const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
 
 /** A service's implementation as a router was given it, with the interceptors it runs under. */
 export interface RecordedService {
@@ -51,12 +52,12 @@ export interface UnaryCall {
   /** The request headers the handler sees (`ctx.requestHeader`). */
   header: Headers;
   /**
-   * The call's own controller, new for each call: its signal is the handler's `ctx.signal`. The
-   * caller aborts it when the client goes away; the call aborts it at the client's deadline
-   * (DEADLINE_EXCEEDED) and when it ends (a reason of code CANCELED). No listener links it to
-   * anything else, so a call costs one AbortController.
+   * The call's life, new for each call: its signal is the handler's `ctx.signal`. The caller ends
+   * it when the client goes away; the call ends it at the client's deadline (DEADLINE_EXCEEDED)
+   * and once it has answered (`finish`). It is in the call's context values (`callLifeKey`), where
+   * the deadline interceptor adds the server's cap to it.
    */
-  controller: AbortController;
+  life: CallLife;
   contextValues: ContextValues;
   /** The caller's own deadline, if it asked for one. */
   timeoutMs?: number;
@@ -79,60 +80,105 @@ export interface UnaryAnswer {
 /** Calls unary `method` (anything else is UNIMPLEMENTED). */
 export type UnaryCaller = (method: DescMethod, call: UnaryCall) => Promise<UnaryAnswer>;
 
+/** The handler context a request was made with, on the request (interceptors that copy a request copy it too). */
+const CONTEXT = Symbol("handler context");
+type CoreRequest = UnaryRequest & { [CONTEXT]: HandlerContext; [ORIGINAL]?: true };
+/** Marks the request the core made, so the handler gets the context as it is when no interceptor replaced the request. */
+const ORIGINAL = Symbol("made by the core");
+
 /**
- * Calls a recorded implementation as connect-es's unary handlers do, without a wire: a handler
- * context (deadline, signal, headers, context values), the same interceptors in the same order,
- * the implementation. Rejects with a ConnectError whose metadata holds the response headers
- * (a non-ConnectError becomes `internalError`, as connect-es makes it).
+ * Calls a recorded implementation as connect-es's unary handlers do (`invokeUnaryImplementation`),
+ * without a wire: a handler context (deadline, signal, headers, context values), the same
+ * interceptors in the same order, the implementation. Each method's interceptor chain is built once.
+ * Rejects with a ConnectError whose metadata holds the response headers (a non-ConnectError
+ * becomes `internalError`, as connect-es makes it).
  */
 export function createUnaryCaller(services: RecordedService[], interceptors: Interceptor[], protocolName: string): UnaryCaller {
-  const byMethod = new Map<string, { spec: MethodImplSpec; interceptors: Interceptor[] }>();
+  const byMethod = new Map<string, { spec: MethodImplSpec & { kind: "unary" }; chain: (req: UnaryRequest) => Promise<UnaryResponse> }>();
   for (const recorded of services) {
     for (const spec of Object.values(recorded.methods)) {
-      byMethod.set(`${recorded.service.typeName}/${spec.method.name}`, { spec, interceptors: recorded.interceptors ?? interceptors });
+      if (spec.kind !== "unary") continue;
+      byMethod.set(`${recorded.service.typeName}/${spec.method.name}`, { spec, chain: chainOf(spec, recorded.interceptors ?? interceptors) });
     }
   }
   return async (method, call) => {
     const found = byMethod.get(`${method.parent.typeName}/${method.name}`);
-    if (!found || found.spec.kind !== "unary") throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
+    if (!found) throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
+    const { life } = call;
+    call.contextValues.set(callLifeKey, life);
     const context = handlerContext(found.spec, protocolName, call);
     try {
-      const message = await invokeUnaryImplementation(found.spec, context, call.input, found.interceptors);
+      const { message, header, trailer } = await found.chain(coreRequest(found.spec, context, call));
+      copyHeaders(header, context.responseHeader);
+      copyHeaders(trailer, context.responseTrailer);
       return { message, header: context.responseHeader, trailer: context.responseTrailer };
     } catch (e) {
-      context.abort(e);
+      life.end(e);
       const error = asConnectError(e);
       context.responseHeader.forEach((value, name) => {
         if (!error.metadata.has(name)) error.metadata.set(name, value);
       });
       throw error;
     } finally {
-      // Releases the deadline's timer; a shared reason spares a DOMException per call.
-      context.abort(CALL_ENDED);
+      // Releases the deadline's timer; the signal, if a handler made it, aborts with CANCELED.
+      life.finish();
     }
+  };
+}
+
+/** The interceptors around the implementation of `spec`, as connect-es applies them (the first outermost). */
+function chainOf(spec: MethodImplSpec & { kind: "unary" }, interceptors: Interceptor[]): (req: UnaryRequest) => Promise<UnaryResponse> {
+  const method = spec.method;
+  const implementation = async (req: UnaryRequest): Promise<UnaryResponse> => {
+    const made = req as CoreRequest;
+    const context = made[ORIGINAL] ? made[CONTEXT] : { ...made[CONTEXT], service: req.service, requestHeader: req.header, signal: req.signal, values: req.contextValues };
+    const message = create(method.output, await spec.impl(req.message as never, context));
+    return { stream: false, message, method, service: method.parent, header: context.responseHeader, trailer: context.responseTrailer };
+  };
+  let next = implementation as (req: UnaryRequest) => Promise<UnaryResponse>;
+  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as never) as unknown as typeof next;
+  return next;
+}
+
+/** The request the interceptors see: connect-es's fields, the signal made only when read. */
+function coreRequest(spec: MethodImplSpec & { kind: "unary" }, context: HandlerContext, call: UnaryCall): CoreRequest {
+  const { life } = call;
+  return {
+    stream: false,
+    message: call.input,
+    method: spec.method,
+    service: spec.method.parent,
+    requestMethod: "POST",
+    url: call.url,
+    get signal() {
+      return life.signal;
+    },
+    header: call.header,
+    contextValues: call.contextValues,
+    [CONTEXT]: context,
+    [ORIGINAL]: true,
   };
 }
 
 /**
  * The handler context connect-es's `createHandlerContext` makes (the same fields, deadline and
- * `timeoutMs()`), on the call's own controller instead of two more controllers linked to it by
- * listeners. The request headers are the call's (each call brings its own).
+ * `timeoutMs()`), on the call's own life instead of two controllers linked to it by listeners:
+ * the signal is made only when a handler reads it. The request headers are the call's.
  */
-function handlerContext(spec: MethodImplSpec, protocolName: string, call: UnaryCall): HandlerContext & { abort(reason: unknown): void } {
-  const { controller } = call;
+function handlerContext(spec: MethodImplSpec & { kind: "unary" }, protocolName: string, call: UnaryCall): HandlerContext {
+  const { life } = call;
   let timeoutMs: () => number | undefined = () => undefined;
-  let timer: NodeJS.Timeout | undefined;
   if (call.timeoutMs !== undefined) {
     const deadline = Date.now() + call.timeoutMs;
     timeoutMs = () => deadline - Date.now();
-    const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-    if (call.timeoutMs <= 0) expire();
-    else timer = setTimeout(expire, call.timeoutMs);
+    life.deadlineIn(call.timeoutMs, () => new ConnectError("the operation timed out", Code.DeadlineExceeded));
   }
   return {
     method: spec.method,
     service: spec.method.parent,
-    signal: controller.signal,
+    get signal() {
+      return life.signal;
+    },
     timeoutMs,
     requestMethod: "POST",
     requestHeader: call.header,
@@ -141,9 +187,12 @@ function handlerContext(spec: MethodImplSpec, protocolName: string, call: UnaryC
     protocolName,
     values: call.contextValues,
     url: call.url,
-    abort(reason) {
-      clearTimeout(timer);
-      controller.abort(reason);
-    },
   };
+}
+
+/** Replaces `to`'s entries by `from`'s (connect-es's copy of an answer's headers), unless they are one object. */
+function copyHeaders(from: Headers, to: Headers): void {
+  if (from === to) return;
+  to.forEach((_, key) => to.delete(key));
+  from.forEach((value, key) => to.set(key, value));
 }

@@ -5,6 +5,7 @@ import { BodyRefusedError } from "../http/body-reader.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import type { UnaryAnswer } from "./call.js";
 import { requestHeaders, type Wire } from "./headers.js";
+import { CallLife } from "./call-life.js";
 import { asConnectError } from "./internal-error.js";
 import type { UnaryPathOptions } from "./options.js";
 
@@ -46,10 +47,10 @@ export interface UnaryExchange {
 /** Starts a call on `req` as it arrives: its deadline counts from now, its signal watches `res` (`closed`: the CANCELED message). */
 export function startExchange(options: UnaryPathOptions, req: NodeRequest, res: NodeResponse, wire: Wire, closed: string): UnaryExchange {
   const arrived = Date.now();
-  const controller = new AbortController();
+  const life = new CallLife();
   // Not `writableFinished`: Node's HTTP/2 compat response reports it true once a reset closed the stream.
   res.once("close", () => {
-    if (!res.writableEnded) controller.abort(new ConnectError(closed, Code.Canceled));
+    if (!res.writableEnded) life.end(new ConnectError(closed, Code.Canceled));
   });
   const gone = () => {
     res.destroy();
@@ -64,7 +65,7 @@ export function startExchange(options: UnaryPathOptions, req: NodeRequest, res: 
         answer = await options.call(method, {
           input,
           header: requestHeaders(req.headers, wire),
-          controller,
+          life,
           contextValues: (options.contextValues?.(req) ?? createContextValues()).set(protocolKey, wire),
           timeoutMs: timeoutMs === undefined ? undefined : timeoutMs - (Date.now() - arrived),
           url: steps.url,

@@ -5,7 +5,7 @@ import { codeToHttpStatus, endStreamFlag, errorFromJson, errorToJson } from "@co
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { ErrorInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
-import { toConnectError } from "../../interceptors/error-interceptor.js";
+import { toConnectError } from "../../interceptors/api-errors.js";
 import type { Logger } from "../../logger.js";
 
 type Request = Parameters<UniversalHandler>[0];

@@ -1,5 +1,5 @@
 import { create, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type StreamRequest, type UnaryRequest } from "@connectrpc/connect";
 import {
   BadRequestSchema,
   ErrorInfoSchema,
@@ -110,12 +110,7 @@ function internal(cause: unknown, logger: Logger, domain: string): ConnectError 
   return new ConnectError("Internal error", Code.Internal, undefined, [{ desc: ErrorInfoSchema, value: info }]);
 }
 
-export function errorInterceptor(logger: Logger, domain: string): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (error) {
-      throw toConnectError(error, withFields(logger, { requestId: req.contextValues.get(requestIdKey) }), domain, req.method.input.typeName);
-    }
-  };
+/** A call's failure as the API answers it (`toConnectError`), logged with the call's request id when it is unexpected. */
+export function callErrorOf(error: unknown, req: UnaryRequest | StreamRequest, logger: Logger, domain: string): ConnectError {
+  return toConnectError(error, withFields(logger, { requestId: req.contextValues.get(requestIdKey) }), domain, req.method.input.typeName);
 }

@@ -1,7 +1,8 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type StreamRequest } from "@connectrpc/connect";
 
 export interface StreamShutdown {
-  interceptor: Interceptor;
+  /** The streaming request with a signal that also aborts at shutdown. */
+  follow<R extends StreamRequest>(req: R): R;
   /** Ends every streaming call (health Watch, reflection) now and any started later. */
   endStreams(): void;
 }
@@ -13,7 +14,7 @@ export interface StreamShutdown {
 export function createStreamShutdown(): StreamShutdown {
   const controller = new AbortController();
   return {
-    interceptor: (next) => (req) => (req.stream ? next({ ...req, signal: AbortSignal.any([req.signal, controller.signal]) }) : next(req)),
+    follow: (req) => ({ ...req, signal: AbortSignal.any([req.signal, controller.signal]) }),
     endStreams: () => controller.abort(new ConnectError("the server is shutting down", Code.Unavailable)),
   };
 }

@@ -1,0 +1,94 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** The reason a call that answered ends with. */
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
+
+/**
+ * The life of one unary call on a direct path: it ends when the caller goes away, at its
+ * deadline, or once it has answered (`finish`), and the first reason wins.
+ *
+ * Its AbortSignal (the handler's `ctx.signal`) is made only when someone asks for it, already
+ * aborted if the call has ended: a read never asks, and making an AbortSignal and aborting it
+ * (an EventTarget and an event) costs more than the rest of this object. Whoever must stop
+ * the call when it ends without holding the signal (the deadline's race) uses `race`, which
+ * costs a promise, not a listener.
+ */
+export class CallLife {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #ended = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** When the deadline timer fires, epoch ms. */
+  #deadlineAt = Infinity;
+  #onEnd: ((reason: unknown) => void) | undefined;
+
+  /** The call's signal: aborted with the reason the call ended for. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#ended) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Why the call ended; undefined while it runs. */
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  /** Ends the call with `reason` (the caller left, a deadline): the signal, if made, aborts; `race` rejects. Later reasons are ignored. */
+  end(reason: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#reason = reason;
+    clearTimeout(this.#timer);
+    this.#controller?.abort(reason);
+    const onEnd = this.#onEnd;
+    this.#onEnd = undefined;
+    onEnd?.(reason);
+  }
+
+  /** The call answered (or failed): ends it as connect-es ends a handler's signal, with CANCELED, and releases its timer. */
+  finish(): void {
+    this.end(CALL_ENDED);
+  }
+
+  /**
+   * Ends the call with `reason()` in `ms` (at once when `ms` <= 0), unless a deadline at least as
+   * early is set already. Keeps one timer, whatever the number of deadlines.
+   */
+  deadlineIn(ms: number, reason: () => unknown): void {
+    if (this.#ended) return;
+    const at = Date.now() + ms;
+    if (at >= this.#deadlineAt) return;
+    if (ms <= 0) return this.end(reason());
+    this.#deadlineAt = at;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.end(reason()), ms);
+  }
+
+  /**
+   * Settles as `work` does, or rejects with `asError(reason)` as soon as the call ends first (at
+   * once if it has ended). One race at a time.
+   */
+  race<T>(work: () => Promise<T>, asError: (reason: unknown) => unknown): Promise<T> {
+    if (this.#ended) return Promise.reject(asError(this.#reason));
+    return new Promise<T>((resolve, reject) => {
+      this.#onEnd = (reason) => reject(asError(reason));
+      work().then(
+        (value) => {
+          this.#onEnd = undefined;
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#onEnd = undefined;
+          reject(error);
+        },
+      );
+    });
+  }
+}
