@@ -164,9 +164,9 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const services = implementations.map((r) => r.service);
   const rpc = withGrpcUnaryPath(
     { ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "grpc") },
-    withConnectUnaryPath({ ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "connect") }, adapter),
+    withConnectUnaryPath({ ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "connect") }, withSpecGrpcMessage(adapter)),
   );
-  const api = createDualListener(withProbes(probes, withCors(withSpecGrpcMessage(rpc), { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
+  const api = createDualListener(withProbes(probes, withCors(rpc, { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics, audit });
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
   metrics.countBytes(api.server, "api");

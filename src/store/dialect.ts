@@ -17,6 +17,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
+import { runImmediately } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
 /** Every difference between SQLite and PostgreSQL lives in this file. */
@@ -128,7 +129,20 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
   const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
-  return { db: new Kysely<DB>({ dialect, log }), dialect: "sqlite", description: url, observeQueries };
+  const db = new Kysely<DB>({ dialect, log });
+  // Observed as Kysely observes the queries it runs.
+  runImmediately(db, (query) => {
+    const start = performance.now();
+    try {
+      const result = dialect.runNow(query);
+      if (result !== undefined) log({ level: "query", query, queryDurationMillis: performance.now() - start });
+      return result;
+    } catch (error) {
+      log({ level: "error", error, query, queryDurationMillis: performance.now() - start });
+      throw error;
+    }
+  });
+  return { db, dialect: "sqlite", description: url, observeQueries };
 }
 
 /** `lockTimeoutMs` unless given (the server passes its `--lock-timeout`). */

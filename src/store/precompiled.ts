@@ -12,6 +12,20 @@ interface Shape {
   slots: Array<number | undefined>;
 }
 
+/**
+ * Runs a compiled query at once, outside any transaction, and answers its result; or answers
+ * undefined, having run nothing, when it cannot now (the query then goes through Kysely).
+ */
+export type ImmediateRunner = (query: CompiledQuery) => QueryResult<unknown> | undefined;
+
+/** Immediate runners by Kysely instance (not its transactions: those go through Kysely). */
+const immediateRunners = new WeakMap<object, ImmediateRunner>();
+
+/** Lets `runPrecompiled` run queries of `db` itself (not of its transactions) with `runner` (the SQLite dialect's `runNow`). */
+export function runImmediately(db: object, runner: ImmediateRunner): void {
+  immediateRunners.set(db, runner);
+}
+
 /** Compiled shapes by dialect adapter (a Kysely instance and its transactions share one), then by shape name. */
 const shapes = new WeakMap<object, Map<string, Shape>>();
 
@@ -23,7 +37,8 @@ const placeholder = (i: number) => `\u0000precompiled argument ${i}\u0000`;
  * `build(...args).execute()`, without building and compiling the query on every call. `build`
  * gets a placeholder for each argument and must use each as a bound value, exactly once, in a
  * query whose SQL does not depend on the arguments (no lists, no optional clauses); it throws
- * otherwise, at the first call.
+ * otherwise, at the first call. Run on the store's Kysely instance, it runs at once where the
+ * dialect can (`runImmediately`).
  */
 export async function runPrecompiled<R>(db: Runner, shape: string, args: readonly unknown[], build: (...placeholders: string[]) => Compilable<R>): Promise<R[]> {
   const adapter = db.getExecutor().adapter;
@@ -36,8 +51,9 @@ export async function runPrecompiled<R>(db: Runner, shape: string, args: readonl
   }
   const { slots } = compiled;
   const parameters = compiled.compiled.parameters.map((value, i) => (slots[i] === undefined ? value : args[slots[i]]));
-  const result = await db.executeQuery<R>({ ...(compiled.compiled as CompiledQuery<R>), parameters, queryId: createQueryId() });
-  return result.rows;
+  const query: CompiledQuery<R> = { ...(compiled.compiled as CompiledQuery<R>), parameters, queryId: createQueryId() };
+  const now = immediateRunners.get(db)?.(query) as QueryResult<R> | undefined;
+  return (now ?? (await db.executeQuery<R>(query))).rows;
 }
 
 function compile(shape: string, count: number, build: (...placeholders: string[]) => Compilable<unknown>): Shape {

@@ -26,6 +26,8 @@ export function isSqliteBusy(error: unknown): boolean {
  *   costs 10 to 20 us per query.
  */
 export class LockWaitingSqliteDialect extends SqliteDialect {
+  private driver?: LockWaitingSqliteDriver;
+
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly lockTimeoutMs: number,
@@ -34,7 +36,26 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new LockWaitingSqliteDriver(this.database, this.lockTimeoutMs);
+    return (this.driver = new LockWaitingSqliteDriver(this.database, this.lockTimeoutMs));
+  }
+
+  /**
+   * Runs `query` now, synchronously, on the one connection, as a statement outside any transaction
+   * (its result exactly what Kysely would answer: the same statement cache and kept reads), or
+   * answers undefined without running it: while a transaction is open on the connection (the
+   * statement would see its uncommitted rows) or when another connection holds a lock it needs.
+   * A synchronous statement cannot interleave with another caller's, so nothing else needs waiting
+   * for; the caller then goes through Kysely, which waits. Skips Kysely's connection provider and
+   * driver frames: a read of one row costs a third less.
+   */
+  runNow(query: CompiledQuery): QueryResult<unknown> | undefined {
+    if (this.driver === undefined || this.database.inTransaction) return undefined;
+    try {
+      return this.driver.statementCache().execute(query);
+    } catch (error) {
+      if (isSqliteBusy(error)) return undefined;
+      throw error;
+    }
   }
 }
 
@@ -49,9 +70,14 @@ class LockWaitingSqliteDriver extends SqliteDriver {
     super({ database });
   }
 
+  /** The connection's prepared statements and kept reads. */
+  statementCache(): StatementCache {
+    return (this.statements ??= new StatementCache(this.database));
+  }
+
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection();
-    const statements = (this.statements ??= new StatementCache(this.database));
+    const statements = this.statementCache();
     const execute = <R>(query: CompiledQuery) => Promise.resolve(statements.execute<R>(query));
     this.wrapped ??= {
       executeQuery: <R>(query: CompiledQuery) =>

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
+import { openDatabase } from "../../src/store/dialect.js";
 import { runPrecompiled } from "../../src/store/precompiled.js";
 
 interface Tables {
@@ -41,5 +42,39 @@ test("a shape whose arguments are not each bound once is refused", async () => {
     runPrecompiled(db, "unused", ["a", "b"], (n) => db.selectFrom("t").selectAll().where("name", "=", n)),
     /argument 1 is not bound exactly once/,
   );
+  await db.destroy();
+});
+
+test("on the store's SQLite database a read runs at once, counted by the query observers, and never inside another caller's open transaction", async () => {
+  const { db, observeQueries } = openDatabase<Tables>(":memory:");
+  const observed: string[] = [];
+  observeQueries((operation) => observed.push(operation));
+  await db.schema.createTable("t").addColumn("id", "integer").addColumn("name", "text").addColumn("kind", "text").execute();
+  await db.insertInto("t").values({ id: 1, name: "a", kind: "x" }).execute();
+  const byName = (name: string) => runPrecompiled(db, "t by name", [name], (n) => db.selectFrom("t").selectAll().where("name", "=", n));
+  observed.length = 0;
+  assert.deepEqual(await byName("a"), [{ id: 1, name: "a", kind: "x" }]);
+  assert.deepEqual(observed, ["select"], "observed as Kysely observes the queries it runs");
+
+  // A transaction of another caller holds the one connection, with a row not yet committed: the
+  // read waits for it (as through Kysely) instead of seeing that row.
+  let inserted!: () => void;
+  const insertedRow = new Promise<void>((resolve) => (inserted = resolve));
+  let commit!: () => void;
+  const mayCommit = new Promise<void>((resolve) => (commit = resolve));
+  const writer = db.transaction().execute(async (trx) => {
+    await trx.insertInto("t").values({ id: 2, name: "b", kind: "x" }).execute();
+    inserted();
+    await mayCommit;
+  });
+  await insertedRow;
+  let read: unknown;
+  const reading = byName("b").then((rows) => (read = rows));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(read, undefined, "the read waits while the transaction is open");
+  commit();
+  await writer;
+  await reading;
+  assert.deepEqual(read, [{ id: 2, name: "b", kind: "x" }], "and then reads the committed row");
   await db.destroy();
 });

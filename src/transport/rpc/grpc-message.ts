@@ -7,7 +7,8 @@ type Headers = Record<string, unknown> | undefined;
  * 0x20-0x7E and `%` itself. connect-es encodes every URI-reserved character
  * (`:` becomes `%3A`), which @grpc/grpc-js (it decodes with decodeURI) shows
  * its users verbatim. This re-encodes the header, in trailers and in
- * trailers-only responses, the way the spec says.
+ * trailers-only responses, the way the spec says. (The gRPC unary path writes its own answers
+ * with `respecGrpcMessage`; this wraps the adapter's.)
  */
 export function withSpecGrpcMessage<Res>(handler: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
   return (req, res) => {
@@ -17,11 +18,11 @@ export function withSpecGrpcMessage<Res>(handler: (req: NodeRequest, res: Res) =
       const writeHead = r.writeHead;
       const addTrailers = r.addTrailers;
       r.writeHead = function (status: unknown, ...rest: unknown[]) {
-        fix(rest[rest.length - 1] as Headers);
+        respecGrpcMessage(rest[rest.length - 1] as Headers);
         return writeHead.call(this, status, ...rest);
       };
       r.addTrailers = function (trailers: Headers) {
-        fix(trailers);
+        respecGrpcMessage(trailers);
         return addTrailers.call(this, trailers);
       };
     }
@@ -29,7 +30,8 @@ export function withSpecGrpcMessage<Res>(handler: (req: NodeRequest, res: Res) =
   };
 }
 
-function fix(headers: Headers): void {
+/** Re-encodes the `grpc-message` of `headers` (connect-es's encoding) as the gRPC spec does, in place. */
+export function respecGrpcMessage(headers: Headers): void {
   const message = headers?.["grpc-message"];
   if (typeof message !== "string") return;
   let decoded: string;

@@ -4,6 +4,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { encodedOnce } from "./encoded-once.js";
+import { respecGrpcMessage } from "./grpc-message.js";
 import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
 import { GRPC_CONTENT_TYPE, headerValue, responseHeaders } from "./headers.js";
 import { unaryMethodsByPath } from "./method-paths.js";
@@ -17,7 +18,8 @@ const ENVELOPE_BYTES = 5;
  * decoded once, handed to the same implementations through the same interceptors as every
  * other wire (`options.call`), and its answer written as one message and the status trailers,
  * as connect-es writes them (content type, headers, `grpc-status`, `grpc-message`,
- * `grpc-status-details-bin`). Responses are not compressed (a client may accept gzip; none has
+ * `grpc-status-details-bin`; `grpc-message` percent-encoded as the gRPC spec says, not as connect-es
+ * does). Responses are not compressed (a client may accept gzip; none has
  * to get it). Everything else goes to `fallback` (the connect-es adapter): other wires, HTTP/1,
  * streaming methods, unknown paths, JSON codec, a compressed request (`grpc-encoding`).
  */
@@ -55,7 +57,9 @@ async function serve(options: UnaryPathOptions, method: DescMethod, req: NodeReq
 function write(res: NodeResponse, outcome: CallOutcome<Uint8Array>): void {
   if (outcome.error) {
     res.writeHead(200, { "content-type": GRPC_CONTENT_TYPE });
-    res.addTrailers(responseHeaders(setTrailerStatus(new Headers(), outcome.answered), "grpc"));
+    const trailers = responseHeaders(setTrailerStatus(new Headers(), outcome.answered), "grpc");
+    respecGrpcMessage(trailers);
+    res.addTrailers(trailers);
     res.end();
     return;
   }
