@@ -77,7 +77,8 @@ export const KEPT_ANSWER_MAX_AGE_MS = 60_000;
  * returns: while the store keeps those rows (`keptDerivation`: SQLite, nothing written since),
  * the same request is answered with the same message, built once by `items` and `respond` and
  * marked by `keepAnswer` so each wire encodes it once. Never longer than
- * KEPT_ANSWER_MAX_AGE_MS. Not for a List whose answer depends on the caller.
+ * KEPT_ANSWER_MAX_AGE_MS. The answer may depend on the caller only through the rows `read`
+ * returns (its visible subtrees narrow the query) and `audience`.
  */
 export async function readKeptPage<Desc extends DescMessage, Row extends { uid: string }, Item, Answer extends object>(
   options: PageOptions<Desc, Row> & {
@@ -87,7 +88,7 @@ export async function readKeptPage<Desc extends DescMessage, Row extends { uid: 
   },
 ): Promise<Answer> {
   const { page, fingerprint, rows, total } = await readRows(options);
-  const name = `list answer ${options.schema.typeName} ${fingerprint} ${total}`;
+  const name = `list answer ${options.schema.typeName} ${fingerprint} ${total} ${options.audience ?? "*"}`;
   const kept = keptValue<Answer>(rows, name, KEPT_ANSWER_MAX_AGE_MS);
   if (kept !== undefined) return kept;
   const answer = options.respond(envelope(options, page, fingerprint, rows, total, await options.items(rows.slice(0, page.limit))));

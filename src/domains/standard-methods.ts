@@ -7,14 +7,14 @@ import { visibilityKey } from "../auth/principal.js";
 import type { ListScope } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
 import { inTransaction } from "../store/transaction.js";
-import { readPage, type ListRequestFields } from "../aip/list.js";
+import { readKeptPage, type ListRequestFields } from "../aip/list.js";
 import type { Page, Pager, Orderable } from "../aip/pagination.js";
 import { Violations } from "../aip/validation.js";
 
 /**
  * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and
  * List (spec 4.1). A handler that does more (hydration, extra checks) writes its own body
- * from the same parts (`Violations`, `readPage`, `inTransaction`).
+ * from the same parts (`Violations`, `readKeptPage`, `inTransaction`).
  */
 
 /** Get (AIP-131): checks `uid` (INVALID_ARGUMENT), reads it (`read` throws NOT_FOUND) and maps the row. */
@@ -56,7 +56,7 @@ export async function idempotentDeleteMethod(
 type ItemOf<Res extends DescMessage, K extends keyof MessageInitShape<Res>> = NonNullable<MessageInitShape<Res>[K]> extends readonly (infer E)[] ? E : never;
 
 /**
- * List (AIP-132, spec 4.1): one page through `readPage` (the uidp filter, paging fields and
+ * List (AIP-132, spec 4.1): one page through `readKeptPage` (the uidp filter, paging fields and
  * `validate` checked together), `read` given the caller's visibility from the authorization
  * interceptor; the response is `response` with the items under `items` and the envelope fields.
  */
@@ -77,6 +77,12 @@ export async function listMethod<Req extends DescMessage, Res extends DescMessag
   const visible = ctx.values.get(visibilityKey);
   // The caller's visible subtrees decide which rows a total counts: a total is reused only for the same ones.
   const audience = visible === undefined ? "*" : createHash("sha256").update(visible.join(" ")).digest("base64url").slice(0, 22);
-  const page = await readPage({ ...options, audience, read: (p, uidp) => options.read(p, { uidp, visible }) });
-  return create(response, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>);
+  // While the rows are kept (SQLite, nothing written since), so is the answer: built and encoded once.
+  return readKeptPage({
+    ...options,
+    audience,
+    read: (p, uidp) => options.read(p, { uidp, visible }),
+    items: async (rows) => rows.map(options.map),
+    respond: (page) => create(response, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>),
+  });
 }

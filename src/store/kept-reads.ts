@@ -65,3 +65,17 @@ export function isKept(rows: readonly unknown[]): boolean {
   return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }
 
+
+/**
+ * `derived`, rows built from `source` and from reads made after it (a listing's page of keys, then
+ * those keys' rows), marked as answered from `source`'s kept result, so values derived from them
+ * are kept with it; returns `derived`. Exact: a kept result is answered again only while the
+ * database has not changed since it was read, and then the later reads answer the same rows too
+ * (were the database changed between the reads, `source`'s result is already stale and never
+ * answered again). For `source` rows not answered from a kept result, marks nothing.
+ */
+export function keptWith<T extends readonly unknown[]>(derived: T, source: readonly unknown[]): T {
+  const hit = (source as { [KEPT]?: KeptResult })[KEPT];
+  if (hit !== undefined) Object.defineProperty(derived, KEPT, { value: hit });
+  return derived;
+}

@@ -183,3 +183,28 @@ test("UpdateRoleBinding changes the role only; DeleteRoleBinding removes it", as
   await assert.rejects(api.roleBindings.getRoleBinding({ uid: binding.uid }, owner), (e) => code(e) === Code.NotFound);
   await api.roleBindings.deleteRoleBinding({ uid: binding.uid }, owner); // idempotent (AIP-135): no NOT_FOUND the second time
 });
+
+test("ListRoleBindings answered again from kept rows is exactly what a fresh read answers: per caller, and changed by a write", async () => {
+  const team = await api.groups.createGroup({ parent: api.org, group: { name: "rb-kept" } }, owner);
+  const who = await identity(api.org, "kept one");
+  await api.roleBindings.createRoleBinding({ parent: team.uid, roleBinding: { identityUid: who.uid, roleUid: viewerRole } }, owner);
+  const confined = api.as(await api.identityWith(api.org, "viewer", team.uid));
+  const request = { uidp: { descendantsOf: api.org }, pageSize: 500 };
+  const groupsOf = (answer: { roleBindings: Array<{ group?: { uid: string } }> }) => answer.roleBindings.map((b) => b.group?.uid);
+
+  const first = await api.roleBindings.listRoleBindings(request, owner);
+  const confinedFirst = await api.roleBindings.listRoleBindings(request, confined);
+  assert.ok(groupsOf(first).some((uid) => uid !== team.uid), "the owner sees bindings beyond the team");
+  assert.ok(groupsOf(confinedFirst).every((uid) => uid === team.uid), "the confined caller sees only the team's, even right after the owner's read");
+  assert.deepEqual(groupsOf(await api.roleBindings.listRoleBindings(request, owner)), groupsOf(first), "the owner's answer again");
+  assert.equal((await api.roleBindings.listRoleBindings(request, confined)).totalCount, confinedFirst.totalCount);
+
+  const added = await identity(api.org, "kept two");
+  const binding = await api.roleBindings.createRoleBinding({ parent: team.uid, roleBinding: { identityUid: added.uid, roleUid: viewerRole } }, owner);
+  const after = await api.roleBindings.listRoleBindings(request, confined);
+  assert.equal(after.totalCount, confinedFirst.totalCount + 1n, "a write changes the next answer");
+  assert.ok(after.roleBindings.some((b) => b.uid === binding.uid));
+  await api.roleBindings.updateRoleBinding({ roleBinding: { uid: binding.uid, roleUid: builtInRole("editor").uid } }, owner);
+  const updated = await api.roleBindings.listRoleBindings(request, confined);
+  assert.equal(updated.roleBindings.find((b) => b.uid === binding.uid)?.role?.name, "editor", "a hydrated field (the role) follows the write");
+});

@@ -12,7 +12,7 @@ import {
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
 import { evaluateAffected } from "../../engines/advisories/affected.js";
 import type { OsvAffected } from "../../engines/advisories/osv/record.js";
-import { readPage } from "../../aip/list.js";
+import { readKeptPage, readPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
 import { visibilityKey } from "../../auth/principal.js";
 import type { Db } from "../schema.js";
@@ -56,7 +56,8 @@ export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<
   return {
     async listArtifacts(req, ctx) {
       let ecosystems: string[] = [];
-      const page = await readPage({
+      // While the rows are kept (SQLite, nothing written since), so is the answer: built and encoded once.
+      return readKeptPage({
         pager,
         schema: ListArtifactsRequestSchema,
         request: req,
@@ -70,9 +71,9 @@ export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<
           if (req.remediated) return { rows: [], total: 0 };
           return listArtifacts(db, { ecosystems, query: req.query || undefined, uidp, visible: ctx.values.get(visibilityKey) }, p);
         },
-        map: artifactFromRow,
+        items: async (rows) => rows.map(artifactFromRow),
+        respond: (page) => create(ListArtifactsResponseSchema, { artifacts: page.items, ...page }),
       });
-      return create(ListArtifactsResponseSchema, { artifacts: page.items, ...page });
     },
 
     async listArtifactVersions(req) {

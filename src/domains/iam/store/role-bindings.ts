@@ -6,7 +6,7 @@ import { applyPage, countRows, type ListScope } from "../../list-query.js";
 import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../resource-table.js";
 import type { Db } from "../../schema.js";
 import type { RoleBindingTable } from "../tables.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { KEEPABLE, keptWith } from "../../../store/kept-reads.js";
 
 /** A binding as the API shows it (`managed_by` is the login sync's bookkeeping: people.ts). */
 export type RoleBindingRow = Omit<Selectable<RoleBindingTable>, "managed_by">;
@@ -114,7 +114,7 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
     .execute();
   const byUid = new Map(found.map((row) => [row.uid, row]));
   const rows = keys.map((k) => byUid.get(k.uid)).filter((row): row is HydratedRoleBindingRow => row !== undefined);
-  return { rows, total };
+  return { rows: keptWith(rows, keys), total };
 }
 
 /** Inserts a binding; throws ALREADY_EXISTS when the identity already has the role on the group. */
