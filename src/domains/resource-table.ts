@@ -4,7 +4,7 @@ import { isUniqueViolation } from "../store/dialect.js";
 import { rowNotFound, type ConflictError } from "../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
-import { KEEPABLE } from "../store/kept-reads.js";
+import { KEEPABLE, keptWith } from "../store/kept-reads.js";
 import { runPrecompiled } from "../store/precompiled.js";
 
 /**
@@ -60,11 +60,12 @@ function loose(db: Db): LooseDb {
   return db as unknown as LooseDb;
 }
 
-/** The row `uid`; throws NotFoundError. */
+/** The row `uid` (kept with its read: `keptWith`); throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const [row] = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
-  if (!row) throw rowNotFound(table.type, uid);
-  return row as RowOf<T>;
+  const rows = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
+  if (rows.length === 0) throw rowNotFound(table.type, uid);
+  // Values derived from the row (a Get's answer) are kept with it while it is (`keptDerivation`).
+  return keptWith(rows[0] as RowOf<T>, rows);
 }
 
 /** Writes `change` to row `uid` and returns the row; throws NotFoundError. */

@@ -7,7 +7,9 @@ import { visibilityKey } from "../auth/principal.js";
 import type { ListScope } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
 import { inTransaction } from "../store/transaction.js";
+import { keepAnswer } from "../aip/kept-answer.js";
 import { readKeptPage, type ListRequestFields } from "../aip/list.js";
+import { isKept, keptDerivation } from "../store/kept-reads.js";
 import type { Page, Pager, Orderable } from "../aip/pagination.js";
 import { Violations } from "../aip/validation.js";
 
@@ -17,10 +19,16 @@ import { Violations } from "../aip/validation.js";
  * from the same parts (`Violations`, `readKeptPage`, `inTransaction`).
  */
 
-/** Get (AIP-131): checks `uid` (INVALID_ARGUMENT), reads it (`read` throws NOT_FOUND) and maps the row. */
-export async function getMethod<Row, Item>(uid: string, read: (uid: string) => Promise<Row>, map: (row: Row) => Item): Promise<Item> {
+/**
+ * Get (AIP-131): checks `uid` (INVALID_ARGUMENT), reads it (`read` throws NOT_FOUND) and maps the
+ * row. `map` (a module-level function of the row alone) runs once per kept row: while the row a
+ * read answered is kept (`keptWith`: SQLite, nothing written since), the same answer is answered
+ * again, marked so each wire encodes it once (`keepAnswer`).
+ */
+export async function getMethod<Row extends object, Item extends object>(uid: string, read: (uid: string) => Promise<Row>, map: (row: Row) => Item): Promise<Item> {
   new Violations().uid("uid", uid).throwIfAny();
-  return map(await read(uid));
+  const row = await read(uid);
+  return isKept(row) ? keptDerivation(row, map, () => keepAnswer(map(row))) : map(row);
 }
 
 /** Delete (AIP-135): checks `uid`, runs `remove` in a transaction (it throws NOT_FOUND), answers Empty. */

@@ -21,11 +21,20 @@ export const KEEPABLE = sql.raw(KEEPABLE_READ);
 export interface KeptResult {
   version: string;
   result: QueryResult<unknown>;
-  /** Derived values by name, with the time each was computed (ms). */
-  derived: Map<string, { value: unknown; at: number }>;
+  /** Derived values by name, with the time each was computed (ms); at most MAX_DERIVED. */
+  derived: Map<DerivationName, { value: unknown; at: number }>;
 }
 
-/** The kept result an answer's rows were copied from (a non-enumerable property of the rows array). */
+/**
+ * What tells apart the values derived from one kept result: a string, or the module-level
+ * function that derives the value (a mapper), so two mappers of one row never share a value.
+ */
+export type DerivationName = string | ((...args: never[]) => unknown);
+
+/** Derived values kept with one result at most: more (names made per call, say) start the map afresh. */
+const MAX_DERIVED = 64;
+
+/** The kept result an answer's rows were copied from (a non-enumerable property of the rows array, or of a row marked by `keptWith`). */
 export const KEPT = Symbol("kept result");
 
 /**
@@ -35,7 +44,7 @@ export const KEPT = Symbol("kept result");
  * computing it again. `name` tells apart the values derived from one result. For rows that were
  * not answered from a kept result (PostgreSQL, a read not marked), computes every time.
  */
-export function keptDerivation<T>(rows: readonly unknown[], name: string, compute: () => T): T {
+export function keptDerivation<T>(rows: object, name: DerivationName, compute: () => T): T {
   const hit = keptValue<T>(rows, name);
   return hit !== undefined ? hit : keepValue(rows, name, compute());
 }
@@ -45,7 +54,7 @@ export function keptDerivation<T>(rows: readonly unknown[], name: string, comput
  * if kept at most `maxAgeMs` ago (for values that also depend on the time, such as a page token
  * that carries its issue time).
  */
-export function keptValue<T>(rows: readonly unknown[], name: string, maxAgeMs = Infinity): T | undefined {
+export function keptValue<T>(rows: object, name: DerivationName, maxAgeMs = Infinity): T | undefined {
   const hit = (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.get(name);
   if (hit === undefined || (maxAgeMs !== Infinity && Date.now() - hit.at > maxAgeMs)) return undefined;
   return hit.value as T;
@@ -55,26 +64,29 @@ export function keptValue<T>(rows: readonly unknown[], name: string, maxAgeMs = 
  * Keeps `value`, derived from nothing but `rows` (and the time), as `name` with the kept result
  * `rows` were copied from; for rows not answered from a kept result, keeps nothing. Returns `value`.
  */
-export function keepValue<T>(rows: readonly unknown[], name: string, value: T): T {
-  (rows as { [KEPT]?: KeptResult })[KEPT]?.derived.set(name, { value, at: Date.now() });
+export function keepValue<T>(rows: object, name: DerivationName, value: T): T {
+  const derived = (rows as { [KEPT]?: KeptResult })[KEPT]?.derived;
+  if (derived === undefined) return value;
+  if (derived.size >= MAX_DERIVED && !derived.has(name)) derived.clear();
+  derived.set(name, { value, at: Date.now() });
   return value;
 }
 
 /** Whether `rows` were answered from a kept result (so values derived from them can be kept too). */
-export function isKept(rows: readonly unknown[]): boolean {
+export function isKept(rows: object): boolean {
   return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }
 
 
 /**
- * `derived`, rows built from `source` and from reads made after it (a listing's page of keys, then
- * those keys' rows), marked as answered from `source`'s kept result, so values derived from them
+ * `derived`, rows (or a row) built from `source` and from reads made after it (a listing's page of
+ * keys, then those keys' rows; the one row of a read by key), marked as answered from `source`'s kept result, so values derived from them
  * are kept with it; returns `derived`. Exact: a kept result is answered again only while the
  * database has not changed since it was read, and then the later reads answer the same rows too
  * (were the database changed between the reads, `source`'s result is already stale and never
  * answered again). For `source` rows not answered from a kept result, marks nothing.
  */
-export function keptWith<T extends readonly unknown[]>(derived: T, source: readonly unknown[]): T {
+export function keptWith<T extends object>(derived: T, source: readonly unknown[]): T {
   const hit = (source as { [KEPT]?: KeptResult })[KEPT];
   if (hit !== undefined) Object.defineProperty(derived, KEPT, { value: hit });
   return derived;

@@ -134,3 +134,18 @@ test("property: after any sequence of creates, moves and deletes, each tag's las
     }
   }
 });
+
+test("a Get answered again from its kept row: each mapper's own answer, and a write shows at once", async () => {
+  const owner = api.as(api.ownerToken);
+  const repo = await api.repos.createRepo({ parent: api.org, repo: { name: "kept/get", description: "first" } }, owner);
+  await api.repos.updateRepoReadme({ repoReadme: { uid: repo.uid, content: "# first" } }, owner);
+  // GetRepo and GetRepoReadme read the same row and map it two ways: neither answers the other's message.
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await api.repos.getRepo({ uid: repo.uid }, owner)).description, "first");
+    assert.equal((await api.repos.getRepoReadme({ uid: repo.uid }, owner)).content, "# first");
+  }
+  await api.repos.updateRepo({ repo: { uid: repo.uid, description: "second" }, updateMask: { paths: ["description"] } }, owner);
+  assert.equal((await api.repos.getRepo({ uid: repo.uid }, owner)).description, "second", "the write shows in the next Get");
+  await api.repos.updateRepoReadme({ repoReadme: { uid: repo.uid, content: "# second" } }, owner);
+  assert.equal((await api.repos.getRepoReadme({ uid: repo.uid }, owner)).content, "# second");
+});

@@ -202,7 +202,7 @@ test("ListRoleBindings answered again from kept rows is exactly what a fresh rea
   const added = await identity(api.org, "kept two");
   const binding = await api.roleBindings.createRoleBinding({ parent: team.uid, roleBinding: { identityUid: added.uid, roleUid: viewerRole } }, owner);
   const after = await api.roleBindings.listRoleBindings(request, confined);
-  assert.equal(after.totalCount, confinedFirst.totalCount + 1n, "a write changes the next answer");
+  assert.equal(after.totalCount, confinedFirst.totalCount! + 1n, "a write changes the next answer");
   assert.ok(after.roleBindings.some((b) => b.uid === binding.uid));
   await api.roleBindings.updateRoleBinding({ roleBinding: { uid: binding.uid, roleUid: builtInRole("editor").uid } }, owner);
   const updated = await api.roleBindings.listRoleBindings(request, confined);
