@@ -126,12 +126,15 @@ export function writeBodyRefused(req: NodeRequest, res: NodeResponse, refused: B
   }
 }
 
-/** Writes a JSON answer with its content-length; nothing if the response is gone. */
+/**
+ * Writes a JSON answer with its content-length; nothing if the response is gone. A string body
+ * goes out as it is: over HTTP/1.1 Node then sends the head and the body in one write.
+ */
 export function writeJson(res: NodeResponse, httpStatus: number, body: string | Buffer, headers: ResponseHeaders = {}): void {
   if (res.destroyed) return;
-  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  res.writeHead(httpStatus, { ...headers, "content-type": "application/json", "content-length": String(bytes.byteLength) });
-  res.end(bytes);
+  const length = typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.byteLength;
+  res.writeHead(httpStatus, { ...headers, "content-type": "application/json", "content-length": String(length) });
+  res.end(body);
 }
 
 const errorDetailsRegistry = createRegistry(file_google_rpc_error_details);

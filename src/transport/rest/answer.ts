@@ -32,7 +32,7 @@ export function writeAnswer(res: NodeResponse, route: RestRoute, answer: UnaryAn
   const body = encodedOnce(answer.message, `rest json ${protoFieldNames} ${route.responseField?.name ?? ""}`, () => {
     let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
     if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
-    return Buffer.from(JSON.stringify(json), "utf8");
+    return JSON.stringify(json);
   });
   writeJson(res, 200, body, headers);
 }
