@@ -17,6 +17,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
+import { LazyPgConnection, PgKeptReads } from "./pg-kept-reads.js";
 import { runImmediately } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
@@ -178,7 +179,16 @@ class BoundedPostgresDialect extends PostgresDialect {
 
   override createDriver(): Driver {
     const begin = this.begin;
+    const kept = new PgKeptReads(this.config.pool as pg.Pool);
     return new (class extends PostgresDriver {
+      // Checkouts take a pooled connection only for a statement that is not a kept read (`LazyPgConnection`).
+      override async acquireConnection(): Promise<DatabaseConnection> {
+        return new LazyPgConnection(() => super.acquireConnection(), kept);
+      }
+      override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+        const taken = (connection as LazyPgConnection).taken;
+        if (taken !== undefined) await super.releaseConnection(taken as never);
+      }
       override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
         if (settings.isolationLevel || settings.accessMode) return super.beginTransaction(connection, settings);
         await connection.executeQuery(CompiledQuery.raw(begin));

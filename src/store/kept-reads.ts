@@ -2,15 +2,15 @@ import { sql, type QueryResult } from "kysely";
 
 /**
  * The store's kept reads, whatever the dialect: a read marked KEEPABLE may be answered from a
- * result the driver kept until the database changed (the SQLite driver keeps them; PostgreSQL
- * keeps none), and values derived from such a result's rows (an encoded page, say) are kept with
+ * result the driver kept until the database changed (SQLite: `StatementCache`, by the file's
+ * `data_version`; PostgreSQL: `PgKeptReads`, by the server's WAL position), and values derived from such a result's rows (an encoded page, say) are kept with
  * it. Callers use only this module; `keptDerivation` and friends compute every time when nothing
  * was kept.
  */
 
 /**
- * Ends the SQL of a read whose result the SQLite driver may keep until the database changes
- * (`StatementCache`); other dialects ignore it (a comment).
+ * Ends the SQL of a read whose result the driver may keep until the database changes (a comment
+ * to the database).
  */
 export const KEEPABLE_READ = "/* keepable */";
 
