@@ -6,6 +6,7 @@ import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DIGEST } from "../manifest.js";
 import { writeFileRange } from "./file-transfer.js";
+import { createWriteback } from "./writeback.js";
 
 /**
  * Where blob bytes live, named by digest. An upload is written aside and becomes a
@@ -155,6 +156,7 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 
 export function createFileContentStore(root: string): ContentStore {
   const hashes = uploadHashes();
+  const writeback = createWriteback();
   const blobPath = (digest: string) => {
     if (!DIGEST.test(digest)) throw new Error(`not a sha256 digest: ${digest}`);
     const hex = digest.slice("sha256:".length);
@@ -177,6 +179,7 @@ export function createFileContentStore(root: string): ContentStore {
   async function publish(file: string, digest: string): Promise<void> {
     const target = blobPath(digest);
     await mkdir(join(target, ".."), { recursive: true });
+    await writeback.settle(file);
     const handle = await open(file, "r");
     try {
       await handle.sync();
@@ -213,6 +216,7 @@ export function createFileContentStore(root: string): ContentStore {
       const start = await sizeOf(path);
       if (start === undefined) throw new Error(`no upload ${id}`);
       const hash = hashes.resume(id, start);
+      const flushes = writeback.during(path);
       let total = start;
       try {
         await pipeline(
@@ -224,16 +228,19 @@ export function createFileContentStore(root: string): ContentStore {
               if (total > maxTotal) throw new UploadTooLarge(maxTotal);
               hash?.update(chunk);
               yield chunk;
+              flushes.advance(chunk.length);
             }
           },
           createWriteStream(path, { flags: "r+", start, highWaterMark: WRITE_BUFFER_BYTES }),
         );
         if (length !== undefined && total - start !== length) throw new ChunkLengthMismatch(length, total - start);
       } catch (error) {
+        flushes.end(false);
         hashes.end(id, undefined);
         await truncate(path, start); // a failed chunk leaves the upload as it was
         throw error;
       }
+      flushes.end(total > start);
       hashes.end(id, hash && { hash, size: total });
       return total;
     },
