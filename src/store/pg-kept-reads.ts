@@ -30,6 +30,10 @@ export class PgKeptReads {
   private readonly results = new Map<string, KeptResult>();
   private readonly clock: () => Promise<string | undefined>;
   private disabled = false;
+  /** Reads of the current window, and how many were answered from a kept result. */
+  private window = { reads: 0, hits: 0 };
+  /** Reads left to run without the clock. */
+  private skipping = 0;
 
   constructor(
     pool: Queryable,
@@ -47,12 +51,30 @@ export class PgKeptReads {
     });
   }
 
+  /**
+   * Where writes keep moving the position (every replica's), a read would pay the clock and miss
+   * anyway: after a window of WINDOW reads of which fewer than MIN_HIT_RATE were kept, the next
+   * SKIPPED reads go to the database directly (as exact), then a window measures again.
+   */
+  private count(hit: boolean): void {
+    this.window.reads++;
+    if (hit) this.window.hits++;
+    if (this.window.reads < WINDOW) return;
+    if (this.window.hits < WINDOW * MIN_HIT_RATE) this.skipping = SKIPPED;
+    this.window = { reads: 0, hits: 0 };
+  }
+
   /** The rows of KEEPABLE `query` (copies: a caller may change them), read by `run` unless kept at the current position. */
   async read(query: CompiledQuery, run: () => Promise<QueryResult<unknown>>): Promise<QueryResult<unknown>> {
+    if (this.skipping > 0) {
+      this.skipping--;
+      return run();
+    }
     const version = await this.clock();
     if (version === undefined) return run();
     const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
     let hit = this.results.get(key);
+    this.count(hit?.version === version);
     if (hit?.version !== version) {
       hit = { version, result: await run(), derived: new Map() };
       this.results.delete(key);
@@ -64,6 +86,12 @@ export class PgKeptReads {
     return { ...hit.result, rows };
   }
 }
+
+/** Reads per window of the hit rate. */
+const WINDOW = 256;
+/** Below this share of kept answers in a window, the next SKIPPED reads run without the clock. */
+const MIN_HIT_RATE = 0.5;
+const SKIPPED = 1024;
 
 /**
  * `read` shared by concurrent callers, each answered by a read sent after it called: a caller that

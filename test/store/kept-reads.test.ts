@@ -10,7 +10,7 @@ import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "../../src/domains/iam/store/groups.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";
 import { isKept } from "../../src/store/kept-reads.js";
-import { coalesced } from "../../src/store/pg-kept-reads.js";
+import { coalesced, PgKeptReads } from "../../src/store/pg-kept-reads.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
@@ -83,4 +83,20 @@ test("coalesced: each caller is answered by a read sent after it called, shared 
   assert.equal(sent, 2, "the next read starts when the first ends");
   pending.shift()!(0);
   assert.deepEqual([await second, await third], [2, 2]);
+});
+
+test("PostgreSQL kept reads stop asking the clock while writes keep every read from being kept, and ask again later", async () => {
+  let clockReads = 0;
+  const pool = { query: async () => ({ rows: [{ lsn: `0/${++clockReads}` }] }) }; // the position moves between any two reads
+  const kept = new PgKeptReads(pool);
+  const query = { sql: "select 1 /* keepable */", parameters: [], query: {} } as never;
+  let runs = 0;
+  const run = async () => ({ rows: [{ n: ++runs }] });
+  for (let i = 0; i < 256; i++) await kept.read(query, run);
+  assert.equal(clockReads, 256, "a window of reads, each asking the clock, none kept");
+  for (let i = 0; i < 1024; i++) await kept.read(query, run);
+  assert.equal(clockReads, 256, "then reads go to the database without the clock");
+  assert.equal(runs, 256 + 1024, "every one of them read");
+  await kept.read(query, run);
+  assert.equal(clockReads, 257, "and then the clock is asked again");
 });
