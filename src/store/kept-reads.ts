@@ -1,4 +1,4 @@
-import { sql, type QueryResult } from "kysely";
+import { sql, type CompiledQuery, type QueryResult } from "kysely";
 
 /**
  * The store's kept reads, whatever the dialect: a read marked KEEPABLE may be answered from a
@@ -23,6 +23,44 @@ export interface KeptResult {
   result: QueryResult<unknown>;
   /** Derived values by name, with the time each was computed (ms); at most MAX_DERIVED. */
   derived: Map<DerivationName, { value: unknown; at: number }>;
+}
+
+/**
+ * The results of KEEPABLE reads by query (SQL and parameters), each with the database version it
+ * was read at, the `capacity` most recently read: what each dialect's driver keeps (SQLite's
+ * `StatementCache`, `PgKeptReads`); the driver says what a version is.
+ */
+export class KeptResults {
+  private readonly results = new Map<string, KeptResult>();
+
+  constructor(private readonly capacity = 500) {}
+
+  /** The key of `query`'s results: its SQL and parameters. */
+  keyOf(query: CompiledQuery): string {
+    return `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
+  }
+
+  /** The result kept under `key` if it was read at `version`. */
+  at(key: string, version: string): KeptResult | undefined {
+    const hit = this.results.get(key);
+    return hit?.version === version ? hit : undefined;
+  }
+
+  /** Keeps `result`, read at `version`, under `key` (the least recently read goes beyond `capacity`). */
+  keep(key: string, version: string, result: QueryResult<unknown>): KeptResult {
+    const hit: KeptResult = { version, result, derived: new Map() };
+    this.results.delete(key);
+    if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
+    this.results.set(key, hit);
+    return hit;
+  }
+}
+
+/** An answer from kept result `hit`: copies of its rows (a caller may change them), marked as answered from it (`KEPT`). */
+export function keptAnswer(hit: KeptResult): QueryResult<unknown> {
+  const rows = hit.result.rows.map((row) => ({ ...(row as object) }));
+  Object.defineProperty(rows, KEPT, { value: hit });
+  return { rows };
 }
 
 /**

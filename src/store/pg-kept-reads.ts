@@ -1,5 +1,5 @@
 import type { CompiledQuery, DatabaseConnection, QueryResult } from "kysely";
-import { KEEPABLE_READ, KEPT, type KeptResult } from "./kept-reads.js";
+import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
 
 /** What the kept reads need of the connection pool: one-statement queries. */
 interface Queryable {
@@ -27,7 +27,7 @@ const CLOCK_UNAVAILABLE = new Set(["42883", "42501", "55000"]);
  * without a commit record.
  */
 export class PgKeptReads {
-  private readonly results = new Map<string, KeptResult>();
+  private readonly results: KeptResults;
   private readonly clock: () => Promise<string | undefined>;
   private disabled = false;
   /** Reads of the current window, and how many were answered from a kept result. */
@@ -35,10 +35,8 @@ export class PgKeptReads {
   /** Reads left to run without the clock. */
   private skipping = 0;
 
-  constructor(
-    pool: Queryable,
-    private readonly capacity = 500,
-  ) {
+  constructor(pool: Queryable, capacity?: number) {
+    this.results = new KeptResults(capacity);
     this.clock = coalesced(async () => {
       if (this.disabled) return undefined;
       try {
@@ -72,18 +70,10 @@ export class PgKeptReads {
     }
     const version = await this.clock();
     if (version === undefined) return run();
-    const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
-    let hit = this.results.get(key);
-    this.count(hit?.version === version);
-    if (hit?.version !== version) {
-      hit = { version, result: await run(), derived: new Map() };
-      this.results.delete(key);
-      if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
-      this.results.set(key, hit);
-    }
-    const rows = hit.result.rows.map((row) => ({ ...(row as object) }));
-    Object.defineProperty(rows, KEPT, { value: hit });
-    return { ...hit.result, rows };
+    const key = this.results.keyOf(query);
+    const hit = this.results.at(key, version);
+    this.count(hit !== undefined);
+    return keptAnswer(hit ?? this.results.keep(key, version, await run()));
   }
 }
 

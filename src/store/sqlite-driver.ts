@@ -1,7 +1,7 @@
 import type SqliteDatabase from "better-sqlite3";
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 import { TransactionAbortedError } from "./errors.js";
-import { KEEPABLE_READ, KEPT, type KeptResult } from "./kept-reads.js";
+import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
 import { currentSignal } from "./signal.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
@@ -150,12 +150,14 @@ export class StatementCache {
   private writes = 0;
   private dataVersion?: SqliteDatabase.Statement;
   /** Results of queries marked KEEPABLE_READ, by SQL and parameters, with the database version they were read at. */
-  private readonly results = new Map<string, KeptResult>();
+  private readonly results: KeptResults;
 
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly capacity = 500,
-  ) {}
+  ) {
+    this.results = new KeptResults(capacity);
+  }
 
   execute<R>(query: CompiledQuery): QueryResult<R> {
     const statement = this.prepare(query.sql);
@@ -179,16 +181,8 @@ export class StatementCache {
   private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery): QueryResult<unknown> {
     this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
     const version = `${this.dataVersion.get() as number}:${this.writes}`;
-    const key = `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
-    let hit = this.results.get(key);
-    if (hit?.version !== version) {
-      hit = { version, result: { rows: statement.all(query.parameters as unknown[]) }, derived: new Map() };
-      if (this.results.size >= this.capacity) this.results.delete(this.results.keys().next().value!);
-      this.results.set(key, hit);
-    }
-    const rows = hit.result.rows.map((row) => ({ ...(row as object) }));
-    Object.defineProperty(rows, KEPT, { value: hit });
-    return { rows };
+    const key = this.results.keyOf(query);
+    return keptAnswer(this.results.at(key, version) ?? this.results.keep(key, version, { rows: statement.all(query.parameters as unknown[]) }));
   }
 
   private prepare(sql: string): SqliteDatabase.Statement {
