@@ -86,3 +86,28 @@ test("a call whose deadline is spent when it arrives is not run: DEADLINE_EXCEED
   await assert.rejects(run(new CallLife(), 0), (e) => ConnectError.from(e).code === Code.DeadlineExceeded);
   assert.equal(seen.context, undefined, "the handler never ran");
 });
+
+test("an interceptor that hands on a copy of the request with other headers and values is what the handler sees", async () => {
+  let seen: HandlerContext | undefined;
+  const spec = createServiceImplSpec<typeof PingService>(PingService, {
+    ping(_req, ctx) {
+      seen = ctx;
+      return { response: "pong" };
+    },
+  });
+  const replaced = createContextValues();
+  const call = createUnaryCaller(
+    [{ ...spec }],
+    [(next) => (req) => next({ ...req, header: new Headers({ "x-test": "replaced" }), contextValues: replaced })],
+    "grpc",
+  );
+  await call(PingService.method.ping, {
+    input: create(PingRequestSchema, {}),
+    header: new Headers({ "x-test": "original" }),
+    life: new CallLife(),
+    contextValues: createContextValues(),
+    url: "http://in-process/platform.ping.v2.PingService/Ping",
+  });
+  assert.equal(seen?.requestHeader.get("x-test"), "replaced");
+  assert.equal(seen?.values, replaced);
+});

@@ -55,7 +55,7 @@ export interface UnaryCall {
    * The call's life, new for each call: its signal is the handler's `ctx.signal`. The caller ends
    * it when the client goes away; the call ends it at the client's deadline (DEADLINE_EXCEEDED)
    * and once it has answered (`finish`). It is in the call's context values (`callLifeKey`), where
-   * the deadline interceptor adds the server's cap to it.
+   * the bookkeeping interceptor's deadline (`withDeadline`) adds the server's cap to it.
    */
   life: CallLife;
   contextValues: ContextValues;
@@ -80,11 +80,13 @@ export interface UnaryAnswer {
 /** Calls unary `method` (anything else is UNIMPLEMENTED). */
 export type UnaryCaller = (method: DescMethod, call: UnaryCall) => Promise<UnaryAnswer>;
 
-/** The handler context a request was made with, on the request (interceptors that copy a request copy it too). */
-const CONTEXT = Symbol("handler context");
-type CoreRequest = UnaryRequest & { [CONTEXT]: HandlerContext; [ORIGINAL]?: true };
-/** Marks the request the core made, so the handler gets the context as it is when no interceptor replaced the request. */
-const ORIGINAL = Symbol("made by the core");
+/**
+ * The handler context the core made, and the request it made with it, on that request: an
+ * interceptor that hands on a copy copies this too, so the handler gets the context as it is only
+ * when the request is the core's own, else the context merged with the copy (as connect-es does).
+ */
+const MADE = Symbol("made by the core");
+type CoreRequest = UnaryRequest & { [MADE]: { context: HandlerContext; request: UnaryRequest } };
 
 /**
  * Calls a recorded implementation as connect-es's unary handlers do (`invokeUnaryImplementation`),
@@ -130,8 +132,8 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
 function chainOf(spec: MethodImplSpec & { kind: "unary" }, interceptors: Interceptor[]): (req: UnaryRequest) => Promise<UnaryResponse> {
   const method = spec.method;
   const implementation = async (req: UnaryRequest): Promise<UnaryResponse> => {
-    const made = req as CoreRequest;
-    const context = made[ORIGINAL] ? made[CONTEXT] : { ...made[CONTEXT], service: req.service, requestHeader: req.header, signal: req.signal, values: req.contextValues };
+    const made = (req as CoreRequest)[MADE];
+    const context = made.request === req ? made.context : { ...made.context, service: req.service, requestHeader: req.header, signal: req.signal, values: req.contextValues };
     const message = create(method.output, await spec.impl(req.message as never, context));
     return { stream: false, message, method, service: method.parent, header: context.responseHeader, trailer: context.responseTrailer };
   };
@@ -143,7 +145,7 @@ function chainOf(spec: MethodImplSpec & { kind: "unary" }, interceptors: Interce
 /** The request the interceptors see: connect-es's fields, the signal made only when read. */
 function coreRequest(spec: MethodImplSpec & { kind: "unary" }, context: HandlerContext, call: UnaryCall): CoreRequest {
   const { life } = call;
-  return {
+  const request: CoreRequest = {
     stream: false,
     message: call.input,
     method: spec.method,
@@ -155,9 +157,10 @@ function coreRequest(spec: MethodImplSpec & { kind: "unary" }, context: HandlerC
     },
     header: call.header,
     contextValues: call.contextValues,
-    [CONTEXT]: context,
-    [ORIGINAL]: true,
+    [MADE]: { context, request: undefined as unknown as UnaryRequest },
   };
+  request[MADE].request = request;
+  return request;
 }
 
 /**

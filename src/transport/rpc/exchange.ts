@@ -37,14 +37,14 @@ export interface UnaryExchange {
   /**
    * Reads the input and calls the implementation through the interceptors (`options.call`) with
    * the request headers `wire` hands a handler, the context values with `protocolKey` set, the
-   * deadline left, and a signal aborted with CANCELED when the client goes away before the answer
-   * was written. Resolves the outcome, or undefined when the client has gone (the response is
+   * deadline left, and a life (`CallLife`) ended with CANCELED when the client goes away before the
+   * answer was written. Resolves the outcome, or undefined when the client has gone (the response is
    * destroyed: nothing is to be written). Never rejects.
    */
   run<T = undefined>(steps: CallSteps<T>): Promise<CallOutcome<T> | undefined>;
 }
 
-/** Starts a call on `req` as it arrives: its deadline counts from now, its signal watches `res` (`closed`: the CANCELED message). */
+/** Starts a call on `req` as it arrives: its deadline counts from now, its life ends when `res` closes unanswered (`closed`: the CANCELED message). */
 export function startExchange(options: UnaryPathOptions, req: NodeRequest, res: NodeResponse, wire: Wire, closed: string): UnaryExchange {
   const arrived = Date.now();
   const life = new CallLife();
