@@ -210,6 +210,16 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
     assert.equal(folder.json?.uid, `${FOLDER}/${"c".repeat(16)}`);
   });
 
+  it("an answer holding characters beyond ASCII declares its length in bytes, not characters", async () => {
+    const description = "café ✓ 日本";
+    await call("POST", "/iam/v2/groups", { name: "utf8", description });
+    const r = await call("GET", `/iam/v2/groups/${"d".repeat(40)}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.json?.description, description);
+    assert.equal(r.headers.get("content-length"), String(Buffer.byteLength(r.text, "utf8")));
+    assert.notEqual(Buffer.byteLength(r.text, "utf8"), r.text.length);
+  });
+
   it("POST with an empty body sends an empty group", async () => {
     const r = await call("POST", "/iam/v2/groups", "");
     assert.equal(r.status, 200);
