@@ -100,3 +100,22 @@ test("PostgreSQL kept reads stop asking the clock while writes keep every read f
   await kept.read(query, run);
   assert.equal(clockReads, 257, "and then the clock is asked again");
 });
+
+test("PostgreSQL kept reads without a clock (a standby, a role not allowed it) read every time and stop asking", async () => {
+  let clockReads = 0;
+  const pool = {
+    query: async () => {
+      clockReads++;
+      throw Object.assign(new Error("recovery is in progress"), { code: "55000" });
+    },
+  };
+  const kept = new PgKeptReads(pool);
+  const query = { sql: "select 1 /* keepable */", parameters: [], query: {} } as never;
+  let runs = 0;
+  for (let i = 0; i < 3; i++) {
+    const answer = await kept.read(query, async () => ({ rows: [{ n: ++runs }] }));
+    assert.deepEqual(answer.rows, [{ n: i + 1 }], "read from the database each time");
+    assert.equal(isKept(answer.rows), false);
+  }
+  assert.equal(clockReads, 1, "the clock is not asked again");
+});
