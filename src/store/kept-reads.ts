@@ -3,8 +3,8 @@ import { sql, type CompiledQuery, type QueryResult } from "kysely";
 /**
  * The store's kept reads, whatever the dialect: a read marked KEEPABLE may be answered from a
  * result the driver kept until the database changed (SQLite: `StatementCache`, by the file's
- * `data_version`; PostgreSQL: `PgKeptReads`, by the server's WAL position), and values derived from such a result's rows (an encoded page, say) are kept with
- * it. Callers use only this module; `keptDerivation` and friends compute every time when nothing
+ * `data_version`; PostgreSQL: `PgKeptReads`, by the server's WAL position), and values derived
+ * from such a result's rows (an encoded page, say) are kept with it. Callers use only this module; `keptDerivation` and friends compute every time when nothing
  * was kept.
  */
 
@@ -115,11 +115,10 @@ export function isKept(rows: object): boolean {
   return (rows as { [KEPT]?: KeptResult })[KEPT] !== undefined;
 }
 
-
 /**
  * `derived`, rows (or a row) built from `source` and from reads made after it (a listing's page of
- * keys, then those keys' rows; the one row of a read by key), marked as answered from `source`'s kept result, so values derived from them
- * are kept with it; returns `derived`. Exact: a kept result is answered again only while the
+ * keys, then those keys' rows; the one row of a read by key), marked as answered from `source`'s
+ * kept result, so values derived from them are kept with it; returns `derived`. Exact: a kept result is answered again only while the
  * database has not changed since it was read, and then the later reads answer the same rows too
  * (were the database changed between the reads, `source`'s result is already stale and never
  * answered again). For `source` rows not answered from a kept result, marks nothing.

@@ -169,7 +169,6 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
       await pipeline(read(digest, range), out);
     },
 
-
     /** A SigV4 presigned GetObject URL on the client's endpoint (AWS_ENDPOINT_URL_S3 or AWS's), signed locally without a request to the bucket; it lives at most as long as the credentials that signed it. */
     redirectUrl(digest, expiresInSeconds) {
       return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: blobKey(digest) }), { expiresIn: expiresInSeconds });
