@@ -4,8 +4,8 @@ import { sql, type CompiledQuery, type QueryResult } from "kysely";
  * The store's kept reads, whatever the dialect: a read marked KEEPABLE may be answered from a
  * result the driver kept until the database changed (SQLite: `StatementCache`, by the file's
  * `data_version`; PostgreSQL: `PgKeptReads`, by the server's WAL position), and values derived
- * from such a result's rows (an encoded page, say) are kept with it. Callers use only this module; `keptDerivation` and friends compute every time when nothing
- * was kept.
+ * from such a result's rows (an encoded page, say) are kept with it. Callers use only this
+ * module; `keptDerivation` and friends compute every time when nothing was kept.
  */
 
 /**
