@@ -233,11 +233,12 @@ export async function measureRegistryPeer(ours: Omit<Side, "name" | "repository"
       let [mine, theirs] = [Infinity, Infinity];
       // A warm-up push to each, not counted, as every figure has its warm-up: a fresh server's first
       // pushes run its upload path before the JIT has compiled it.
+      const organization = PULL_REPOSITORY.split("/")[0];
       const warmUp = multiLayerLayout(dir, "layout-warm-up");
-      for (const side of sides) await skopeoPush(side, warmUp, `${PULL_REPOSITORY.split("/")[0]}/peer-push-warm-up-${Date.now().toString(36)}`);
+      for (const side of sides) await skopeoPush(side, warmUp, `${organization}/peer-push-warm-up-${Date.now().toString(36)}`);
       for (let round = 0; round < rounds; round++) {
         const layout = multiLayerLayout(dir, `layout-${round}`);
-        const repository = `${PULL_REPOSITORY.split("/")[0]}/peer-push-${round}-${Date.now().toString(36)}`;
+        const repository = `${organization}/peer-push-${round}-${Date.now().toString(36)}`;
         // Who pushes first alternates: the second push of a round finds skopeo's files warmer.
         let a: number;
         let b: number;

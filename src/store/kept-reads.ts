@@ -27,7 +27,8 @@ export interface KeptResult {
 
 /**
  * The results of KEEPABLE reads by query (SQL and parameters), each with the database version it
- * was read at, the `capacity` most recently read: what each dialect's driver keeps (SQLite's
+ * was read at, the `capacity` most recently read from the database (an answer from a kept result
+ * does not renew it): what each dialect's driver keeps (SQLite's
  * `StatementCache`, `PgKeptReads`); the driver says what a version is.
  */
 export class KeptResults {
@@ -46,7 +47,7 @@ export class KeptResults {
     return hit?.version === version ? hit : undefined;
   }
 
-  /** Keeps `result`, read at `version`, under `key` (the least recently read goes beyond `capacity`). */
+  /** Keeps `result`, read at `version`, under `key` (beyond `capacity`, the one read from the database longest ago goes). */
   keep(key: string, version: string, result: QueryResult<unknown>): KeptResult {
     const hit: KeptResult = { version, result, derived: new Map() };
     this.results.delete(key);
@@ -118,10 +119,11 @@ export function isKept(rows: object): boolean {
 /**
  * `derived`, rows (or a row) built from `source` and from reads made after it (a listing's page of
  * keys, then those keys' rows; the one row of a read by key), marked as answered from `source`'s
- * kept result, so values derived from them are kept with it; returns `derived`. Exact: a kept result is answered again only while the
- * database has not changed since it was read, and then the later reads answer the same rows too
- * (were the database changed between the reads, `source`'s result is already stale and never
- * answered again). For `source` rows not answered from a kept result, marks nothing.
+ * kept result, so values derived from them are kept with it; returns `derived`. Exact: a kept
+ * result is answered again only while the database has not changed since it was read, and then
+ * the later reads answer the same rows too (were the database changed between the reads,
+ * `source`'s result is already stale and never answered again). For `source` rows not answered
+ * from a kept result, marks nothing.
  */
 export function keptWith<T extends object>(derived: T, source: readonly unknown[]): T {
   const hit = (source as { [KEPT]?: KeptResult })[KEPT];
