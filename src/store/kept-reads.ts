@@ -33,12 +33,27 @@ export interface KeptResult {
  */
 export class KeptResults {
   private readonly results = new Map<string, KeptResult>();
+  /**
+   * A number per SQL text seen, so a key holds the number instead of the text: a compiled query
+   * reuses its SQL string, whose hash V8 keeps, while a key made afresh is hashed on every read.
+   */
+  private readonly sqlNumbers = new Map<string, number>();
 
   constructor(private readonly capacity = 500) {}
 
   /** The key of `query`'s results: its SQL and parameters. */
   keyOf(query: CompiledQuery): string {
-    return `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
+    let number = this.sqlNumbers.get(query.sql);
+    if (number === undefined) {
+      // SQL texts are as many as query shapes, but for lists bound one parameter each: bounded all the same.
+      if (this.sqlNumbers.size >= this.capacity * 4) {
+        this.sqlNumbers.clear();
+        this.results.clear();
+      }
+      number = this.sqlNumbers.size;
+      this.sqlNumbers.set(query.sql, number);
+    }
+    return `${number}\u0000${JSON.stringify(query.parameters)}`;
   }
 
   /** The result kept under `key` if it was read at `version`. */

@@ -25,6 +25,8 @@ type SegmentPattern = { kind: "literal"; value: string } | { kind: "star" } | { 
 export interface TemplateVariable {
   /** Field names as written in the template (proto names), e.g. ["group", "uid"]. */
   readonly fieldPath: readonly string[];
+  /** `fieldPath` joined with `.`: its key in PathBindings. */
+  readonly key: string;
   readonly start: number;
   readonly end: number;
   /** Whether the capture may span several path segments (its value may hold `/`). */
@@ -37,6 +39,8 @@ export interface PathTemplate {
   readonly segments: readonly SegmentPattern[];
   readonly variables: readonly TemplateVariable[];
   readonly verb: string | undefined;
+  /** `:<verb>`, the suffix a matching path's last segment ends with; "" for no verb. */
+  readonly verbSuffix: string;
   /** Index of the `**` segment, or -1. */
   readonly doubleStarIndex: number;
   readonly literalCount: number;
@@ -112,7 +116,7 @@ export function parsePathTemplate(source: string): PathTemplate {
     pos += 1; // "}"
     const end = segments.length;
     const multiSegment = end - start > 1 || segments.slice(start, end).some((s) => s.kind === "doubleStar");
-    variables.push({ fieldPath, start, end, multiSegment });
+    variables.push({ fieldPath, key: fieldPath.join("."), start, end, multiSegment });
   };
 
   readSegment(false);
@@ -143,6 +147,7 @@ export function parsePathTemplate(source: string): PathTemplate {
     segments,
     variables,
     verb,
+    verbSuffix: verb === undefined ? "" : `:${verb}`,
     doubleStarIndex: segments.findIndex((s) => s.kind === "doubleStar"),
     literalCount: segments.filter((s) => s.kind === "literal").length,
   };
@@ -159,38 +164,41 @@ export function splitPath(path: string): string[] | undefined {
 
 /**
  * Matches raw path segments (from splitPath) against a template. Returns the raw captures
- * (`decodeCapture` decodes each), or undefined when the path does not match.
+ * (`decodeCapture` decodes each), or undefined when the path does not match. Called for every
+ * candidate route of a request: a mismatch allocates nothing.
  */
 export function matchPathTemplate(template: PathTemplate, rawSegments: readonly string[]): PathBindings | undefined {
-  let path = rawSegments;
-  if (template.verb !== undefined) {
-    const last = path[path.length - 1];
-    const suffix = ":" + template.verb;
-    if (last === undefined || !last.endsWith(suffix)) return undefined;
-    path = [...path.slice(0, -1), last.slice(0, -suffix.length)];
-  }
-  const n = path.length;
+  const n = rawSegments.length;
   const m = template.segments.length;
   const d = template.doubleStarIndex;
   if (d < 0 ? n !== m : n < m) return undefined;
+  // The last segment without the verb, which only it may carry.
+  let last = rawSegments[n - 1];
+  if (template.verbSuffix !== "") {
+    if (!last.endsWith(template.verbSuffix)) return undefined;
+    last = last.slice(0, last.length - template.verbSuffix.length);
+  }
   const extra = n - m; // segments absorbed by `**` beyond its first one
 
-  // Path range [from, to) covered by template segment i.
-  const from = (i: number): number => (d >= 0 && i > d ? i + extra : i);
-  const to = (i: number): number => (d >= 0 && i >= d ? i + 1 + extra : i + 1);
-
+  // Template segment i covers path segments [i, i + 1), shifted by `extra` after `**`, which covers 1 + extra.
   for (let i = 0; i < m; i++) {
+    const from = d >= 0 && i > d ? i + extra : i;
+    const to = i === d ? from + 1 + extra : from + 1;
     const seg = template.segments[i];
     if (seg.kind === "literal") {
-      if (path[from(i)] !== seg.value) return undefined;
+      if ((from === n - 1 ? last : rawSegments[from]) !== seg.value) return undefined;
     } else {
-      for (let j = from(i); j < to(i); j++) if (path[j] === "") return undefined;
+      for (let j = from; j < to; j++) if ((j === n - 1 ? last : rawSegments[j]) === "") return undefined;
     }
   }
 
   const bindings: PathBindings = new Map();
   for (const v of template.variables) {
-    bindings.set(v.fieldPath.join("."), path.slice(from(v.start), to(v.end - 1)).join("/"));
+    const from = d >= 0 && v.start > d ? v.start + extra : v.start;
+    const to = d >= 0 && v.end - 1 >= d ? v.end + extra : v.end;
+    let value = from === n - 1 ? last : rawSegments[from];
+    for (let j = from + 1; j < to; j++) value += "/" + (j === n - 1 ? last : rawSegments[j]);
+    bindings.set(v.key, value);
   }
   return bindings;
 }

@@ -44,23 +44,23 @@ export class RouteTable {
     if (segments === undefined) return { kind: "noMatch" };
     if (segments.length > 1 && V2_ALIASES.has(segments[1])) segments[1] = "v2";
 
-    const firstKey = segments[0].split(":", 1)[0];
-    const candidates = this.byFirstSegment.get(firstKey);
+    const colon = segments[0].indexOf(":");
+    const candidates = this.byFirstSegment.get(colon < 0 ? segments[0] : segments[0].slice(0, colon));
     let best: { route: RestRoute; bindings: PathBindings } | undefined;
-    const allowed = new Set<string>();
-    for (const list of [candidates ?? [], this.variableFirst]) {
+    let allowed: Set<string> | undefined;
+    for (const list of candidates === undefined ? [this.variableFirst] : [candidates, this.variableFirst]) {
       for (const route of list) {
         const bindings = matchPathTemplate(route.template, segments);
         if (bindings === undefined) continue;
         if (route.httpMethod !== "*" && route.httpMethod !== httpMethod) {
-          allowed.add(route.httpMethod);
+          (allowed ??= new Set()).add(route.httpMethod);
           continue;
         }
         if (best === undefined || isBetter(route, best.route)) best = { route, bindings };
       }
     }
     if (best) return { kind: "matched", ...best };
-    if (allowed.size > 0) return { kind: "methodNotAllowed", allowed: [...allowed].sort() };
+    if (allowed !== undefined) return { kind: "methodNotAllowed", allowed: [...allowed].sort() };
     return { kind: "noMatch" };
   }
 }
