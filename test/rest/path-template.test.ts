@@ -36,6 +36,10 @@ describe("path template matching", () => {
     { template: "/iam/v2/groups/{uid=**}:redeem", path: "/iam/v2/groups/abc:other", want: undefined },
     { template: "/iam/v2/groups:search", path: "/iam/v2/groups:search", want: {} },
     { template: "/iam/v2/groups/{uid=**}", path: "/iam/v2/groups/abc:redeem", want: { uid: "abc:redeem" } },
+    { template: "/v1/{name}:go", path: "/v1/:go", want: undefined },
+    { template: "/v1/{a=**}/y:go", path: "/v1/b1/b2/y:go", want: { a: "b1/b2" } },
+    { template: "/v1/{a=**}/y:go", path: "/v1/b1/b2/y", want: undefined },
+    { template: "/v1/{a}/{b=**}:go", path: "/v1/A/b1/b2:go", want: { a: "A", b: "b1/b2" } },
     // captures are raw: %2F never separates segments, decoding comes after matching
     { template: "/v1/{name}", path: "/v1/a%20b", want: { name: "a b" } },
     { template: "/v1/{name}", path: "/v1/a%2Fb", want: { name: "a/b" } },
@@ -61,7 +65,8 @@ describe("path template matching", () => {
   it("parses verb, variables and ** position", () => {
     const t = parsePathTemplate("/v1/{name=shelves/*/books/**}:move");
     assert.equal(t.verb, "move");
-    assert.deepEqual(t.variables, [{ fieldPath: ["name"], start: 1, end: 5, multiSegment: true }]);
+    assert.equal(t.verbSuffix, ":move");
+    assert.deepEqual(t.variables, [{ fieldPath: ["name"], key: "name", start: 1, end: 5, multiSegment: true }]);
     assert.equal(t.doubleStarIndex, 4);
     assert.equal(t.literalCount, 3);
   });
