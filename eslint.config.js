@@ -19,4 +19,23 @@ export default tseslint.config(
     files: ["test/**", "bench/**", "scripts/**", "examples/**"],
     rules: { "no-console": "off" },
   },
+  {
+    // `npm test` runs the tests compiled into dist/test/, where a path relative to the module's own
+    // URL names another file than it does in test/: the repository's files are named from its root.
+    files: ["test/**"],
+    ignores: ["test/support/repo.ts", "test/fixtures/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "NewExpression[callee.name='URL'][arguments.1.object.type='MetaProperty']",
+          message: "A file of the repository is `inRepo(...)` (test/support/repo.ts): tests also run compiled, from dist/test/.",
+        },
+        {
+          selector: "MemberExpression[object.type='MetaProperty'][property.name=/^(dirname|filename)$/]",
+          message: "A file of the repository is `inRepo(...)` (test/support/repo.ts): tests also run compiled, from dist/test/.",
+        },
+      ],
+    },
+  },
 );

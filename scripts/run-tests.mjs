@@ -1,24 +1,17 @@
-// Runs every test/**/*.test.ts with node's test runner (through tsx), or the
-// files given as arguments. Node 20's --test takes no globs, so we expand them.
-// Tests that spawn bin/platform-api.js run the compiled build: it is made first when stale.
+// Runs every test/**/*.test.ts with node's test runner, or the files given as arguments, compiled:
+// src/ and gen/ by tsc into dist/ when stale (what bin/platform-api.js runs, so tests that spawn
+// the command run the same code), the tests by esbuild into dist/test/ every time (a second).
+// Node 20's --test takes no globs, so we expand them.
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { buildIfStale } from "./build-if-stale.mjs";
-
-function collect(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return collect(path);
-    return name.endsWith(".test.ts") ? [path] : [];
-  });
-}
+import { buildTests, compiledTest, testSources } from "./build-tests.mjs";
 
 buildIfStale();
-const files = process.argv.length > 2 ? process.argv.slice(2) : collect("test").sort();
+await buildTests();
+const sources = process.argv.length > 2 ? process.argv.slice(2) : testSources().filter((path) => path.endsWith(".test.ts")).sort();
 const result = spawnSync(
   process.execPath,
-  ["--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...files],
+  ["--enable-source-maps", "--test", "--test-concurrency=2", "--test-reporter=spec", ...sources.map(compiledTest)],
   { stdio: "inherit" },
 );
 process.exit(result.status ?? 1);

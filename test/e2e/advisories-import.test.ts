@@ -9,11 +9,11 @@ import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
 import { openStore } from "../../src/domains/open-store.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { makeZip } from "../support/zip-writer.js";
+import { BIN } from "../support/repo.js";
 
 /** `platform-api advisories import` as a user runs it: a child process over a SQLite file. */
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-advisories-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

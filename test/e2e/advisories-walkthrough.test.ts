@@ -3,12 +3,12 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { bufCurl, bufCurlSkip } from "../support/buf-curl.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { BIN } from "../support/repo.js";
 
 /**
  * The README's advisories walkthrough: the import command on the shipped RustSec feed, then the
@@ -17,7 +17,6 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  */
 
 const run = promisify(execFile);
-const BIN = fileURLToPath(new URL("../../bin/platform-api.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "platform-api-advisories-readme-"));
 const db = join(dir, "platform.db");
 let server: TestServer;

@@ -24,9 +24,9 @@ import { makeCertificate, sampleRecords, startFeedServer, type FeedServer, type 
 import { scrape, sampleSum } from "../support/prometheus-text.js";
 import { registryClient } from "../support/registry-push.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { BIN, inRepo } from "../support/repo.js";
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-feeds-"));
 /** Held back from the first archive: it names `regex`, which the nickel Cargo.lock holds. */
 const LATE = "RUSTSEC-2022-0013";
@@ -212,7 +212,7 @@ describe("a server keeping a feed current", () => {
   test("an image's vulnerability report changes when the feed adds an advisory for a package it holds", async () => {
     await waitFor("the first sync", async () => (await snapshot(server.store)).length === 31);
     const token = (await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" })).token;
-    const lock = readFileSync(new URL("../fixtures/inventory/nickel.Cargo.lock", import.meta.url));
+    const lock = readFileSync(inRepo("test/fixtures/inventory/nickel.Cargo.lock"));
     const layer = blobOf(await gzipLayer([{ name: "srv/app/Cargo.lock", content: lock }]), "application/vnd.oci.image.layer.v1.tar+gzip");
     const image = imageOfLayers("amd64", [layer]);
     await registryClient([`http://127.0.0.1:${server.registryPort}`], token).pushImage("acme/app", "latest", image);

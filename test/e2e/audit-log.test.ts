@@ -15,6 +15,7 @@ import { registryClient } from "../support/registry-push.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, methodOf, type Wire, type WireName } from "../support/wires.js";
+import { BIN } from "../support/repo.js";
 
 /**
  * The audit log (`serve --audit-log`): a line for every changing call on both hosts, naming its
@@ -36,7 +37,6 @@ interface AuditLine {
 }
 
 const run = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-audit-"));
 const auditPath = join(dir, "audit.log");
 

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { BIN } from "../support/repo.js";
 
 /**
  * The client commands through the real process, where no server is needed: no session, an API
@@ -14,7 +15,6 @@ import { setTimeout as sleep } from "node:timers/promises";
  * Signing in against the real login endpoints is tested once they land on main.
  */
 
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-cli-client-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -11,6 +11,7 @@ import { dropFresh, testDatabases } from "../support/databases.js";
 import { openStore } from "../../src/domains/open-store.js";
 import { randomUUID } from "node:crypto";
 import { bootstrapChild, startChildServer } from "../support/child-server.js";
+import { BIN } from "../support/repo.js";
 
 /**
  * What the command line answers to mistakes, through the real process: one line on stderr
@@ -19,7 +20,6 @@ import { bootstrapChild, startChildServer } from "../support/child-server.js";
  */
 
 const run = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-cli-errors-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const env = { ...process.env, DATABASE_URL: "", PORT: "", API_URL: "", REGISTRY_DIR: "", LOG_LEVEL: "", MAX_BODY_BYTES: "" };

@@ -11,6 +11,7 @@ import { dropFresh, testDatabases } from "../support/databases.js";
 import { walkLoginOverHttp } from "../support/login-walk.js";
 import { startTestIdp, type TestIdp } from "../support/test-idp.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { BIN, inRepo } from "../support/repo.js";
 
 /**
  * People sign in with the CLI, end to end: `platform-api login` (a browser, played by a BROWSER
@@ -19,8 +20,7 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  * real server (in process) whose login provider is a real OpenID Provider (test-idp.ts).
  */
 
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
-const WALKER = new URL("../support/login-walk-browser.ts", import.meta.url).pathname;
+const WALKER = inRepo("test/support/login-walk-browser.ts");
 const TSX = createRequire(import.meta.url).resolve("tsx");
 const dir = mkdtempSync(join(tmpdir(), "platform-api-cli-login-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { promisify } from "node:util";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { BIN } from "../support/repo.js";
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-cli-"));
 const db = join(dir, "platform.db");
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -17,13 +17,13 @@ import { builtInRole } from "../../src/auth/capabilities.js";
 import { chromiumSkip, launchChromium } from "../support/browser.js";
 import { startTestIdp, type TestIdp } from "../support/test-idp.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { ROOT } from "../support/repo.js";
 
 /**
  * The console at /console in headless Chromium, against a real server and a real identity
  * provider: sign in through the browser login, join by an invite, walk the organization tree and
  * change it, all through the API's RPCs; axe finds no serious or critical violation on any page.
  */
-const ROOT = new URL("../..", import.meta.url).pathname;
 const execFileAsync = promisify(execFile);
 
 describe("the console", { skip: chromiumSkip }, () => {

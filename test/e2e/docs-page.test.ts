@@ -1,9 +1,11 @@
+import { dirname } from "node:path";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { chromiumSkip as skip, launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { inRepo } from "../support/repo.js";
 
 /**
  * The /docs page in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
@@ -11,8 +13,8 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  * screenshot goes to test-output/docs-page.png. `.ci/run` installs chromium and sets
  * REQUIRE_CHROMIUM=1, so that in CI its absence fails instead of skipping.
  */
-const SCREENSHOT = new URL("../../test-output/docs-page.png", import.meta.url);
-const document = JSON.parse(readFileSync(new URL("../../gen/openapi.json", import.meta.url), "utf8")) as { paths: Record<string, Record<string, { summary: string }>> };
+const SCREENSHOT = inRepo("test-output/docs-page.png");
+const document = JSON.parse(readFileSync(inRepo("gen/openapi.json"), "utf8")) as { paths: Record<string, Record<string, { summary: string }>> };
 const operations = Object.values(document.paths).flatMap((item) => Object.entries(item));
 
 let server: TestServer;
@@ -47,9 +49,9 @@ test("/docs renders every operation of the OpenAPI document in Chromium", { skip
   const summaries = await page.locator(".opblock-summary-path").allInnerTexts();
   assert.ok(summaries.some((s) => s.replace(/\u200b/g, "").includes("/iam/v2/groups/{uid}")), summaries.slice(0, 5).join(" | "));
   assert.match(await page.locator(".info .title").innerText(), /Platform API/);
-  mkdirSync(new URL(".", SCREENSHOT), { recursive: true });
-  await page.screenshot({ path: SCREENSHOT.pathname });
-  t.diagnostic(`screenshot: ${SCREENSHOT.pathname}`);
+  mkdirSync(dirname(SCREENSHOT), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT });
+  t.diagnostic(`screenshot: ${SCREENSHOT}`);
   assert.deepEqual(problems, []);
 });
 

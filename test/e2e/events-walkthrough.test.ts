@@ -3,10 +3,10 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { writeLayout } from "../support/oci-layout.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
+import { BIN, ROOT } from "../support/repo.js";
 
 /**
  * The README's events walkthrough, run by bash as a user runs it: the README's lines verbatim
@@ -16,8 +16,6 @@ import { freePort, skopeoSkip } from "../support/skopeo.js";
  * The receiver of `examples/event-receiver.mjs` must print the pushed tag's event, verified.
  */
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const BIN = join(ROOT, "bin/platform-api.js");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 
 /** The lines of the ```sh blocks of the README section `heading`. */

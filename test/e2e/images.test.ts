@@ -19,6 +19,7 @@ import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { serveOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";
 import { detailOf, methodOf, reasonOf } from "../support/wires.js";
+import { BIN } from "../support/repo.js";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-images-"));
 let multi: BuiltLayout;
@@ -137,8 +138,7 @@ test("platform-api registry import: a layout into a repo of a file database, out
   const store = await openStore(db);
   await bootstrapOrganization(store, "cli-org", Date.now());
   await store.close();
-  const bin = new URL("../../bin/platform-api.js", import.meta.url).pathname;
-  const run = (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "" } });
+  const run = (...args: string[]) => promisify(execFile)(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "" } });
   assert.match((await run("registry", "import", "--help")).stdout, /Usage: platform-api registry import/);
   const out = JSON.parse((await run("registry", "import", "--db", db, "--registry-dir", join(dir, "cli-registry"), "--repo", "cli-org/app", multi.dir)).stdout) as {
     repo: { created: boolean };

@@ -6,12 +6,12 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { openStore } from "../../src/domains/open-store.js";
+import { BIN, inRepo } from "../support/repo.js";
 
 /** `platform-api libraries import` as a user runs it: a child process over a SQLite file. */
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
-const FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
+const FIXTURES = inRepo("test/fixtures/libraries");
 const dir = mkdtempSync(join(tmpdir(), "platform-api-libraries-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -14,8 +14,9 @@ import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { describeOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";
 import { methodOf, type Outcome, violatedFields as fields, queryString as query } from "../support/wires.js";
+import { inRepo } from "../support/repo.js";
 
-const FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
+const FIXTURES = inRepo("test/fixtures/libraries");
 /** test/fixtures/libraries/npm and pypi (as test/e2e/libraries.test.ts counts them). */
 const NPM_COUNT = 34;
 const PYPI_COUNT = 22;

@@ -12,10 +12,11 @@ import { feedOf, osvRecord } from "../support/osv-records.js";
 import { describeOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";
 import { methodOf, reasonOf, violatedFields as fieldsOf, queryString as query } from "../support/wires.js";
+import { inRepo } from "../support/repo.js";
 
 /** ArtifactsService over every wire, on the shipped npm, PyPI and Maven fixtures and an advisory in each ecosystem. */
 
-export const LIBRARY_FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
+export const LIBRARY_FIXTURES = inRepo("test/fixtures/libraries");
 /** test/fixtures/libraries/npm: 33 registry documents and one `npm view --json`. */
 const NPM_COUNT = 34;
 /** test/fixtures/libraries/pypi: 22 projects (core metadata of 41 wheels, a wheel, two PKG-INFO, an sdist). */

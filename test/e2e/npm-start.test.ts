@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { ROOT } from "../support/repo.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** Resolves when `check` holds, polling; rejects after `ms`. */
 async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {

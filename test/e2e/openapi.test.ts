@@ -11,11 +11,12 @@ import { routesFromServices } from "../../src/transport/rest/http-rules.js";
 import { buildOpenApi, type Schema } from "../../src/transport/rest/openapi.js";
 import { pathShape } from "../../src/transport/rest/openapi-paths.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { inRepo } from "../support/repo.js";
 
 type Operation = { operationId: string; parameters?: Array<{ name: string; in: string; description?: string }>; requestBody?: unknown; security: unknown[]; description: string };
 type Document = { paths: Record<string, Record<string, Operation>> };
 
-const COMMITTED = new URL("../../gen/openapi.json", import.meta.url);
+const COMMITTED = inRepo("gen/openapi.json");
 const committedText = readFileSync(COMMITTED, "utf8");
 const committed = JSON.parse(committedText) as Document;
 const operations = Object.entries(committed.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ path, verb, op })));

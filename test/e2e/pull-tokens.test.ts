@@ -14,6 +14,7 @@ import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, methodOf, type Wire } from "../support/wires.js";
+import { BIN } from "../support/repo.js";
 
 /**
  * Pull tokens: made over every wire of the API (CreatePullToken), used by a registry client no
@@ -184,7 +185,7 @@ describe("pull tokens", () => {
     mkdirSync(join(config, "platform-api"), { recursive: true, mode: 0o700 });
     const session = { token: server.ownerToken, expiry: new Date(Date.now() + HOUR_S * 1000).toISOString(), refreshToken: "unused" };
     writeFileSync(join(config, "platform-api", "credentials.json"), JSON.stringify({ current: server.apiUrl, sessions: { [server.apiUrl]: session } }), { mode: 0o600 });
-    const cli = (...args: string[]) => run(process.execPath, [join(import.meta.dirname, "../../bin/platform-api.js"), ...args], { env: { ...process.env, XDG_CONFIG_HOME: config }, timeout: 30_000 });
+    const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], { env: { ...process.env, XDG_CONFIG_HOME: config }, timeout: 30_000 });
     const { stdout, stderr } = await cli("pull-token", "create", "--group", server.org.uid, "--ttl", "48h", "--name", "cluster pulls");
     const made = JSON.parse(stdout) as Credentials;
     assert.match(made.password, /^pap_/);

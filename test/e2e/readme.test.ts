@@ -7,6 +7,7 @@ import { test, type TestContext } from "node:test";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { skopeoSkip } from "../support/skopeo.js";
 import { freePort } from "../support/test-server.js";
+import { ROOT } from "../support/repo.js";
 
 /**
  * The README runs as written: its shell blocks, in order, in one clean bash, in a copy of the
@@ -22,7 +23,6 @@ import { freePort } from "../support/test-server.js";
  * starts appends to one audit log (`AUDIT_LOG`): each of its lines must name its actor.
  */
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 /** The PostgreSQL database the README's replicas use; the test gives them a fresh schema in it. */
 const README_POSTGRES = "postgres://postgres@127.0.0.1:5432/test";
 

@@ -14,6 +14,7 @@ import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
 import { openStore } from "../../src/domains/open-store.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { BIN } from "../support/repo.js";
 
 /** `platform-api registry gc`: abandoned uploads expire, blobs no manifest names go, pushes in progress are safe. */
 
@@ -135,8 +136,7 @@ test("platform-api registry gc on a file database: prints what it removed", asyn
   try {
     const db = join(dir, "gc.db");
     const registryDir = join(dir, "registry");
-    const bin = new URL("../../bin/platform-api.js", import.meta.url).pathname;
-    const run = (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "", REGISTRY_DIR: "" } });
+    const run = (...args: string[]) => promisify(execFile)(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, DATABASE_URL: "", REGISTRY_DIR: "" } });
     assert.match((await run("--help")).stdout, /registry gc/);
     assert.match((await run("registry", "gc", "--help")).stdout, /Usage: platform-api registry gc/);
 

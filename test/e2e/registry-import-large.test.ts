@@ -7,6 +7,7 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { openStore } from "../../src/domains/open-store.js";
 import { writeLargeLayout } from "../support/oci-layout.js";
+import { BIN, inRepo } from "../support/repo.js";
 
 /**
  * `registry import` of layouts far larger than a manifest, through the real command line:
@@ -15,8 +16,7 @@ import { writeLargeLayout } from "../support/oci-layout.js";
  */
 
 const run = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
-const RSS = new URL("../support/report-max-rss.mjs", import.meta.url).pathname;
+const RSS = inRepo("test/support/report-max-rss.mjs");
 const dir = mkdtempSync(join(tmpdir(), "platform-api-import-large-"));
 const db = join(dir, "platform.db");
 const env = { ...process.env, DATABASE_URL: "", REGISTRY_DIR: "", API_URL: "" };

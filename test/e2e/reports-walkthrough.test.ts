@@ -3,12 +3,12 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { BIN, ROOT } from "../support/repo.js";
 
 /**
  * The README's vulnerability-report walkthrough, as a user runs it: the advisories imported with the
@@ -17,8 +17,6 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
  */
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const BIN = join(ROOT, "bin/platform-api.js");
 const skip = skopeoSkip;
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-reports-readme-"));

@@ -14,6 +14,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { PingService } from "../../gen/platform/ping/v2/ping_pb.js";
 import { runCli, startChildServer, type ChildServer } from "../support/child-server.js";
+import { inRepo } from "../support/repo.js";
 
 /**
  * `serve --tls-cert --tls-key` through the real command line: both hosts speak TLS, HTTP/2 by
@@ -184,7 +185,7 @@ test("SIGHUP serves new connections the new certificate; the listener and open c
 });
 
 test("the container's HEALTHCHECK command reaches /readyz over TLS when TLS_CERT is set", async () => {
-  const healthcheck = new URL("../../bin/healthcheck.js", import.meta.url).pathname;
+  const healthcheck = inRepo("bin/healthcheck.js");
   await execFileAsync(process.execPath, [healthcheck], { env: { ...process.env, PORT: String(server.apiPort), TLS_CERT: CERT } });
   await assert.rejects(execFileAsync(process.execPath, [healthcheck], { env: { ...process.env, PORT: String(server.apiPort), TLS_CERT: "" } }), (e: { code: number }) => e.code === 1);
 });

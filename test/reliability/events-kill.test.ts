@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
+import { BIN } from "../support/repo.js";
 
 /** kill -9 of `serve` with undelivered events loses none: the next `serve` on the same store delivers them all. */
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const API_URL = "http://platform.example";
 const env = { ...process.env, DATABASE_URL: "", METRICS_PORT: "0" };
 

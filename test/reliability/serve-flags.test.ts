@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { startOidcIssuer, type OidcIssuer } from "../support/oidc-issuer.js";
+import { BIN } from "../support/repo.js";
 
 /** The operator's settings on `serve`, through the real command line: --org-creation and the issuer allowances. */
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-flags-"));
 const db = join(dir, "platform.db");
 const API_URL = "http://platform.example";

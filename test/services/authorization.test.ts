@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { create, createFileRegistry, type DescField, type DescFile, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
@@ -10,14 +8,18 @@ import { API_SERVICES } from "../../src/domains/index.js";
 import { principalKey, grantsFrom } from "../../src/auth/principal.js";
 import { requirementOf } from "../../src/auth/rules.js";
 import { authorizationInterceptor } from "../../src/interceptors/authorization-interceptor.js";
+import { inRepo } from "../support/repo.js";
 
 /** Every service defined in our protos (gen/platform), found by reading the generated files. */
 async function servicesInProtos(): Promise<string[]> {
-  const root = fileURLToPath(new URL("../../gen/platform", import.meta.url));
+  const root = inRepo("gen/platform");
   const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("_pb.ts"));
   const names: string[] = [];
   for (const file of files) {
-    const module = (await import(join(root, file))) as Record<string, unknown>;
+    // Imported as this module imports the generated code (a `.js` specifier next to it), so that a
+    // compiled run reads dist/gen, which the server it tests runs.
+    // eslint-disable-next-line no-restricted-syntax -- a module, resolved as the static imports are
+    const module = (await import(new URL(`../../gen/platform/${file.replace(/\.ts$/, ".js")}`, import.meta.url).href)) as Record<string, unknown>;
     for (const value of Object.values(module)) {
       if ((value as DescFile | undefined)?.kind === "file") names.push(...(value as DescFile).services.map((s) => s.typeName));
     }

@@ -10,10 +10,11 @@ import { openDatabase } from "../../src/store/dialect.js";
 import type { Database } from "../../src/domains/schema.js";
 import { migrate, openStore, type Store } from "../../src/domains/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
+import { inRepo } from "../support/repo.js";
 
-const NPM = new URL("../fixtures/libraries/npm", import.meta.url).pathname;
-const PYPI = new URL("../fixtures/libraries/pypi", import.meta.url).pathname;
-const MAVEN = new URL("../fixtures/libraries/maven", import.meta.url).pathname;
+const NPM = inRepo("test/fixtures/libraries/npm");
+const PYPI = inRepo("test/fixtures/libraries/pypi");
+const MAVEN = inRepo("test/fixtures/libraries/maven");
 const page = (order: Page["order"], limit = 50): Page => ({ limit, skip: 0, order });
 
 for (const database of await testDatabases()) {

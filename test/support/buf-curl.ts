@@ -2,16 +2,16 @@ import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { inRepo } from "./repo.js";
 
 /**
  * `buf curl` from the @bufbuild/buf devDependency (offline): it resolves schemas with Go's
  * protodesc through server reflection, a stricter and independent reader of what we serve.
  */
-const BUF = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
+const BUF = inRepo("node_modules/.bin/buf");
 
 /** Whether `buf curl` runs on this machine; tests skip with this reason when it does not. */
 export const bufCurlSkip: string | false = spawnSync(BUF, ["curl", "--help"]).status === 0 ? false : "buf curl is not runnable";

@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
+import { BIN, inRepo } from "./repo.js";
 
 const execFileAsync = promisify(execFile);
-const BIN = new URL("../../bin/platform-api.js", import.meta.url).pathname;
 /** `platform-api` that kills itself after some writes: crash-after-writes.ts. */
-const CRASHING = new URL("./crash-after-writes.ts", import.meta.url).pathname;
+const CRASHING = inRepo("test/support/crash-after-writes.ts");
 
 /** The public URL a child server and its tokens use (issuer and audience). */
 export const CHILD_API_URL = "http://platform.test";

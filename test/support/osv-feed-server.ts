@@ -12,9 +12,10 @@ import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { makeZip } from "./zip-writer.js";
+import { inRepo } from "./repo.js";
 
 /** The 32 RustSec records of the repository's samples (CC0). */
-export const SAMPLE_DIR = new URL("../../samples/osv/rustsec/crates", import.meta.url).pathname;
+export const SAMPLE_DIR = inRepo("samples/osv/rustsec/crates");
 
 export type OsvJson = Record<string, unknown> & { id: string; modified: string };
 

@@ -2,9 +2,10 @@ import type { FeedEntry } from "../../src/engines/advisories/osv/feed.js";
 import { OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
 import { parseOsvRecord } from "../../src/engines/advisories/osv/parse.js";
 import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
+import { inRepo } from "./repo.js";
 
 /** The RustSec records shipped beside the repository (`../shared/data`, as CI clones it). */
-export const RUSTSEC_DIR = new URL("../../../shared/data/osv/rustsec", import.meta.url).pathname;
+export const RUSTSEC_DIR = inRepo("../shared/data/osv/rustsec");
 
 /** A small crates.io record: `name` affected from `introduced` up to `fixed`. */
 export function osvRecord(id: string, options: Partial<OsvRecord> & { name?: string; introduced?: string; fixed?: string } = {}): OsvRecord {

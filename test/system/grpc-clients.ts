@@ -1,16 +1,15 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { ROOT } from "../support/repo.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const protoDeps = `${root}proto-deps`;
+const protoDeps = `${ROOT}/proto-deps`;
 
 /** Creates proto-deps/ (git-ignored) with scripts/vendor-protos.mjs unless it is already there. */
 function ensureProtoDeps(): void {
   if (existsSync(`${protoDeps}/grpc/health/v1/health.proto`)) return;
-  const run = spawnSync(process.execPath, [`${root}scripts/vendor-protos.mjs`], { stdio: "inherit" });
+  const run = spawnSync(process.execPath, [`${ROOT}/scripts/vendor-protos.mjs`], { stdio: "inherit" });
   if (run.status !== 0) throw new Error("scripts/vendor-protos.mjs failed");
 }
 

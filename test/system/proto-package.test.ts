@@ -3,25 +3,24 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, test } from "node:test";
 import { createFileRegistry, fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { API_SERVICES } from "../../src/domains/index.js";
+import { ROOT } from "../support/repo.js";
 
 /**
  * `npm run pack:protos` makes a tarball another repo can use: unpacked anywhere, with nothing
  * else, it is a buf module that builds (every served service in it), lints, and generates code.
  */
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const BUF = `${ROOT}node_modules/.bin/buf`;
+const BUF = `${ROOT}/node_modules/.bin/buf`;
 const dir = mkdtempSync(join(tmpdir(), "platform-api-protos-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the protos package is a self-contained buf module with every served service", { timeout: 180_000 }, async () => {
-  const { stdout } = await run(process.execPath, [`${ROOT}scripts/pack-protos.mjs`, dir], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, [`${ROOT}/scripts/pack-protos.mjs`, dir], { cwd: ROOT });
   const tarball = stdout.trim().split("\n").pop()!;
   assert.match(tarball, /platform-api-protos-\d+\.\d+\.\d+\.tgz$/);
   await run("tar", ["xzf", tarball, "-C", dir]);
@@ -35,6 +34,6 @@ test("the protos package is a self-contained buf module with every served servic
   await run(BUF, ["lint", module]);
 
   const template = JSON.stringify({ version: "v2", plugins: [{ local: "protoc-gen-es", out: join(dir, "gen"), opt: ["target=ts"] }] });
-  await run(BUF, ["generate", module, "--template", template], { env: { ...process.env, PATH: `${ROOT}node_modules/.bin${delimiter}${process.env.PATH}` } });
+  await run(BUF, ["generate", module, "--template", template], { env: { ...process.env, PATH: `${ROOT}/node_modules/.bin${delimiter}${process.env.PATH}` } });
   assert.ok(existsSync(join(dir, "gen/platform/iam/v2/groups_service_pb.ts")));
 });

@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fixedVersion, reportSeverity, type OsvAffected, type OsvRecord } from "../../src/engines/advisories/index.js";
+import { inRepo } from "../support/repo.js";
 
-const rustsec = (id: string) => JSON.parse(readFileSync(new URL(`../../../shared/data/osv/rustsec/crates/${id}.json`, import.meta.url), "utf8")) as OsvRecord;
+const rustsec = (id: string) => JSON.parse(readFileSync(inRepo(`../shared/data/osv/rustsec/crates/${id}.json`), "utf8")) as OsvRecord;
 
 describe("fixedVersion", () => {
   const smallvec = rustsec("RUSTSEC-2021-0003").affected![0];

@@ -5,14 +5,13 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { evaluateAffected, isVulnerable } from "../../src/engines/advisories/affected.js";
 import { parseOsvDocument } from "../../src/engines/advisories/osv/parse.js";
 import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
 import { scoreSeverities } from "../../src/engines/advisories/severity.js";
+import { ROOT } from "../support/repo.js";
 
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
-const DIR = process.env.OSV_RUSTSEC_DIR ?? resolve(REPO, "../shared/data/osv/rustsec/crates");
+const DIR = process.env.OSV_RUSTSEC_DIR ?? resolve(ROOT, "../shared/data/osv/rustsec/crates");
 const skip = existsSync(DIR) ? false : `RustSec records not found in ${DIR}`;
 
 /** A record as the importer reads it. */

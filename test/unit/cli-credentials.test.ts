@@ -16,6 +16,8 @@ import { withCredentialsLock } from "../../src/cli/client/credentials-lock.js";
 import { credentialsDir, credentialsFile } from "../../src/cli/client/credentials-paths.js";
 import { readCredentials, updateCredentials, writeCredentials, type Session } from "../../src/cli/client/credentials.js";
 import { CommandError, parse, UsageError } from "../../src/command/options.js";
+import { pathToFileURL } from "node:url";
+import { inRepo } from "../support/repo.js";
 
 const execFileAsync = promisify(execFile);
 const root = mkdtempSync(join(tmpdir(), "platform-api-credentials-"));
@@ -115,7 +117,7 @@ describe("the lock", () => {
   });
 
   test("processes updating at once lose no update", async () => {
-    const module = new URL("../../src/cli/client/credentials.ts", import.meta.url).href;
+    const module = pathToFileURL(inRepo("src/cli/client/credentials.ts")).href;
     const script = `const { updateCredentials } = await import(${JSON.stringify(module)});
       for (let i = 0; i < 10; i++) await updateCredentials(async (c) => { await new Promise((r) => setTimeout(r, 2)); c.sessions[process.pid + "-" + i] = { token: "t", expiry: "", refreshToken: "r" }; return true; });`;
     const children = Array.from({ length: 3 }, () => execFileAsync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env: process.env }));

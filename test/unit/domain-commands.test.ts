@@ -6,10 +6,10 @@ import { test } from "node:test";
 import { cruise, type IConfiguration } from "dependency-cruiser";
 import { DOMAIN_COMMANDS } from "../../src/domains/commands.js";
 import { DOMAINS } from "../../src/domains/index.js";
+import { inRepo, ROOT } from "../support/repo.js";
 
 const require = createRequire(import.meta.url);
-const config = require("../../.dependency-cruiser.cjs") as IConfiguration;
-const ROOT = new URL("../../", import.meta.url).pathname;
+const config = require(inRepo(".dependency-cruiser.cjs")) as IConfiguration;
 
 test("the CLI's list of domain commands is what the domains declare", () => {
   const declared = DOMAINS.flatMap((d) => Object.entries(d.commands ?? {}));

@@ -14,8 +14,9 @@ import {
   parsePackageLock,
   parseSbom,
 } from "../../src/engines/inventory/index.js";
+import { inRepo } from "../support/repo.js";
 
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/inventory/${name}`, import.meta.url));
+const fixture = (name: string) => readFileSync(inRepo(`test/fixtures/inventory/${name}`));
 const alpine = parseOsRelease(fixture("alpine-3.19.os-release").toString())!;
 
 describe("os-release", () => {
@@ -105,7 +106,7 @@ describe("lockfiles", () => {
     assert.throws(() => parseCargoLock("this is not toml at all"), /not a Cargo.lock/);
   });
   test("this repository's package-lock.json (lockfileVersion 3) and a version 1 lockfile", () => {
-    const lock = JSON.parse(readFileSync(new URL("../../package-lock.json", import.meta.url), "utf8")) as { packages: Record<string, { version?: string; link?: boolean }> };
+    const lock = JSON.parse(readFileSync(inRepo("package-lock.json"), "utf8")) as { packages: Record<string, { version?: string; link?: boolean }> };
     const packages = parsePackageLock(JSON.stringify(lock));
     const expected = Object.entries(lock.packages).filter(([k, v]) => k.includes("node_modules/") && !v.link && v.version).length;
     assert.equal(packages.length, expected);

@@ -4,8 +4,9 @@ import { test } from "node:test";
 import { parseLibraryDocument } from "../../src/engines/package-feeds/feed.js";
 import { LibraryDocumentError } from "../../src/engines/package-feeds/library-package.js";
 import { isPrerelease, latestVersion } from "../../src/engines/package-feeds/versions.js";
+import { inRepo } from "../support/repo.js";
 
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/libraries/npm/${name}`, import.meta.url), "utf8");
+const fixture = (name: string) => readFileSync(inRepo(`test/fixtures/libraries/npm/${name}`), "utf8");
 
 test("an npm registry document and an `npm view --json` document both parse", () => {
   const minimist = parseLibraryDocument(fixture("minimist.json"), "minimist.json");

@@ -11,10 +11,11 @@ import { LibraryDocumentError } from "../../src/engines/package-feeds/library-pa
 import { parseMavenMetadata, parsePom, readMavenArtifact } from "../../src/engines/package-feeds/maven.js";
 import { pypiProjectOf } from "../../src/engines/package-feeds/pypi.js";
 import { findTarEntry } from "../../src/engines/package-feeds/tar.js";
+import { inRepo } from "../support/repo.js";
 
 /** Python core metadata, sdists, wheels and Maven metadata and POMs: the shipped real files, and broken ones. */
 
-const FIXTURES = new URL("../fixtures/libraries", import.meta.url).pathname;
+const FIXTURES = inRepo("test/fixtures/libraries");
 const PYPI = join(FIXTURES, "pypi");
 const MAVEN = join(FIXTURES, "maven");
 const dir = mkdtempSync(join(tmpdir(), "platform-api-libraries-"));
