@@ -37,7 +37,10 @@ export function createProbes(options: ProbeOptions): Probes {
 
   return {
     handle(req, res) {
-      const path = (req.url ?? "").split("?")[0];
+      // Asked of every request on both hosts: nothing allocated for a path without a query.
+      const url = req.url ?? "";
+      const query = url.indexOf("?");
+      const path = query < 0 ? url : url.slice(0, query);
       if (!PATHS.has(path)) return false;
       if (req.method !== "GET" && req.method !== "HEAD") {
         write(res, 405, "only GET and HEAD", { allow: "GET, HEAD" });

@@ -47,23 +47,116 @@ export function headerValue(value: string | string[] | undefined): string | null
 
 /** The request headers a call on `wire` hands its handler. */
 export function requestHeaders(incoming: NodeRequest["headers"], wire: Wire): Headers {
-  const header = new Headers();
-  for (const name in incoming) {
-    const value = incoming[name];
-    if (value === undefined || name.charCodeAt(0) === 58 /* ":" */) continue;
-    if (wire === "rest" && (REST_EXCHANGE_REQUEST.has(name) || isRpcProtocolHeader(name))) continue;
-    if (Array.isArray(value)) for (const v of value) header.append(name, v);
-    else header.append(name, value);
+  return new RequestHeaders(incoming, wire);
+}
+
+/**
+ * A request's headers as `requestHeaders` describes them, copied into the `Headers` only when a
+ * caller changes or walks them: `get` and `has` (most calls ask only for `authorization`, a
+ * request id and a timeout) answer from the request's own header object as the copy would, which
+ * saves a `Headers.append` per header of every call.
+ */
+class RequestHeaders extends Headers {
+  #incoming: NodeRequest["headers"] | undefined;
+  readonly #wire: Wire;
+  /** REST's Connect unary headers and trace context, made with the call (the trace context is the one active now). */
+  readonly #added: Headers | undefined;
+
+  constructor(incoming: NodeRequest["headers"], wire: Wire) {
+    super();
+    this.#incoming = incoming;
+    this.#wire = wire;
+    if (wire === "rest") {
+      const added = new Headers({ "content-type": "application/proto", "connect-protocol-version": "1" });
+      injectTraceHeaders(added);
+      const timeout = incoming["connect-timeout-ms"];
+      if (typeof timeout === "string") added.set("connect-timeout-ms", timeout);
+      this.#added = added;
+    }
   }
-  if (wire === "grpc") header.set("content-type", GRPC_CONTENT_TYPE);
-  if (wire === "rest") {
-    header.set("content-type", "application/proto");
-    header.set("connect-protocol-version", "1");
-    injectTraceHeaders(header);
-    const timeout = incoming["connect-timeout-ms"];
-    if (typeof timeout === "string") header.set("connect-timeout-ms", timeout);
+
+  /** Whether the request header `name` (lower case) reaches the handler on this wire. */
+  #passes(name: string): boolean {
+    if (name.charCodeAt(0) === 58 /* ":" */) return false;
+    return this.#wire !== "rest" || !(REST_EXCHANGE_REQUEST.has(name) || isRpcProtocolHeader(name));
   }
-  return header;
+
+  /** The copy: from here on, the `Headers` answer for themselves. */
+  #copy(): void {
+    const incoming = this.#incoming;
+    if (incoming === undefined) return;
+    this.#incoming = undefined;
+    for (const name in incoming) {
+      const value = incoming[name];
+      if (value === undefined || !this.#passes(name)) continue;
+      if (Array.isArray(value)) for (const v of value) super.append(name, v);
+      else super.append(name, value);
+    }
+    if (this.#wire === "grpc") super.set("content-type", GRPC_CONTENT_TYPE);
+    this.#added?.forEach((value, name) => super.set(name, value));
+  }
+
+  override get(name: string): string | null {
+    const incoming = this.#incoming;
+    if (incoming === undefined) return super.get(name);
+    const key = name.toLowerCase();
+    if (this.#wire === "grpc" && key === "content-type") return GRPC_CONTENT_TYPE;
+    const added = this.#added?.get(key);
+    if (added != null) return added;
+    const raw = incoming[key];
+    const value = (typeof raw === "string" || Array.isArray(raw)) && this.#passes(key) ? headerValue(raw) : null;
+    // As `Headers` stores a value: without leading and trailing HTTP whitespace.
+    return value === null || !/^[\t\n\r ]|[\t\n\r ]$/.test(value) ? value : value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+  }
+
+  override has(name: string): boolean {
+    return this.#incoming === undefined ? super.has(name) : this.get(name) !== null;
+  }
+
+  override append(name: string, value: string): void {
+    this.#copy();
+    super.append(name, value);
+  }
+
+  override set(name: string, value: string): void {
+    this.#copy();
+    super.set(name, value);
+  }
+
+  override delete(name: string): void {
+    this.#copy();
+    super.delete(name);
+  }
+
+  override getSetCookie(): string[] {
+    this.#copy();
+    return super.getSetCookie();
+  }
+
+  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    this.#copy();
+    super.forEach(callback, thisArg);
+  }
+
+  override keys(): HeadersIterator<string> {
+    this.#copy();
+    return super.keys();
+  }
+
+  override values(): HeadersIterator<string> {
+    this.#copy();
+    return super.values();
+  }
+
+  override entries(): HeadersIterator<[string, string]> {
+    this.#copy();
+    return super.entries();
+  }
+
+  override [Symbol.iterator](): HeadersIterator<[string, string]> {
+    this.#copy();
+    return super[Symbol.iterator]();
+  }
 }
 
 /** An answer's headers (or trailers) that go out on `wire`, as Node's `writeHead` and `addTrailers` take them. */
