@@ -49,6 +49,11 @@ test("race: the work's outcome, or the end's reason as an error when the call en
   ended.end("deadline");
   await assert.rejects(racing, /ended: deadline/);
   await assert.rejects(ended.race(async () => 1, (reason) => new Error(`already ${String(reason)}`)), /already deadline/);
+  const joined = new CallLife();
+  const waiting = joined.race(() => new Promise(() => {}), (reason) => new Error(`ended: ${String(reason)}`));
+  await new Promise((resolve) => setImmediate(resolve)); // the race is joined by work still running in the check phase
+  joined.end("gone");
+  await assert.rejects(waiting, /ended: gone/);
   const failing = new CallLife();
   await assert.rejects(failing.race(() => Promise.reject(new Error("handler failed")), () => new Error("unused")), /handler failed/);
 });

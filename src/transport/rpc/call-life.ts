@@ -74,21 +74,34 @@ export class CallLife {
   /**
    * Settles as `work` does, or rejects with `asError(reason)` as soon as the call ends first (at
    * once if it has ended). One race at a time.
+   *
+   * The race is joined only at the check phase of the event loop's turn (`setImmediate`), and only
+   * by work still running then: no end but `finish` can come sooner (a deadline is a timer, a caller
+   * leaving is I/O, and an end met there rejects at once), and most calls have answered by then.
+   * Joining at once held the race's reject function on this object for every call, which cost a
+   * GetGroup call over gRPC a fifth of its CPU in collections (docs/performance.md).
    */
   race<T>(work: () => Promise<T>, asError: (reason: unknown) => unknown): Promise<T> {
     if (this.#ended) return Promise.reject(asError(this.#reason));
+    let settled = false;
     return new Promise<T>((resolve, reject) => {
-      this.#onEnd = (reason) => reject(asError(reason));
       work().then(
         (value) => {
+          settled = true;
           this.#onEnd = undefined;
           resolve(value);
         },
         (error: unknown) => {
+          settled = true;
           this.#onEnd = undefined;
           reject(error);
         },
       );
+      setImmediate(() => {
+        if (settled) return;
+        if (this.#ended) reject(asError(this.#reason));
+        else this.#onEnd = (reason) => reject(asError(reason));
+      });
     });
   }
 }
