@@ -75,11 +75,12 @@ export class CallLife {
    * Settles as `work` does, or rejects with `asError(reason)` as soon as the call ends first (at
    * once if it has ended). One race at a time.
    *
-   * The race is joined only at the check phase of the event loop's turn (`setImmediate`), and only
-   * by work still running then: no end but `finish` can come sooner (a deadline is a timer, a caller
-   * leaving is I/O, and an end met there rejects at once), and most calls have answered by then.
-   * Joining at once held the race's reject function on this object for every call, which cost a
-   * GetGroup call over gRPC a fifth of its CPU in collections (docs/performance.md).
+   * The race is joined at the check phase of the event loop's turn it started in (`setImmediate`),
+   * by work still running then, and an end that came before is met there and rejects at once: a
+   * deadline is a timer, which cannot fire sooner, and a caller leaving is I/O, so either is answered
+   * within the same turn as before. Most calls have answered by then. Joining at once held the
+   * race's reject function on this object for every call, which cost a GetGroup call over gRPC a
+   * fifth of its CPU in collections (docs/performance.md).
    */
   race<T>(work: () => Promise<T>, asError: (reason: unknown) => unknown): Promise<T> {
     if (this.#ended) return Promise.reject(asError(this.#reason));
