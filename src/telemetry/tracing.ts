@@ -46,11 +46,6 @@ export function injectTraceContext(headers: Record<string, string>): void {
   if (tracingActive()) propagation.inject(context.active(), headers);
 }
 
-/** Sets the active span's `traceparent` on a fetch-style Headers; nothing when no SDK is installed. */
-export function injectTraceHeaders(headers: Headers): void {
-  if (tracingActive()) propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
-}
-
 /** The trace id of a span, for log lines. */
 export function traceIdOf(span: Span): string {
   return span.spanContext().traceId;

@@ -1,5 +1,5 @@
 import type { NodeRequest, ResponseHeaders } from "../http/node-types.js";
-import { injectTraceHeaders } from "../../telemetry/tracing.js";
+import { injectTraceContext } from "../../telemetry/tracing.js";
 
 /**
  * The header policy of the direct paths: which request headers reach a handler's context
@@ -59,18 +59,18 @@ export function requestHeaders(incoming: NodeRequest["headers"], wire: Wire): He
 class RequestHeaders extends Headers {
   #incoming: NodeRequest["headers"] | undefined;
   readonly #wire: Wire;
-  /** REST's Connect unary headers and trace context, made with the call (the trace context is the one active now). */
-  readonly #added: Headers | undefined;
+  /** REST's Connect unary headers and trace context, by lower-case name, made with the call (the trace context is the one active now). */
+  readonly #added: Record<string, string> | undefined;
 
   constructor(incoming: NodeRequest["headers"], wire: Wire) {
     super();
     this.#incoming = incoming;
     this.#wire = wire;
     if (wire === "rest") {
-      const added = new Headers({ "content-type": "application/proto", "connect-protocol-version": "1" });
-      injectTraceHeaders(added);
+      const added: Record<string, string> = { "content-type": "application/proto", "connect-protocol-version": "1" };
+      injectTraceContext(added);
       const timeout = incoming["connect-timeout-ms"];
-      if (typeof timeout === "string") added.set("connect-timeout-ms", timeout);
+      if (typeof timeout === "string") added["connect-timeout-ms"] = timeout;
       this.#added = added;
     }
   }
@@ -93,7 +93,7 @@ class RequestHeaders extends Headers {
       else super.append(name, value);
     }
     if (this.#wire === "grpc") super.set("content-type", GRPC_CONTENT_TYPE);
-    this.#added?.forEach((value, name) => super.set(name, value));
+    for (const name in this.#added) super.set(name, this.#added[name]);
   }
 
   override get(name: string): string | null {
@@ -101,8 +101,8 @@ class RequestHeaders extends Headers {
     if (incoming === undefined) return super.get(name);
     const key = name.toLowerCase();
     if (this.#wire === "grpc" && key === "content-type") return GRPC_CONTENT_TYPE;
-    const added = this.#added?.get(key);
-    if (added != null) return added;
+    const added = this.#added !== undefined && Object.hasOwn(this.#added, key) ? this.#added[key] : undefined;
+    if (added !== undefined) return added;
     const raw = incoming[key];
     const value = (typeof raw === "string" || Array.isArray(raw)) && this.#passes(key) ? headerValue(raw) : null;
     // As `Headers` stores a value: without leading and trailing HTTP whitespace.
