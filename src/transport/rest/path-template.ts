@@ -180,10 +180,9 @@ export function matchPathTemplate(template: PathTemplate, rawSegments: readonly 
   }
   const extra = n - m; // segments absorbed by `**` beyond its first one
 
-  // Template segment i covers path segments [i, i + 1), shifted by `extra` after `**`, which covers 1 + extra.
   for (let i = 0; i < m; i++) {
-    const from = d >= 0 && i > d ? i + extra : i;
-    const to = i === d ? from + 1 + extra : from + 1;
+    const from = firstCovered(i, d, extra);
+    const to = pastCovered(i, d, extra);
     const seg = template.segments[i];
     if (seg.kind === "literal") {
       if ((from === n - 1 ? last : rawSegments[from]) !== seg.value) return undefined;
@@ -194,13 +193,25 @@ export function matchPathTemplate(template: PathTemplate, rawSegments: readonly 
 
   const bindings: PathBindings = new Map();
   for (const v of template.variables) {
-    const from = d >= 0 && v.start > d ? v.start + extra : v.start;
-    const to = d >= 0 && v.end - 1 >= d ? v.end + extra : v.end;
+    const from = firstCovered(v.start, d, extra);
+    const to = pastCovered(v.end - 1, d, extra);
     let value = from === n - 1 ? last : rawSegments[from];
     for (let j = from + 1; j < to; j++) value += "/" + (j === n - 1 ? last : rawSegments[j]);
     bindings.set(v.key, value);
   }
   return bindings;
+}
+
+/**
+ * The path segments template segment `i` covers are [firstCovered, pastCovered): one each, but
+ * 1 + `extra` for the `**` at `d` (-1 for none), and those after it shifted by `extra`.
+ */
+function firstCovered(i: number, d: number, extra: number): number {
+  return d >= 0 && i > d ? i + extra : i;
+}
+
+function pastCovered(i: number, d: number, extra: number): number {
+  return d >= 0 && i >= d ? i + 1 + extra : i + 1;
 }
 
 /**
