@@ -35,5 +35,3 @@ export async function buildTests() {
     logLevel: "warning",
   });
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) await buildTests();

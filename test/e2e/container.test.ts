@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { promisify } from "node:util";
 import { sql } from "kysely";
 import { startTestServer } from "../support/test-server.js";
-import { ROOT } from "../support/repo.js";
+import { inRepo } from "../support/repo.js";
 
 /**
  * What the container image relies on, checked without a container engine (none runs here; CI
@@ -15,7 +15,7 @@ import { ROOT } from "../support/repo.js";
  */
 
 const run = promisify(execFile);
-const HEALTHCHECK = `${ROOT}/bin/healthcheck.js`;
+const HEALTHCHECK = inRepo("bin/healthcheck.js");
 
 /** The exit status of the image's HEALTHCHECK command with `env`. */
 async function healthcheck(env: Record<string, string>): Promise<number> {
@@ -44,16 +44,16 @@ test("the HEALTHCHECK command: 0 while /readyz answers 200, 1 when the server is
 });
 
 test("the Dockerfile: two stages, runs as node with the healthcheck, and copies only what the build context keeps", () => {
-  const dockerfile = readFileSync(`${ROOT}/Dockerfile`, "utf8");
+  const dockerfile = readFileSync(inRepo("Dockerfile"), "utf8");
   assert.equal(dockerfile.match(/^FROM /gm)?.length, 2);
   assert.match(dockerfile, /^USER node$/m);
   assert.match(dockerfile, /^HEALTHCHECK .*CMD \["node", "bin\/healthcheck\.js"\]$/m);
   assert.match(dockerfile, /^ENTRYPOINT \["node", "bin\/platform-api\.js"\]$/m);
-  const ignored = readFileSync(`${ROOT}/.dockerignore`, "utf8").split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+  const ignored = readFileSync(inRepo(".dockerignore"), "utf8").split("\n").filter((line) => line !== "" && !line.startsWith("#"));
   const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(" "));
   assert.ok(copied.length >= 6, copied.join(" "));
   for (const path of copied) {
-    assert.ok(existsSync(`${ROOT}/${path}`), `${path} exists`);
+    assert.ok(existsSync(inRepo(path)), `${path} exists`);
     assert.ok(!ignored.includes(path), `${path} is not in .dockerignore`);
   }
   for (const needed of ["package.json", "package-lock.json", "tsconfig.build.json", "src", "gen", "bin"]) assert.ok(copied.includes(needed), needed);

@@ -5,17 +5,17 @@ import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { bufCurlSkip } from "../support/buf-curl.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { ROOT } from "../support/repo.js";
+import { inRepo, ROOT } from "../support/repo.js";
 
 /** The clients in examples/, each run as a user would, in a child process against a live server. */
 const run = promisify(execFile);
-const BIN = `${ROOT}/node_modules/.bin`;
+const BIN = inRepo("node_modules/.bin");
 
 let server: TestServer;
 let env: NodeJS.ProcessEnv;
 before(async () => {
   // The google/api and google/rpc files the protos import (proto-deps/), as `npm run generate` makes them.
-  await run(process.execPath, [`${ROOT}/scripts/vendor-protos.mjs`]);
+  await run(process.execPath, [inRepo("scripts/vendor-protos.mjs")]);
   server = await startTestServer();
   const res = await fetch(`${server.apiUrl}/iam/v2/groups/${server.org.uid}`, {
     method: "POST",

@@ -2,14 +2,14 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { ROOT } from "../support/repo.js";
+import { inRepo } from "../support/repo.js";
 
-const protoDeps = `${ROOT}/proto-deps`;
+const protoDeps = inRepo("proto-deps");
 
 /** Creates proto-deps/ (git-ignored) with scripts/vendor-protos.mjs unless it is already there. */
 function ensureProtoDeps(): void {
   if (existsSync(`${protoDeps}/grpc/health/v1/health.proto`)) return;
-  const run = spawnSync(process.execPath, [`${ROOT}/scripts/vendor-protos.mjs`], { stdio: "inherit" });
+  const run = spawnSync(process.execPath, [inRepo("scripts/vendor-protos.mjs")], { stdio: "inherit" });
   if (run.status !== 0) throw new Error("scripts/vendor-protos.mjs failed");
 }
 

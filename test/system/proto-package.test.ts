@@ -8,19 +8,20 @@ import { after, test } from "node:test";
 import { createFileRegistry, fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { API_SERVICES } from "../../src/domains/index.js";
-import { ROOT } from "../support/repo.js";
+import { inRepo, ROOT } from "../support/repo.js";
 
 /**
  * `npm run pack:protos` makes a tarball another repo can use: unpacked anywhere, with nothing
  * else, it is a buf module that builds (every served service in it), lints, and generates code.
  */
 const run = promisify(execFile);
-const BUF = `${ROOT}/node_modules/.bin/buf`;
+const BUF_DIR = inRepo("node_modules/.bin");
+const BUF = join(BUF_DIR, "buf");
 const dir = mkdtempSync(join(tmpdir(), "platform-api-protos-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the protos package is a self-contained buf module with every served service", { timeout: 180_000 }, async () => {
-  const { stdout } = await run(process.execPath, [`${ROOT}/scripts/pack-protos.mjs`, dir], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, [inRepo("scripts/pack-protos.mjs"), dir], { cwd: ROOT });
   const tarball = stdout.trim().split("\n").pop()!;
   assert.match(tarball, /platform-api-protos-\d+\.\d+\.\d+\.tgz$/);
   await run("tar", ["xzf", tarball, "-C", dir]);
@@ -34,6 +35,6 @@ test("the protos package is a self-contained buf module with every served servic
   await run(BUF, ["lint", module]);
 
   const template = JSON.stringify({ version: "v2", plugins: [{ local: "protoc-gen-es", out: join(dir, "gen"), opt: ["target=ts"] }] });
-  await run(BUF, ["generate", module, "--template", template], { env: { ...process.env, PATH: `${ROOT}/node_modules/.bin${delimiter}${process.env.PATH}` } });
+  await run(BUF, ["generate", module, "--template", template], { env: { ...process.env, PATH: `${BUF_DIR}${delimiter}${process.env.PATH}` } });
   assert.ok(existsSync(join(dir, "gen/platform/iam/v2/groups_service_pb.ts")));
 });

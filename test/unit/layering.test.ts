@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 import { cruise, type IConfiguration } from "dependency-cruiser";
-import { inRepo, ROOT } from "../support/repo.js";
+import { inRepo } from "../support/repo.js";
 
 const require = createRequire(import.meta.url);
 const config = require(inRepo(".dependency-cruiser.cjs")) as IConfiguration;
@@ -16,7 +16,7 @@ async function violations(baseDir: string): Promise<string[]> {
 }
 
 test("wrong-way imports planted in a tree of src/'s shape are each caught by their rule", async () => {
-  assert.deepEqual(await violations(`${ROOT}/test/fixtures/layering`), [
+  assert.deepEqual(await violations(inRepo("test/fixtures/layering")), [
     "cli-client-is-only-a-client: src/cli/client/planted.ts -> src/domains/iam/index.ts",
     "command-kit-imports-only-the-store: src/command/planted.ts -> src/domains/iam/index.ts",
     "domain-through-its-face: src/store/planted.ts -> src/domains/iam/store/groups.ts",
