@@ -44,11 +44,11 @@ export function limitsOf(options: Record<string, string | boolean | undefined>):
   return limits;
 }
 
-/** The pool size option as a number from 1 to 1000. */
-export function poolSizeOf(options: Record<string, string | boolean | undefined>): number {
-  const size = parseLimit("db-pool-size", String(options["db-pool-size"]), "count");
-  if (size > 1000) throw new UsageError(`--db-pool-size: ${size} is more than 1000`);
-  return size;
+/** A count option (`--db-pool-size`, `--events-concurrency`) as a number from 1 to 1000. */
+export function countOf(flag: string, options: Record<string, string | boolean | undefined>): number {
+  const count = parseLimit(flag, String(options[flag]), "count");
+  if (count > 1000) throw new UsageError(`--${flag}: ${count} is more than 1000`);
+  return count;
 }
 
 const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };

@@ -1,7 +1,7 @@
 import { ORGANIZATION_CREATION_VALUES, type LoginConfig, type OrganizationCreation } from "../config.js";
 import { isLogLevel, LOG_LEVELS, type Logger } from "../logger.js";
 import type { AuditLog } from "../telemetry/audit-log.js";
-import { limitOptions, limitsOf, poolSizeOf, poolSizeOption } from "./limits.js";
+import { countOf, limitOptions, limitsOf, poolSizeOption } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
 import { advisoryFeedOptions, advisoryFeedsOf, blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
@@ -30,6 +30,12 @@ const serveOptions: Record<string, OptionSpec> = {
     help: "who may create organizations over the API: bootstrap (nobody; use the bootstrap command) or anyone (any verified caller)",
   },
   "events-allow-local-sinks": { type: "boolean", env: "EVENTS_ALLOW_LOCAL_SINKS", help: "let subscriptions name http:// sinks and loopback or private addresses (default: https on public addresses only)" },
+  "events-concurrency": {
+    type: "string",
+    env: "EVENTS_CONCURRENCY",
+    default: "16",
+    help: "event deliveries this process makes at once (one per subscription; one organization's subscriptions get at most half)",
+  },
   "events-retention": {
     type: "string",
     env: "EVENTS_RETENTION",
@@ -249,7 +255,8 @@ async function serve(args: string[]): Promise<void> {
   const limits = limitsOf(o);
   const eventsRetentionMs = durationMsOf(o, "events-retention");
   const eventsRetryPeriodMs = durationMsOf(o, "events-retry-period");
-  const poolSize = poolSizeOf(o);
+  const eventsConcurrency = countOf("events-concurrency", o);
+  const poolSize = countOf("db-pool-size", o);
   const tlsFiles = tlsFilesOf(o);
   const scheme = tlsFiles ? "https" : "http";
   const apiUrl = urlOf("api-url", o) ?? `${scheme}://localhost:${port}`;
@@ -289,7 +296,13 @@ async function serve(args: string[]): Promise<void> {
       upstreamIssuers,
       corsOrigins,
       login,
-      events: { allowLocalSinks: flag("events-allow-local-sinks", o), retentionMs: eventsRetentionMs, retryPeriodMs: eventsRetryPeriodMs },
+      events: {
+        allowLocalSinks: flag("events-allow-local-sinks", o),
+        retentionMs: eventsRetentionMs,
+        retryPeriodMs: eventsRetryPeriodMs,
+        concurrency: eventsConcurrency,
+        perOrganization: Math.max(1, Math.floor(eventsConcurrency / 2)),
+      },
       advisoryFeeds,
       retention,
       blobRedirect,

@@ -66,6 +66,8 @@ describe("usage errors are one line and exit 2", () => {
       refused(["serve", "--max-connections", "1.5"], /--max-connections: "1.5" is not a whole number/),
       refused(["serve", "--db-pool-size", "0"], /--db-pool-size: must be more than 0/),
       refused(["serve", "--db-pool-size", "5000"], /--db-pool-size: 5000 is more than 1000/),
+      refused(["serve", "--events-concurrency", "0"], /--events-concurrency: must be more than 0/),
+      refused(["serve", "--events-concurrency", "many"], /--events-concurrency: "many" is not a whole number/),
       refused(["serve", "--api-url", "localhost:8080"], /--api-url: "localhost:8080" is not an http:\/\/ or https:\/\/ URL/),
       refused(["token", "--identity", "x", "--ttl", "soon"], /--ttl: "soon" is not a duration/),
       refused(["serve", "--events-retention", "1w"], /--events-retention: "1w" is not a duration like 90s, 15m, 1h or 7d/),

@@ -239,7 +239,7 @@ test("a sink answering 500 three times then 200 gets the event; the subscription
   }
 });
 
-test("an event written before the server stops is delivered after it starts again", async () => {
+test("events written before the server stops are delivered after it starts again, each as soon as the one before it (no poll between)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "platform-api-events-"));
   const dbUrl = join(dir, "db.sqlite");
   const receiver = await startReceiver();
@@ -251,6 +251,11 @@ test("an event written before the server stops is delivered after it starts agai
     assert.equal(sub.code, 0, sub.message);
     const repo = await wire.call(methodOf(ReposService, "CreateRepo"), { parent: first.org.uid, repo: { name: "restart/app" } }, { method: "POST", path: "" }, first.ownerToken);
     assert.equal(repo.code, 0, repo.message);
+    const more = 10;
+    for (let i = 0; i < more; i++) {
+      const r = await wire.call(methodOf(ReposService, "CreateRepo"), { parent: first.org.uid, repo: { name: `restart/app${i}` } }, { method: "POST", path: "" }, first.ownerToken);
+      assert.equal(r.code, 0, r.message);
+    }
     wire.close();
     await first.close();
     assert.equal(receiver.received.length, 0, "nothing was delivered by the first run");
@@ -258,7 +263,8 @@ test("an event written before the server stops is delivered after it starts agai
     const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
     const second = await createServer(
       store,
-      { apiUrl: "http://api.test", registryUrl: "http://registry.test", events: fast, logLevel: "silent", limits: defaultLimits },
+      // It polls once, at start: every later claim follows the end of a delivery.
+      { apiUrl: "http://api.test", registryUrl: "http://registry.test", events: { ...fast, pollIntervalMs: 3_600_000 }, logLevel: "silent", limits: defaultLimits },
       createLogger("silent"),
       createFileContentStore(contentDir),
     );
@@ -266,6 +272,11 @@ test("an event written before the server stops is delivered after it starts agai
     try {
       await waitFor(() => receiver.received.some((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1"), "the delivery after the restart");
       assert.equal(receiver.received.find((r) => r.headers["ce-type"] === "dev.platform.api.platform.registry.repo.created.v1")?.headers["ce-subject"], repo.body!.uid);
+      await waitFor(() => receiver.received.length === 2 + more, "every event, one after another");
+      assert.deepEqual(
+        receiver.received.map((r) => r.headers["ce-type"]),
+        ["events.subscription.created", ...Array<string>(1 + more).fill("platform.registry.repo.created")].map((t) => `dev.platform.api.${t}.v1`),
+      );
     } finally {
       await second.close();
       await store.close();

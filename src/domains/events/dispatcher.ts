@@ -13,8 +13,9 @@ export interface Dispatcher {
 }
 
 /**
- * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs` it claims the
- * oldest due delivery of each subscription (at most `concurrency` at once, at most
+ * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs`, and again as
+ * soon as a delivery ends (so a backlog drains at the sinks' pace, not one event per subscription
+ * per poll), it claims the oldest due delivery of each subscription (at most `concurrency` at once, at most
  * `perOrganization` of them to one organization's subscriptions, organizations taking turns) for
  * a lease (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so the dispatchers of several
  * processes on one database send each delivery once in the normal case), POSTs the
@@ -34,10 +35,17 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
   const turns: DeliveryTurns = { perOrganization: Math.max(1, Math.min(config.perOrganization, config.concurrency)), held: new Map() };
   let closed = false;
   let ticking = false;
+  /** A tick was asked for while one ran: it runs once more when done. */
+  let again = false;
 
-  async function tick() {
-    if (ticking || closed) return;
+  async function tick(): Promise<void> {
+    if (closed) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
     ticking = true;
+    again = false;
     try {
       const room = config.concurrency - inFlight.size;
       if (room <= 0) return;
@@ -51,6 +59,7 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
             if (held > 0) turns.held.set(row.organization, held);
             else turns.held.delete(row.organization);
             inFlight.delete(work);
+            void tick();
           });
         inFlight.add(work);
       }
@@ -59,6 +68,7 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
     } finally {
       ticking = false;
     }
+    if (again) await tick();
   }
   const inFlightSubscriptions = new Set<string>();
 
