@@ -6,15 +6,19 @@ import type { Logger } from "../logger.js";
 import { ANONYMOUS, type AuditLog } from "../telemetry/audit-log.js";
 import { auditedMethod, type AuditedMethod } from "../telemetry/audited-methods.js";
 import type { Metrics, RpcLabels } from "../telemetry/metrics.js";
+import type { HistogramSlot, Slot } from "../telemetry/slot-metrics.js";
 import { REQUEST_ID_HEADER, requestIdFromHeader, requestIdKey } from "../telemetry/request-id.js";
 import { endSpan, startServerSpan, traceIdOf, tracingActive } from "../telemetry/tracing.js";
 import { protocolKey } from "./request-context.js";
 
+/** A method's metric slots, and what else is made once per method. */
 interface MethodLabels {
   rpc: RpcLabels;
-  inFlight: { grpc_service: string; grpc_method: string };
-  /** By `<code> <protocol>`. */
-  handled: Map<string, RpcLabels & { grpc_code: string; protocol: string }>;
+  started: Slot;
+  inFlight: Slot;
+  seconds: HistogramSlot;
+  /** By protocol, then code name. */
+  handled: Map<string, Map<string, Slot>>;
   /** Undefined for a read: reads are not audited. */
   audited: AuditedMethod | undefined;
   /** `/<service>/<method>`. */
@@ -59,23 +63,31 @@ export interface CallTelemetry {
  * read costs nothing more.
  */
 export function callTelemetry(logger: Logger, metrics: Metrics, audit?: AuditLog): CallTelemetry {
-  // Label objects are made once per method (and code and protocol): prom-client's cost is then a lookup.
+  // Slots are found once per method (and code and protocol): a call's metrics are then number changes.
   const labelsOf = new Map<DescMethod, MethodLabels>();
   const rpcLabels = (method: DescMethod): MethodLabels => {
     let labels = labelsOf.get(method);
     if (!labels) {
       const rpc = { grpc_type: GRPC_TYPES[method.methodKind], grpc_service: method.parent.typeName, grpc_method: method.name };
-      const audited = audit && auditedMethod(method);
-      labels = { rpc, inFlight: { grpc_service: rpc.grpc_service, grpc_method: rpc.grpc_method }, handled: new Map(), audited, procedure: `/${rpc.grpc_service}/${rpc.grpc_method}` };
+      labels = {
+        rpc,
+        started: metrics.rpcStarted.slot(rpc),
+        inFlight: metrics.rpcInFlight.slot({ grpc_service: rpc.grpc_service, grpc_method: rpc.grpc_method }),
+        seconds: metrics.rpcSeconds.slot(rpc),
+        handled: new Map(),
+        audited: audit && auditedMethod(method),
+        procedure: `/${rpc.grpc_service}/${rpc.grpc_method}`,
+      };
       labelsOf.set(method, labels);
     }
     return labels;
   };
-  const handledLabels = (labels: MethodLabels, code: string, protocol: string) => {
-    const key = `${code} ${protocol}`;
-    let handled = labels.handled.get(key);
-    if (!handled) labels.handled.set(key, (handled = { ...labels.rpc, grpc_code: code, protocol }));
-    return handled;
+  const handledSlot = (labels: MethodLabels, code: string, protocol: string): Slot => {
+    let byCode = labels.handled.get(protocol);
+    if (!byCode) labels.handled.set(protocol, (byCode = new Map()));
+    let slot = byCode.get(code);
+    if (!slot) byCode.set(code, (slot = metrics.rpcHandled.slot({ ...labels.rpc, grpc_code: code, protocol })));
+    return slot;
   };
   return {
     start(req) {
@@ -91,8 +103,8 @@ export function callTelemetry(logger: Logger, metrics: Metrics, audit?: AuditLog
       const traced = tracingActive()
         ? startServerSpan(labels.procedure.slice(1), req.header, { "rpc.system": "grpc", "rpc.service": rpc.grpc_service, "rpc.method": rpc.grpc_method, "platform.protocol": protocol })
         : undefined;
-      metrics.rpcStarted.inc(rpc);
-      metrics.rpcInFlight.inc(labels.inFlight);
+      labels.started.value++;
+      labels.inFlight.value++;
       return { req, start, labels, requestId, protocol, traced, code: 0, message: undefined, answer: undefined };
     },
     answered(call, res) {
@@ -108,9 +120,9 @@ export function callTelemetry(logger: Logger, metrics: Metrics, audit?: AuditLog
       const { req, labels, code, protocol, requestId, traced } = call;
       const seconds = (performance.now() - call.start) / 1000;
       const name = code === 0 ? "OK" : codeName(code);
-      metrics.rpcInFlight.dec(labels.inFlight);
-      metrics.rpcHandled.inc(handledLabels(labels, name, protocol));
-      metrics.rpcSeconds.observe(labels.rpc, seconds);
+      labels.inFlight.value--;
+      handledSlot(labels, name, protocol).value++;
+      labels.seconds.observe(seconds);
       if (traced) endSpan(traced.span, code !== 0, { "rpc.grpc.status_code": code }, call.message);
       const caller = req.contextValues.get(principalKey)?.identityUid;
       logger.info("call", {

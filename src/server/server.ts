@@ -33,7 +33,7 @@ import { createRestTranscoder, type NodeRequest, type NodeResponse } from "../tr
 import { migrationsApplied, type Store } from "../domains/open-store.js";
 import { createHttpObserver, type RouteNote } from "../telemetry/http-observer.js";
 import { createMetricsServer } from "../telemetry/metrics-endpoint.js";
-import { createMetrics } from "../telemetry/metrics.js";
+import { createMetrics, queryObserver } from "../telemetry/metrics.js";
 import type { AuditLog } from "../telemetry/audit-log.js";
 import { requestIdKey, requestIdOf } from "../telemetry/request-id.js";
 import { withContext } from "../telemetry/tracing.js";
@@ -81,7 +81,7 @@ function protocolOf(req: NodeRequest): WireProtocol {
  */
 export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore, audit?: AuditLog): Promise<PlatformServer> {
   const metrics = createMetrics({ processMetrics: true });
-  store.observeQueries((operation, seconds, failed) => metrics.querySeconds.observe({ operation, outcome: failed ? "error" : "ok" }, seconds));
+  store.observeQueries(queryObserver(metrics));
   if (store.poolStats) metrics.observePool(store.poolStats);
   if (audit) metrics.observeAuditLog(() => audit.failures);
   const host = await createApiHost(store, config, logger, metrics, audit);

@@ -3,6 +3,7 @@ import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js"
 import type { Logger } from "../logger.js";
 import type { AuditActor } from "./audit-log.js";
 import type { HostName, Metrics } from "./metrics.js";
+import type { HistogramSlot, Slot } from "./slot-metrics.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
 import { endSpan, startServerSpan, traceIdOf, tracingActive } from "./tracing.js";
 
@@ -30,17 +31,17 @@ export interface RouteNote {
  */
 export function createHttpObserver(options: { host: HostName; metrics: Metrics; logger: Logger; spans: boolean; callers?: boolean }) {
   const { host, metrics, logger } = options;
-  const inFlight = { host };
-  // Label objects are made once per route, method and status: prom-client's cost is then a lookup.
-  const requestLabels = new Map<string, { host: HostName; route: string; method: string; status: string }>();
-  const durationLabels = new Map<string, { host: HostName; route: string }>();
-  const labelsOf = (route: string, method: string, status: number) => {
-    const key = `${route} ${method} ${status}`;
-    let labels = requestLabels.get(key);
-    if (!labels) requestLabels.set(key, (labels = { host, route, method, status: String(status) }));
-    let duration = durationLabels.get(route);
-    if (!duration) durationLabels.set(route, (duration = { host, route }));
-    return { labels, duration };
+  const inFlight = metrics.httpInFlight.slot({ host });
+  // Slots are found once per route (and method and status): a request's metrics are then number changes.
+  const routes = new Map<string, { seconds: HistogramSlot; requests: Map<string, Map<number, Slot>> }>();
+  const slotsOf = (route: string, method: string, status: number) => {
+    let slots = routes.get(route);
+    if (!slots) routes.set(route, (slots = { seconds: metrics.httpSeconds.slot({ host, route }), requests: new Map() }));
+    let byStatus = slots.requests.get(method);
+    if (!byStatus) slots.requests.set(method, (byStatus = new Map()));
+    let requests = byStatus.get(status);
+    if (!requests) byStatus.set(status, (requests = metrics.httpRequests.slot({ host, route, method, status: String(status) })));
+    return { requests, seconds: slots.seconds };
   };
   return function observe(req: NodeRequest, res: NodeResponse, note: RouteNote): Context | undefined {
     const start = performance.now();
@@ -49,7 +50,7 @@ export function createHttpObserver(options: { host: HostName; metrics: Metrics; 
     const path = (req.url ?? "").split("?")[0].slice(0, 256);
     const method = (req.method ?? "GET").slice(0, 16);
     const traced = options.spans && tracingActive() ? startServerSpan(`${method} ${host}`, req.headers, { "http.request.method": method, "url.path": path }) : undefined;
-    metrics.httpInFlight.inc(inFlight);
+    inFlight.value++;
     let done = false;
     const finish = () => {
       if (done) return;
@@ -57,10 +58,10 @@ export function createHttpObserver(options: { host: HostName; metrics: Metrics; 
       const seconds = (performance.now() - start) / 1000;
       // A response closed before it finished (the client went away) is logged with status 499, as proxies do.
       const status = res.writableEnded ? res.statusCode : 499;
-      metrics.httpInFlight.dec(inFlight);
-      const { labels, duration } = labelsOf(note.route, METHODS.has(method) ? method : "OTHER", status);
-      metrics.httpRequests.inc(labels);
-      metrics.httpSeconds.observe(duration, seconds);
+      inFlight.value--;
+      const slots = slotsOf(note.route, METHODS.has(method) ? method : "OTHER", status);
+      slots.requests.value++;
+      slots.seconds.observe(seconds);
       if (traced) {
         traced.span.updateName(`${method} ${note.route}`);
         endSpan(traced.span, status >= 500, { "http.route": note.route, "http.response.status_code": status });

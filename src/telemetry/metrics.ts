@@ -1,6 +1,7 @@
 import type { Server, Socket } from "node:net";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { PoolStats } from "../store/dialect.js";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { SlotCounter, SlotHistogram, type HistogramSlot } from "./slot-metrics.js";
+import type { PoolStats, QueryObserver } from "../store/dialect.js";
 
 /** Seconds; from 1 ms (a point read) to 10 s (a deadline), as grpc-ecosystem's defaults plus the fast end. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -25,14 +26,14 @@ export interface RpcLabels {
  */
 export interface Metrics {
   registry: Registry;
-  rpcStarted: Counter<keyof RpcLabels>;
-  rpcHandled: Counter<keyof RpcLabels | "grpc_code" | "protocol">;
-  rpcSeconds: Histogram<keyof RpcLabels>;
-  rpcInFlight: Gauge<"grpc_service" | "grpc_method">;
-  httpRequests: Counter<"host" | "route" | "method" | "status">;
-  httpSeconds: Histogram<"host" | "route">;
-  httpInFlight: Gauge<"host">;
-  querySeconds: Histogram<"operation" | "outcome">;
+  rpcStarted: SlotCounter<keyof RpcLabels>;
+  rpcHandled: SlotCounter<keyof RpcLabels | "grpc_code" | "protocol">;
+  rpcSeconds: SlotHistogram<keyof RpcLabels>;
+  rpcInFlight: SlotCounter<"grpc_service" | "grpc_method">;
+  httpRequests: SlotCounter<"host" | "route" | "method" | "status">;
+  httpSeconds: SlotHistogram<"host" | "route">;
+  httpInFlight: SlotCounter<"host">;
+  querySeconds: SlotHistogram<"operation" | "outcome">;
   /** Counts the bytes every connection of `server` sends and receives, as `host`. */
   countBytes(server: Server, host: HostName): void;
   /** One advisory feed sync of this process: `result` imported, not-modified or failed; `counts` when records were read. */
@@ -87,36 +88,42 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       feedLastSuccess.set({ feed }, lastSuccessMs / 1000);
       feedLastAttempt.set({ feed }, lastAttemptMs / 1000);
     },
-    rpcStarted: new Counter({ name: "grpc_server_started_total", help: "RPCs started, on every protocol (gRPC, gRPC-Web, Connect, REST).", labelNames: ["grpc_type", "grpc_service", "grpc_method"], registers }),
-    rpcHandled: new Counter({
-      name: "grpc_server_handled_total",
-      help: "RPCs completed, by gRPC status code and wire protocol.",
-      labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code", "protocol"],
-      registers,
-    }),
-    rpcSeconds: new Histogram({
+    rpcStarted: new SlotCounter({ name: "grpc_server_started_total", help: "RPCs started, on every protocol (gRPC, gRPC-Web, Connect, REST).", labelNames: ["grpc_type", "grpc_service", "grpc_method"], registers }, "counter"),
+    rpcHandled: new SlotCounter(
+      {
+        name: "grpc_server_handled_total",
+        help: "RPCs completed, by gRPC status code and wire protocol.",
+        labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code", "protocol"],
+        registers,
+      },
+      "counter",
+    ),
+    rpcSeconds: new SlotHistogram({
       name: "grpc_server_handling_seconds",
       help: "Time from an RPC reaching the interceptors to its answer (or, for a stream, its end).",
       labelNames: ["grpc_type", "grpc_service", "grpc_method"],
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    rpcInFlight: new Gauge({ name: "grpc_server_in_flight", help: "RPCs in progress.", labelNames: ["grpc_service", "grpc_method"], registers }),
-    httpRequests: new Counter({
-      name: "http_server_requests_total",
-      help: "Plain HTTP requests (REST, discovery, /sts/exchange, unknown paths on the API host; every registry request), by route and status.",
-      labelNames: ["host", "route", "method", "status"],
-      registers,
-    }),
-    httpSeconds: new Histogram({
+    rpcInFlight: new SlotCounter({ name: "grpc_server_in_flight", help: "RPCs in progress.", labelNames: ["grpc_service", "grpc_method"], registers }, "gauge"),
+    httpRequests: new SlotCounter(
+      {
+        name: "http_server_requests_total",
+        help: "Plain HTTP requests (REST, discovery, /sts/exchange, unknown paths on the API host; every registry request), by route and status.",
+        labelNames: ["host", "route", "method", "status"],
+        registers,
+      },
+      "counter",
+    ),
+    httpSeconds: new SlotHistogram({
       name: "http_server_request_duration_seconds",
       help: "Time from a plain HTTP request's arrival to its last byte sent.",
       labelNames: ["host", "route"],
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    httpInFlight: new Gauge({ name: "http_server_requests_in_flight", help: "Plain HTTP requests in progress.", labelNames: ["host"], registers }),
-    querySeconds: new Histogram({
+    httpInFlight: new SlotCounter({ name: "http_server_requests_in_flight", help: "Plain HTTP requests in progress.", labelNames: ["host"], registers }, "gauge"),
+    querySeconds: new SlotHistogram({
       name: "db_client_operation_duration_seconds",
       help: "Store query time, by operation (select, insert, update, delete, raw) and outcome (ok, error).",
       labelNames: ["operation", "outcome"],
@@ -161,5 +168,15 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
         },
       });
     },
+  };
+}
+
+/** The store's query observer feeding `db_client_operation_duration_seconds` (a slot per operation and outcome, found once). */
+export function queryObserver(metrics: Metrics): QueryObserver {
+  const slots = new Map<string, { ok: HistogramSlot; error: HistogramSlot }>();
+  return (operation, seconds, failed) => {
+    let slot = slots.get(operation);
+    if (!slot) slots.set(operation, (slot = { ok: metrics.querySeconds.slot({ operation, outcome: "ok" }), error: metrics.querySeconds.slot({ operation, outcome: "error" }) }));
+    (failed ? slot.error : slot.ok).observe(seconds);
   };
 }
