@@ -37,15 +37,14 @@ export function authorizationInterceptor(): Interceptor {
       return next(req);
     }
     if (req.stream) throw new ConnectError("scoped streaming calls are not supported", Code.Unimplemented);
-    const fieldName = requirement.field.join(".");
     const uid = readPath(req.message, requirement.path ?? []);
     if (uid === "") {
       if (requirement.emptyAdmitsAuthenticated) return next(req);
-      throw invalidField(fieldName, "is required");
+      throw invalidField(requirement.field.join("."), "is required");
     }
     if (requirement.rootAdmitsAuthenticated && isUidp(uid) && isRoot(uid)) return next(req);
     const group = isUidp(uid) ? stripSegments(uid, requirement.stripSegments) : undefined;
-    if (group === undefined) throw invalidField(fieldName, "is not a valid uid for this call");
+    if (group === undefined) throw invalidField(requirement.field.join("."), "is not a valid uid for this call");
     req.contextValues.set(scopeKey, group);
     if (!grants.has(group, requirement.capabilities)) {
       throw permissionDenied(`the caller lacks ${requirement.capabilities.join(", ")} on ${group}`);

@@ -51,7 +51,8 @@ export async function runPrecompiled<R>(db: Runner, shape: string, args: readonl
   }
   const { slots } = compiled;
   const parameters = compiled.compiled.parameters.map((value, i) => (slots[i] === undefined ? value : args[slots[i]]));
-  const query: CompiledQuery<R> = { ...(compiled.compiled as CompiledQuery<R>), parameters, queryId: createQueryId() };
+  // Named fields, not a spread with overrides: V8 makes that a slow copy.
+  const query: CompiledQuery<R> = { query: compiled.compiled.query, sql: compiled.compiled.sql, parameters, queryId: createQueryId() };
   const now = immediateRunners.get(db)?.(query) as QueryResult<R> | undefined;
   return (now ?? (await db.executeQuery<R>(query))).rows;
 }

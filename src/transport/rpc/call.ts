@@ -142,55 +142,88 @@ function chainOf(spec: MethodImplSpec & { kind: "unary" }, interceptors: Interce
   return next;
 }
 
-/** The request the interceptors see: connect-es's fields, the signal made only when read. */
+/**
+ * The request the interceptors see: connect-es's fields, the signal made only when read. A class,
+ * not an object literal: a literal with a getter costs a microsecond to make, a class's getter
+ * nothing (it is on the prototype; a copy by spread has no `signal` of its own, and the
+ * interceptors that copy a request set one).
+ */
+class CoreUnaryRequest implements CoreRequest {
+  readonly stream = false as const;
+  readonly requestMethod = "POST";
+  readonly message: Message;
+  readonly method: UnaryRequest["method"];
+  readonly service: DescService;
+  readonly url: string;
+  readonly header: Headers;
+  readonly contextValues: ContextValues;
+  readonly [MADE]: { context: HandlerContext; request: UnaryRequest };
+  readonly #life: CallLife;
+
+  constructor(spec: MethodImplSpec & { kind: "unary" }, context: HandlerContext, call: UnaryCall) {
+    this.message = call.input;
+    this.method = spec.method as UnaryRequest["method"];
+    this.service = spec.method.parent;
+    this.url = call.url;
+    this.header = call.header;
+    this.contextValues = call.contextValues;
+    this.#life = call.life;
+    this[MADE] = { context, request: this as UnaryRequest };
+  }
+
+  get signal(): AbortSignal {
+    return this.#life.signal;
+  }
+}
+
 function coreRequest(spec: MethodImplSpec & { kind: "unary" }, context: HandlerContext, call: UnaryCall): CoreRequest {
-  const { life } = call;
-  const request: CoreRequest = {
-    stream: false,
-    message: call.input,
-    method: spec.method,
-    service: spec.method.parent,
-    requestMethod: "POST",
-    url: call.url,
-    get signal() {
-      return life.signal;
-    },
-    header: call.header,
-    contextValues: call.contextValues,
-    [MADE]: { context, request: undefined as unknown as UnaryRequest },
-  };
-  request[MADE].request = request;
-  return request;
+  return new CoreUnaryRequest(spec, context, call);
 }
 
 /**
  * The handler context connect-es's `createHandlerContext` makes (the same fields, deadline and
  * `timeoutMs()`), on the call's own life instead of two controllers linked to it by listeners:
- * the signal is made only when a handler reads it. The request headers are the call's.
+ * the signal is made only when a handler reads it. The request headers are the call's. A class
+ * for the reason `CoreUnaryRequest` is one.
  */
-function handlerContext(spec: MethodImplSpec & { kind: "unary" }, protocolName: string, call: UnaryCall): HandlerContext {
-  const { life } = call;
-  let timeoutMs: () => number | undefined = () => undefined;
-  if (call.timeoutMs !== undefined) {
-    const deadline = Date.now() + call.timeoutMs;
-    timeoutMs = () => deadline - Date.now();
-    life.deadlineIn(call.timeoutMs, () => new ConnectError("the operation timed out", Code.DeadlineExceeded));
+class CoreHandlerContext implements HandlerContext {
+  readonly requestMethod = "POST";
+  readonly method: DescMethod;
+  readonly service: DescService;
+  readonly requestHeader: Headers;
+  readonly responseHeader = new Headers();
+  readonly responseTrailer: Headers;
+  readonly protocolName: string;
+  readonly values: ContextValues;
+  readonly url: string;
+  readonly #life: CallLife;
+  readonly #deadline: number | undefined;
+
+  constructor(spec: MethodImplSpec & { kind: "unary" }, protocolName: string, call: UnaryCall) {
+    this.method = spec.method;
+    this.service = spec.method.parent;
+    this.requestHeader = call.header;
+    this.responseTrailer = call.trailer ?? new Headers();
+    this.protocolName = protocolName;
+    this.values = call.contextValues;
+    this.url = call.url;
+    this.#life = call.life;
+    if (call.timeoutMs !== undefined) {
+      this.#deadline = Date.now() + call.timeoutMs;
+      call.life.deadlineIn(call.timeoutMs, () => new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    }
   }
-  return {
-    method: spec.method,
-    service: spec.method.parent,
-    get signal() {
-      return life.signal;
-    },
-    timeoutMs,
-    requestMethod: "POST",
-    requestHeader: call.header,
-    responseHeader: new Headers(),
-    responseTrailer: call.trailer ?? new Headers(),
-    protocolName,
-    values: call.contextValues,
-    url: call.url,
-  };
+
+  get signal(): AbortSignal {
+    return this.#life.signal;
+  }
+
+  /** Bound: handlers may pass it on alone, as connect-es's is a closure. */
+  readonly timeoutMs = (): number | undefined => (this.#deadline === undefined ? undefined : this.#deadline - Date.now());
+}
+
+function handlerContext(spec: MethodImplSpec & { kind: "unary" }, protocolName: string, call: UnaryCall): HandlerContext {
+  return new CoreHandlerContext(spec, protocolName, call);
 }
 
 /** Replaces `to`'s entries by `from`'s (connect-es's copy of an answer's headers), unless they are one object. */
