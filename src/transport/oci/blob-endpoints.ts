@@ -72,26 +72,28 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   const digest = checkDigest(digestText);
   const repo = await existingRepository(ctx.db, name);
   const size = await blobSize(ctx.db, ctx.content, repo, name, digest);
-  const headers: Record<string, string> = {
-    ...REGISTRY_VERSION_HEADERS,
-    "content-type": "application/octet-stream",
-    "docker-content-digest": digest,
-    etag: `"${digest}"`,
-    "accept-ranges": "bytes",
-    "cache-control": "max-age=31536000",
-  };
+  const headers: Record<string, string> = Object.assign(
+    {
+      "content-type": "application/octet-stream",
+      "docker-content-digest": digest,
+      etag: `"${digest}"`,
+      "accept-ranges": "bytes",
+      "cache-control": "max-age=31536000",
+    },
+    REGISTRY_VERSION_HEADERS,
+  );
   if (matchesIfNoneMatch(req, digest)) return writeNotModified(res, headers);
   if (await redirectBlob(ctx, req, res, digest)) return;
   if (req.method === "HEAD") {
-    res.writeHead(200, { ...headers, "content-length": String(size) });
+    res.writeHead(200, Object.assign(headers, { "content-length": String(size) }));
     res.end();
     return;
   }
   const range = byteRange(typeof req.headers.range === "string" ? req.headers.range : undefined, size);
   if (range === undefined) {
-    res.writeHead(200, { ...headers, "content-length": String(size) });
+    res.writeHead(200, Object.assign(headers, { "content-length": String(size) }));
   } else {
-    res.writeHead(206, { ...headers, "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` });
+    res.writeHead(206, Object.assign(headers, { "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` }));
   }
   await ctx.content.writeTo(digest, range ?? { start: 0, end: size - 1 }, res as unknown as Writable);
 }

@@ -30,7 +30,7 @@ export async function handleCatalog(ctx: RegistryContext, req: RegistryRequest, 
   const paths = await repositoryPaths(ctx.db, visible, { after: last, limit: limit + 1 });
   const page = paths.slice(0, limit);
 
-  const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" };
+  const headers: Record<string, string> = Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS);
   if (paths.length > limit && page.length > 0) {
     headers.link = `</v2/_catalog?${new URLSearchParams({ n: String(limit), last: page[page.length - 1] })}>; rel="next"`;
   }

@@ -51,13 +51,13 @@ export type RegistryResponse = http.ServerResponse | http2.Http2ServerResponse;
 /** Writes a bodiless answer with the registry's headers. */
 export function writeEmpty(res: RegistryResponse, status: number, headers: Record<string, string> = {}): void {
   if (res.destroyed) return;
-  res.writeHead(status, { ...REGISTRY_VERSION_HEADERS, "content-length": "0", ...headers });
+  res.writeHead(status, Object.assign({ "content-length": "0" }, REGISTRY_VERSION_HEADERS, headers));
   res.end();
 }
 
 /** `304 Not Modified` with the registry's headers and `headers` (the entity's ETag and digest), no body. */
 export function writeNotModified(res: RegistryResponse, headers: Record<string, string>): void {
   if (res.destroyed) return;
-  res.writeHead(304, { ...REGISTRY_VERSION_HEADERS, ...headers });
+  res.writeHead(304, Object.assign({}, REGISTRY_VERSION_HEADERS, headers));
   res.end();
 }

@@ -57,7 +57,7 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
   const manifest = await resolveManifest(ctx.db, repo, name, reference);
   const identity = { "docker-content-digest": manifest.digest, etag: `"${manifest.digest}"` };
   if (matchesIfNoneMatch(req, manifest.digest)) return writeNotModified(res, identity);
-  res.writeHead(200, { ...REGISTRY_VERSION_HEADERS, "content-type": manifest.media_type, "content-length": String(manifest.size), ...identity });
+  res.writeHead(200, Object.assign({ "content-type": manifest.media_type, "content-length": String(manifest.size) }, REGISTRY_VERSION_HEADERS, identity));
   if (req.method === "HEAD") res.end();
   else res.end(manifest.content);
 }
@@ -115,13 +115,13 @@ export async function handleTagsList(ctx: RegistryContext, req: RegistryRequest,
   const limit = Math.min(n, MAX_TAGS_PER_PAGE);
   const names = limit === 0 ? [] : await tagNames(ctx.db, repo, { last, limit: limit + 1, only: entry.tags });
   const page = names.slice(0, limit);
-  const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" };
+  const headers: Record<string, string> = Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS);
   if (names.length > limit) {
     const next = new URLSearchParams({ n: String(limit), last: page[page.length - 1] });
     headers.link = `</v2/${name.full}/tags/list?${next}>; rel="next"`;
   }
   const body = Buffer.from(JSON.stringify({ name: name.full, tags: page }));
-  res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": String(body.length) });
+  res.writeHead(200, Object.assign(headers, { "content-type": "application/json", "content-length": String(body.length) }));
   res.end(body);
 }
 
@@ -134,7 +134,7 @@ export async function handleReferrers(ctx: RegistryContext, req: RegistryRequest
   await checkReachable(ctx, entry, repo, digest, name);
   const artifactType = query.get("artifactType") ?? undefined;
   const body = Buffer.from(JSON.stringify(await referrersIndex(ctx.db, repo, digest, artifactType)));
-  const headers: Record<string, string> = { ...REGISTRY_VERSION_HEADERS, "content-type": MEDIA_TYPE.ociIndex, "content-length": String(body.length) };
+  const headers: Record<string, string> = Object.assign({ "content-type": MEDIA_TYPE.ociIndex, "content-length": String(body.length) }, REGISTRY_VERSION_HEADERS);
   if (artifactType !== undefined) headers["oci-filters-applied"] = "artifactType";
   res.writeHead(200, headers);
   res.end(body);

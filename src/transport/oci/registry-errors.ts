@@ -116,7 +116,7 @@ export function failureAnswer(error: unknown): FailureAnswer {
 
 export function writeRegistryError(res: NodeResponse, error: OciError): void {
   const body = { errors: [{ code: error.code, message: error.message, detail: error.detail ?? null }] };
-  writeJson(res, error.status, JSON.stringify(body), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store", ...error.headers });
+  writeJson(res, error.status, JSON.stringify(body), Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS, error.headers));
 }
 
 /** Quotes a challenge parameter value (RFC 9110 quoted-string). */

@@ -47,5 +47,5 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
   const window = parseWindow(query);
 
   const rows = await tagHistory(ctx.db, name, tag, { ...window, limit: HISTORY_LIMIT });
-  writeJson(res, 200, historyBody(rows), { ...REGISTRY_VERSION_HEADERS, "cache-control": "no-store" });
+  writeJson(res, 200, historyBody(rows), Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS));
 }

@@ -24,7 +24,8 @@ export function writeAnswer(res: NodeResponse, route: RestRoute, answer: UnaryAn
   Object.assign(headers, responseHeaders(answer.trailer, "rest"));
   const output = route.method.output;
   if (output.typeName === "google.protobuf.Empty") {
-    res.writeHead(200, { ...headers, "content-length": "0" });
+    headers["content-length"] = "0";
+    res.writeHead(200, headers);
     res.end();
     return;
   }

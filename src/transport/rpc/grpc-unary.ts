@@ -68,8 +68,13 @@ function write(res: NodeResponse, outcome: CallOutcome<Uint8Array>): void {
   frame[0] = 0;
   frame.writeUInt32BE(bytes.byteLength, 1);
   frame.set(bytes, ENVELOPE_BYTES);
-  res.writeHead(200, { ...responseHeaders(answer.header, "grpc"), "content-type": GRPC_CONTENT_TYPE });
-  res.addTrailers({ ...responseHeaders(answer.trailer, "grpc"), "grpc-status": "0" });
+  // Set on the fresh objects, not spread into literals with more fields: V8 makes that a slow copy.
+  const head = responseHeaders(answer.header, "grpc");
+  head["content-type"] = GRPC_CONTENT_TYPE;
+  res.writeHead(200, head);
+  const trailers = responseHeaders(answer.trailer, "grpc");
+  trailers["grpc-status"] = "0";
+  res.addTrailers(trailers);
   res.end(frame);
 }
 
