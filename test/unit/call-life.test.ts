@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { CallLife } from "../../src/transport/rpc/call-life.js";
+import { CallLife, SWEEP_MS, SWEPT_FROM_MS } from "../../src/transport/rpc/call-life.js";
 
 test("a signal asked for after the call ended is already aborted with the first reason", () => {
   const life = new CallLife();
@@ -32,6 +32,31 @@ test("the earliest deadline wins, whichever was set first", async () => {
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.equal(late.reason, "first");
   assert.equal(early.reason, "second");
+});
+
+test("a far deadline (the server's cap) is swept: it ends the call within a sweep after it passes, not before; an earlier near one is timed; an ended call leaves the sweep", (t) => {
+  t.mock.timers.enable({ apis: ["setInterval", "setTimeout", "Date"], now: 1_000_000 });
+  const capped = new CallLife();
+  capped.deadlineIn(SWEPT_FROM_MS, () => "cap");
+  const both = new CallLife();
+  both.deadlineIn(SWEPT_FROM_MS * 3, () => "cap");
+  both.deadlineIn(SWEPT_FROM_MS + SWEEP_MS * 2, () => "caller");
+  const answered = new CallLife();
+  answered.deadlineIn(SWEPT_FROM_MS, () => "cap");
+  answered.finish();
+  const near = new CallLife();
+  near.deadlineIn(SWEPT_FROM_MS * 2, () => "cap");
+  near.deadlineIn(50, () => "caller");
+  t.mock.timers.tick(50);
+  assert.equal(near.reason, "caller", "a near deadline set after a far one is timed");
+  t.mock.timers.tick(SWEPT_FROM_MS - 50 - 1);
+  assert.equal(capped.ended, false, "not before its deadline");
+  t.mock.timers.tick(SWEEP_MS + 1);
+  assert.equal(capped.reason, "cap", "within a sweep after it");
+  assert.ok(answered.reason instanceof ConnectError, "an answered call keeps the reason it ended with");
+  assert.equal(both.ended, false);
+  t.mock.timers.tick(SWEEP_MS * 2);
+  assert.equal(both.reason, "caller", "the earlier of two swept deadlines");
 });
 
 test("a deadline already spent ends the call at once", () => {

@@ -4,6 +4,15 @@ import { Code, ConnectError } from "@connectrpc/connect";
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
 
 /**
+ * Deadlines this far off or farther (the server's 30 s cap on every call) are not timers of their
+ * own: a sweep every SWEEP_MS ends the calls whose deadline has passed, so they end at most
+ * SWEEP_MS late. A timer per call (made and cleared for a call that answers in a millisecond) cost
+ * a few percent of a read's CPU. Nearer deadlines (a caller's `grpc-timeout`) keep their timer.
+ */
+export const SWEPT_FROM_MS = 10_000;
+export const SWEEP_MS = 250;
+
+/**
  * The life of one unary call on a direct path: it ends when the caller goes away, at its
  * deadline, or once it has answered (`finish`), and the first reason wins.
  *
@@ -18,9 +27,24 @@ export class CallLife {
   #reason: unknown;
   #ended = false;
   #timer: NodeJS.Timeout | undefined;
-  /** When the deadline timer fires, epoch ms. */
+  /** When the deadline ends the call, epoch ms. */
   #deadlineAt = Infinity;
+  /** The deadline's reason, when it is swept (not timed). */
+  #sweptReason: (() => unknown) | undefined;
   #onEnd: ((reason: unknown) => void) | undefined;
+
+  /** The lives with a swept deadline, and the sweep's timer while there are any. */
+  static readonly #swept = new Set<CallLife>();
+  static #sweeper: NodeJS.Timeout | undefined;
+
+  static #sweep(): void {
+    const now = Date.now();
+    for (const life of CallLife.#swept) if (life.#deadlineAt <= now) life.end(life.#sweptReason!());
+    if (CallLife.#swept.size === 0) {
+      clearInterval(CallLife.#sweeper);
+      CallLife.#sweeper = undefined;
+    }
+  }
 
   /** The call's signal: aborted with the reason the call ended for. */
   get signal(): AbortSignal {
@@ -45,7 +69,8 @@ export class CallLife {
     if (this.#ended) return;
     this.#ended = true;
     this.#reason = reason;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#sweptReason !== undefined) CallLife.#swept.delete(this);
     this.#controller?.abort(reason);
     const onEnd = this.#onEnd;
     this.#onEnd = undefined;
@@ -59,7 +84,8 @@ export class CallLife {
 
   /**
    * Ends the call with `reason()` in `ms` (at once when `ms` <= 0), unless a deadline at least as
-   * early is set already. Keeps one timer, whatever the number of deadlines.
+   * early is set already. Keeps one timer, whatever the number of deadlines; a deadline at least
+   * SWEPT_FROM_MS off is swept instead, and ends the call up to SWEEP_MS after it.
    */
   deadlineIn(ms: number, reason: () => unknown): void {
     if (this.#ended) return;
@@ -67,7 +93,17 @@ export class CallLife {
     if (at >= this.#deadlineAt) return;
     if (ms <= 0) return this.end(reason());
     this.#deadlineAt = at;
-    clearTimeout(this.#timer);
+    if (ms >= SWEPT_FROM_MS) {
+      this.#sweptReason = reason;
+      CallLife.#swept.add(this);
+      CallLife.#sweeper ??= setInterval(CallLife.#sweep, SWEEP_MS).unref();
+      return;
+    }
+    if (this.#sweptReason !== undefined) {
+      this.#sweptReason = undefined;
+      CallLife.#swept.delete(this);
+    }
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.end(reason()), ms);
   }
 
