@@ -32,6 +32,8 @@ export interface ResourceTable<T extends ResourceTableName> {
   type: string;
   /** For `listConditions`: the qualified uid column, the parent column, the depth below the owning group. */
   columns: UidColumns;
+  /** The `runPrecompiled` shape of the read by uid (made once: a name made per read is hashed per read). */
+  byUidShape: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export function resourceTable<T extends ResourceTableName>(
   tree: { parent?: keyof Database[T] & string; ownerSegments: number },
 ): ResourceTable<T> {
   const parent = tree.parent === undefined ? undefined : `${name}.${tree.parent}`;
-  return { name, type, columns: { uid: `${name}.uid`, parent, ownerSegments: tree.ownerSegments } };
+  return { name, type, columns: { uid: `${name}.uid`, parent, ownerSegments: tree.ownerSegments }, byUidShape: `${name} by uid` };
 }
 
 /**
@@ -62,7 +64,7 @@ function loose(db: Db): LooseDb {
 
 /** The row `uid` (kept with its read: `keptWith`); throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const rows = await runPrecompiled(db, `${table.name} by uid`, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
+  const rows = await runPrecompiled(db, table.byUidShape, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
   if (rows.length === 0) throw rowNotFound(table.type, uid);
   // Values derived from the row (a Get's answer) are kept with it while it is (`keptDerivation`).
   return keptWith(rows[0] as RowOf<T>, rows);

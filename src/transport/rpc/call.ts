@@ -88,6 +88,12 @@ export type UnaryCaller = (method: DescMethod, call: UnaryCall) => Promise<Unary
 const MADE = Symbol("made by the core");
 type CoreRequest = UnaryRequest & { [MADE]: { context: HandlerContext; request: UnaryRequest } };
 
+/** A unary method's implementation and its interceptor chain. */
+interface Implemented {
+  spec: MethodImplSpec & { kind: "unary" };
+  chain: (req: UnaryRequest) => Promise<UnaryResponse>;
+}
+
 /**
  * Calls a recorded implementation as connect-es's unary handlers do (`invokeUnaryImplementation`),
  * without a wire: a handler context (deadline, signal, headers, context values), the same
@@ -96,15 +102,23 @@ type CoreRequest = UnaryRequest & { [MADE]: { context: HandlerContext; request: 
  * becomes `internalError`, as connect-es makes it).
  */
 export function createUnaryCaller(services: RecordedService[], interceptors: Interceptor[], protocolName: string): UnaryCaller {
-  const byMethod = new Map<string, { spec: MethodImplSpec & { kind: "unary" }; chain: (req: UnaryRequest) => Promise<UnaryResponse> }>();
+  const byMethod = new Map<string, Implemented>();
   for (const recorded of services) {
     for (const spec of Object.values(recorded.methods)) {
       if (spec.kind !== "unary") continue;
       byMethod.set(`${recorded.service.typeName}/${spec.method.name}`, { spec, chain: chainOf(spec, recorded.interceptors ?? interceptors) });
     }
   }
-  return async (method, call) => {
+  // By descriptor too, found by name once: a key string made per call is hashed per call.
+  const byDescriptor = new Map<DescMethod, Implemented | undefined>();
+  const implementationOf = (method: DescMethod) => {
+    if (byDescriptor.has(method)) return byDescriptor.get(method);
     const found = byMethod.get(`${method.parent.typeName}/${method.name}`);
+    byDescriptor.set(method, found);
+    return found;
+  };
+  return async (method, call) => {
+    const found = implementationOf(method);
     if (!found) throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
     const { life } = call;
     call.contextValues.set(callLifeKey, life);
