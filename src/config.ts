@@ -48,7 +48,7 @@ export interface EventsConfig {
   timeoutMs: number;
   /** Deliveries in flight at once (to distinct subscriptions). */
   concurrency: number;
-  /** Deliveries in flight at once to the subscriptions of one organization (of `concurrency`): the others' share. */
+  /** Deliveries in flight at once to the subscriptions of one organization (of `concurrency`; by default half of it): the others' share. */
   perOrganization: number;
   /** How often the dispatcher looks for due deliveries, ms. */
   pollIntervalMs: number;
@@ -74,7 +74,10 @@ export const defaultEventsConfig: EventsConfig = {
 
 /** The configuration's events settings over the defaults. */
 export function eventsConfigOf(config: Pick<ServerConfig, "events">): EventsConfig {
-  return { ...defaultEventsConfig, ...config.events };
+  const events = { ...defaultEventsConfig, ...config.events };
+  // One organization's share is half the slots unless set: a concurrency given alone keeps the rule.
+  if (config.events?.perOrganization === undefined) events.perOrganization = Math.max(1, Math.floor(events.concurrency / 2));
+  return events;
 }
 
 /**

@@ -301,7 +301,6 @@ async function serve(args: string[]): Promise<void> {
         retentionMs: eventsRetentionMs,
         retryPeriodMs: eventsRetryPeriodMs,
         concurrency: eventsConcurrency,
-        perOrganization: Math.max(1, Math.floor(eventsConcurrency / 2)),
       },
       advisoryFeeds,
       retention,
