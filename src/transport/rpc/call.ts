@@ -110,11 +110,13 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
     }
   }
   // By descriptor too, found by name once: a key string made per call is hashed per call.
-  const byDescriptor = new Map<DescMethod, Implemented | undefined>();
-  const implementationOf = (method: DescMethod) => {
-    if (byDescriptor.has(method)) return byDescriptor.get(method);
-    const found = byMethod.get(`${method.parent.typeName}/${method.name}`);
-    byDescriptor.set(method, found);
+  const byDescriptor = new Map<DescMethod, Implemented>();
+  const implementationOf = (method: DescMethod): Implemented | undefined => {
+    let found = byDescriptor.get(method);
+    if (found === undefined) {
+      found = byMethod.get(`${method.parent.typeName}/${method.name}`);
+      if (found !== undefined) byDescriptor.set(method, found);
+    }
     return found;
   };
   return async (method, call) => {
@@ -122,9 +124,9 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
     if (!found) throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
     const { life } = call;
     call.contextValues.set(callLifeKey, life);
-    const context = handlerContext(found.spec, protocolName, call);
+    const context = new CoreHandlerContext(found.spec, protocolName, call);
     try {
-      const { message, header, trailer } = await found.chain(coreRequest(found.spec, context, call));
+      const { message, header, trailer } = await found.chain(new CoreUnaryRequest(found.spec, context, call));
       copyHeaders(header, context.responseHeader);
       copyHeaders(trailer, context.responseTrailer);
       return { message, header: context.responseHeader, trailer: context.responseTrailer };
@@ -190,10 +192,6 @@ class CoreUnaryRequest implements CoreRequest {
   }
 }
 
-function coreRequest(spec: MethodImplSpec & { kind: "unary" }, context: HandlerContext, call: UnaryCall): CoreRequest {
-  return new CoreUnaryRequest(spec, context, call);
-}
-
 /**
  * The handler context connect-es's `createHandlerContext` makes (the same fields, deadline and
  * `timeoutMs()`), on the call's own life instead of two controllers linked to it by listeners:
@@ -234,10 +232,6 @@ class CoreHandlerContext implements HandlerContext {
 
   /** Bound: handlers may pass it on alone, as connect-es's is a closure. */
   readonly timeoutMs = (): number | undefined => (this.#deadline === undefined ? undefined : this.#deadline - Date.now());
-}
-
-function handlerContext(spec: MethodImplSpec & { kind: "unary" }, protocolName: string, call: UnaryCall): HandlerContext {
-  return new CoreHandlerContext(spec, protocolName, call);
 }
 
 /** Replaces `to`'s entries by `from`'s (connect-es's copy of an answer's headers), unless they are one object. */
