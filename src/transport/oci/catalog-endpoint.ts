@@ -3,7 +3,7 @@ import { MAX_NAME_LENGTH, repositoryPaths } from "../../domains/registry/index.j
 import type { RegistryContext, RegistryRequest, RegistryResponse } from "./context.js";
 import { ACTION_CAPABILITIES, DEFAULT_PUBLIC_ORGANIZATION } from "./grant.js";
 import { authorizeCatalog } from "./registry-auth.js";
-import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { fail, NO_STORE, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { PULL } from "./scope.js";
 
 /** Most repository names one `_catalog` answer holds (and the answer without `n`). */
@@ -30,7 +30,7 @@ export async function handleCatalog(ctx: RegistryContext, req: RegistryRequest, 
   const paths = await repositoryPaths(ctx.db, visible, { after: last, limit: limit + 1 });
   const page = paths.slice(0, limit);
 
-  const headers: Record<string, string> = Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS);
+  const headers: Record<string, string> = Object.assign({}, REGISTRY_VERSION_HEADERS, NO_STORE);
   if (paths.length > limit && page.length > 0) {
     headers.link = `</v2/_catalog?${new URLSearchParams({ n: String(limit), last: page[page.length - 1] })}>; rel="next"`;
   }

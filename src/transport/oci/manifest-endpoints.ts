@@ -21,7 +21,7 @@ import { BodyRefusedError, readBody } from "../http/body-reader.js";
 import { matchesIfNoneMatch } from "./conditional.js";
 import { referenceName, writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
-import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { fail, NO_STORE, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { DELETE, PULL, PUSH } from "./scope.js";
 import type { AccessEntry } from "./grant.js";
 
@@ -115,7 +115,7 @@ export async function handleTagsList(ctx: RegistryContext, req: RegistryRequest,
   const limit = Math.min(n, MAX_TAGS_PER_PAGE);
   const names = limit === 0 ? [] : await tagNames(ctx.db, repo, { last, limit: limit + 1, only: entry.tags });
   const page = names.slice(0, limit);
-  const headers: Record<string, string> = Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS);
+  const headers: Record<string, string> = Object.assign({}, REGISTRY_VERSION_HEADERS, NO_STORE);
   if (names.length > limit) {
     const next = new URLSearchParams({ n: String(limit), last: page[page.length - 1] });
     headers.link = `</v2/${name.full}/tags/list?${next}>; rel="next"`;

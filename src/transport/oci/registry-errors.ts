@@ -32,6 +32,9 @@ export type OciErrorCode =
 /** Every registry answer carries the API version header (Distribution spec). */
 export const REGISTRY_VERSION_HEADERS = { "docker-distribution-api-version": "registry/2.0" } as const;
 
+/** What the registry answers that is the caller's alone (a token, a page, an error) must not be cached. */
+export const NO_STORE = { "cache-control": "no-store" } as const;
+
 export interface OciError {
   status: number;
   code: OciErrorCode;
@@ -116,7 +119,7 @@ export function failureAnswer(error: unknown): FailureAnswer {
 
 export function writeRegistryError(res: NodeResponse, error: OciError): void {
   const body = { errors: [{ code: error.code, message: error.message, detail: error.detail ?? null }] };
-  writeJson(res, error.status, JSON.stringify(body), Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS, error.headers));
+  writeJson(res, error.status, JSON.stringify(body), REGISTRY_VERSION_HEADERS, NO_STORE, error.headers);
 }
 
 /** Quotes a challenge parameter value (RFC 9110 quoted-string). */

@@ -127,7 +127,7 @@ export function createRegistryHost(options: RegistryHostOptions) {
       note.route = "version";
       allow(method, path, ["GET", "HEAD"]);
       await authorizePing(ctx, req);
-      writeJson(res, 200, "{}", Object.assign({}, REGISTRY_VERSION_HEADERS));
+      writeJson(res, 200, "{}", REGISTRY_VERSION_HEADERS);
       return;
     }
     if (path === "/v2/_catalog") {

@@ -4,7 +4,7 @@ import { checkTag, parseRepositoryName, tagHistory } from "../../domains/registr
 import { historyBody } from "./history-body.js";
 import { parseWindow } from "./history-window.js";
 import { authorizeRepository } from "./registry-auth.js";
-import { fail, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
+import { fail, NO_STORE, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 import { PULL } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 
@@ -47,5 +47,5 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
   const window = parseWindow(query);
 
   const rows = await tagHistory(ctx.db, name, tag, { ...window, limit: HISTORY_LIMIT });
-  writeJson(res, 200, historyBody(rows), Object.assign({ "cache-control": "no-store" }, REGISTRY_VERSION_HEADERS));
+  writeJson(res, 200, historyBody(rows), REGISTRY_VERSION_HEADERS, NO_STORE);
 }

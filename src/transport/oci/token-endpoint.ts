@@ -4,7 +4,7 @@ import { writeJson } from "../http/status-json.js";
 import { acceptPullToken } from "../../domains/iam/index.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
-import { bearerChallenge, fail, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
+import { bearerChallenge, fail, NO_STORE, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { DELETE, isCatalogScope, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
 /** Registry tokens live 5 minutes: long enough for a pull, short enough that a revoked binding stops working soon. */
@@ -121,9 +121,5 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
     claims: { access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])], ...(pullTokenExpiry === undefined ? {} : { [PULL_TOKEN_CLAIM]: true }) },
   });
   const issuedAt = new Date(expiry.getTime() - ttlSeconds * 1000);
-  writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: ttlSeconds, issued_at: issuedAt.toISOString() }), {
-    ...REGISTRY_VERSION_HEADERS,
-    "cache-control": "no-store",
-    pragma: "no-cache",
-  });
+  writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: ttlSeconds, issued_at: issuedAt.toISOString() }), REGISTRY_VERSION_HEADERS, NO_STORE, { pragma: "no-cache" });
 }
