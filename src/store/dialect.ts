@@ -129,20 +129,12 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
   database.pragma("foreign_keys = ON");
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
-  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+  // Statements run outside Kysely (`runNow`) are observed as Kysely observes the queries it runs.
+  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (query, queryDurationMillis, error) =>
+    log(error === undefined ? { level: "query", query, queryDurationMillis } : { level: "error", error, query, queryDurationMillis }),
+  );
   const db = new Kysely<DB>({ dialect, log });
-  // Observed as Kysely observes the queries it runs.
-  runImmediately(db, (query) => {
-    const start = performance.now();
-    try {
-      const result = dialect.runNow(query);
-      if (result !== undefined) log({ level: "query", query, queryDurationMillis: performance.now() - start });
-      return result;
-    } catch (error) {
-      log({ level: "error", error, query, queryDurationMillis: performance.now() - start });
-      throw error;
-    }
-  });
+  runImmediately(db, (query) => dialect.runNow(query));
   return { db, dialect: "sqlite", description: url, observeQueries };
 }
 

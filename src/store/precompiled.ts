@@ -13,10 +13,11 @@ interface Shape {
 }
 
 /**
- * Runs a compiled query at once, outside any transaction, and answers its result; or answers
- * undefined, having run nothing, when it cannot now (the query then goes through Kysely).
+ * Runs a compiled query outside any transaction, and answers its result (or a promise of it); or
+ * answers undefined (or a promise of it), having run nothing, when it cannot (the query then goes
+ * through Kysely).
  */
-export type ImmediateRunner = (query: CompiledQuery) => QueryResult<unknown> | undefined;
+export type ImmediateRunner = (query: CompiledQuery) => QueryResult<unknown> | Promise<QueryResult<unknown> | undefined> | undefined;
 
 /** Immediate runners by Kysely instance (not its transactions: those go through Kysely). */
 const immediateRunners = new WeakMap<object, ImmediateRunner>();
@@ -53,8 +54,9 @@ export async function runPrecompiled<R>(db: Runner, shape: string, args: readonl
   const parameters = compiled.compiled.parameters.map((value, i) => (slots[i] === undefined ? value : args[slots[i]]));
   // Named fields, not a spread with overrides: V8 makes that a slow copy.
   const query: CompiledQuery<R> = { query: compiled.compiled.query, sql: compiled.compiled.sql, parameters, queryId: createQueryId() };
-  const now = immediateRunners.get(db)?.(query) as QueryResult<R> | undefined;
-  return (now ?? (await db.executeQuery<R>(query))).rows;
+  let now = immediateRunners.get(db)?.(query);
+  if (now instanceof Promise) now = await now;
+  return ((now as QueryResult<R> | undefined) ?? (await db.executeQuery<R>(query))).rows;
 }
 
 function compile(shape: string, count: number, build: (...placeholders: string[]) => Compilable<unknown>): Shape {

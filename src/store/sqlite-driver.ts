@@ -3,6 +3,7 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
 import { TransactionAbortedError } from "./errors.js";
 import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
 import { currentSignal } from "./signal.js";
+import { TurnReads, type KeptReader, type ReadObserver } from "./sqlite-turn-reads.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -27,10 +28,13 @@ export function isSqliteBusy(error: unknown): boolean {
  */
 export class LockWaitingSqliteDialect extends SqliteDialect {
   private driver?: LockWaitingSqliteDriver;
+  private turnReads?: TurnReads;
 
+  /** `observe` is told of each statement `runNow` runs (Kysely's log sees the others). */
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly lockTimeoutMs: number,
+    private readonly observe?: ReadObserver,
   ) {
     super({ database });
   }
@@ -40,20 +44,30 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 
   /**
-   * Runs `query` now, synchronously, on the one connection, as a statement outside any transaction
-   * (its result exactly what Kysely would answer: the same statement cache and kept reads), or
-   * answers undefined without running it: while a transaction is open on the connection (the
-   * statement would see its uncommitted rows) or when another connection holds a lock it needs.
-   * A synchronous statement cannot interleave with another caller's, so nothing else needs waiting
-   * for; the caller then goes through Kysely, which waits. Skips Kysely's connection provider and
-   * driver frames: a read of one row costs a third less.
+   * Runs `query` on the one connection, as a statement outside any transaction (its result exactly
+   * what Kysely would answer: the same statement cache and kept reads), or answers undefined
+   * without running it: while a transaction is open on the connection (the statement would see its
+   * uncommitted rows) or when another connection holds a lock it needs; the caller then goes
+   * through Kysely, which waits. A kept read (KEEPABLE_READ) is answered at the end of the event
+   * loop's turn with the turn's other kept reads (`TurnReads`); any other statement runs now,
+   * synchronously: it cannot interleave with another caller's, so nothing else needs waiting for.
+   * Skips Kysely's connection provider and driver frames: a read of one row costs a third less.
    */
-  runNow(query: CompiledQuery): QueryResult<unknown> | undefined {
+  runNow(query: CompiledQuery): QueryResult<unknown> | Promise<QueryResult<unknown> | undefined> | undefined {
     if (this.driver === undefined || this.database.inTransaction) return undefined;
+    const driver = this.driver;
+    if (query.sql.endsWith(KEEPABLE_READ)) {
+      this.turnReads ??= new TurnReads(this.database, () => driver.statementCache(), isSqliteBusy, this.observe);
+      return this.turnReads.read(query);
+    }
+    const start = performance.now();
     try {
-      return this.driver.statementCache().execute(query);
+      const result = driver.statementCache().execute(query);
+      this.observe?.(query, performance.now() - start);
+      return result;
     } catch (error) {
       if (isSqliteBusy(error)) return undefined;
+      this.observe?.(query, performance.now() - start, error);
       throw error;
     }
   }
@@ -144,7 +158,7 @@ class LockWaitingSqliteDriver extends SqliteDriver {
  * prepares it again when the schema it was compiled for has changed). Only `executeQuery` uses it:
  * a streamed query keeps its own statement busy while it iterates.
  */
-export class StatementCache {
+export class StatementCache implements KeptReader {
   private readonly statements = new Map<string, SqliteDatabase.Statement>();
   /** Statements this connection ran that may have written (every statement not `readonly`). */
   private writes = 0;
@@ -165,7 +179,7 @@ export class StatementCache {
     // A writing statement may also return rows (RETURNING): whether it writes is `readonly`.
     if (!statement.readonly) this.writes++;
     if (statement.reader) {
-      if (query.sql.endsWith(KEEPABLE_READ)) return this.cachedRead(statement, query) as QueryResult<R>;
+      if (query.sql.endsWith(KEEPABLE_READ)) return this.cachedRead(statement, query, this.version()) as QueryResult<R>;
       return { rows: statement.all(parameters) as R[] };
     }
     const { changes, lastInsertRowid } = statement.run(parameters);
@@ -173,14 +187,25 @@ export class StatementCache {
   }
 
   /**
-   * The rows of a KEEPABLE_READ query, read again only when the database may have changed since:
-   * another connection committed (SQLite's `data_version`) or this one ran a statement that may
-   * write. So a cached result is exactly what reading again would return. Each answer holds
-   * copies of the rows, so a caller changing its rows changes nothing kept.
+   * The version a kept result must have been read at to be answered again: SQLite's
+   * `data_version` (another connection committed) and this connection's statements that may have
+   * written. A result kept at the version asked now is exactly what reading again would return.
    */
-  private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery): QueryResult<unknown> {
+  version(): string {
     this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
-    const version = `${this.dataVersion.get() as number}:${this.writes}`;
+    return `${this.dataVersion.get() as number}:${this.writes}`;
+  }
+
+  /**
+   * The rows of a KEEPABLE_READ query, read again only when the database may have changed since
+   * (its `version`, asked by the caller at most as long ago as this read may be answered from).
+   * Each answer holds copies of the rows, so a caller changing its rows changes nothing kept.
+   */
+  keptRead(query: CompiledQuery, version: string): QueryResult<unknown> {
+    return this.cachedRead(this.prepare(query.sql), query, version);
+  }
+
+  private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery, version: string): QueryResult<unknown> {
     const key = this.results.keyOf(query);
     return keptAnswer(this.results.at(key, version) ?? this.results.keep(key, version, { rows: statement.all(query.parameters as unknown[]) }));
   }

@@ -11,7 +11,9 @@ import { getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "
 import { openStore, type Store } from "../../src/domains/open-store.js";
 import { isKept } from "../../src/store/kept-reads.js";
 import { coalesced, PgKeptReads } from "../../src/store/pg-kept-reads.js";
+import { StatementCache } from "../../src/store/sqlite-driver.js";
 import { inTransaction } from "../../src/store/transaction.js";
+import SqliteDatabase from "better-sqlite3";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kept-reads-"));
@@ -65,6 +67,71 @@ for (const database of await testDatabases()) {
     });
   });
 }
+
+describe("kept reads on sqlite, answered once per turn of the event loop", () => {
+  let store: Store;
+  let other: SqliteDatabase.Database;
+  const root = newRootUid();
+  const now = Date.now();
+  const file = join(dir, "turns.db");
+  let versionsAsked = 0;
+  const version = StatementCache.prototype.version;
+
+  before(async () => {
+    store = await openStore(file);
+    // Another connection on the file, writing synchronously (as another process would).
+    other = new SqliteDatabase(file);
+    await insertGroup(store.db, { uid: root, parent_uid: "", name: "turns-org", description: "first", create_time: now, update_time: now });
+    StatementCache.prototype.version = function (this: StatementCache) {
+      versionsAsked++;
+      return version.call(this);
+    };
+  });
+  after(async () => {
+    StatementCache.prototype.version = version;
+    other.close();
+    await store.close();
+  });
+
+  test("reads asked in one turn share one data_version; reads in later turns ask again", async () => {
+    versionsAsked = 0;
+    const rows = await Promise.all(Array.from({ length: 5 }, () => getGroup(store.db, root)));
+    assert.equal(versionsAsked, 1);
+    assert.deepEqual(new Set(rows.map((row) => row.description)), new Set(["first"]));
+    await getGroup(store.db, root);
+    await getGroup(store.db, root);
+    assert.equal(versionsAsked, 3);
+  });
+
+  test("a commit another connection makes before the turn's reads are answered is in their answer", async () => {
+    assert.equal((await getGroup(store.db, root)).description, "first");
+    const asked = getGroup(store.db, root);
+    other.prepare("update groups set description = 'second' where uid = ?").run(root);
+    assert.equal((await asked).description, "second");
+    other.prepare("update groups set description = 'first' where uid = ?").run(root);
+    assert.equal((await getGroup(store.db, root)).description, "first");
+  });
+
+  test("a read answered while a transaction is open never sees the transaction's uncommitted change", async () => {
+    for (const askedFirst of [true, false]) {
+      let inside!: () => void;
+      const changed = new Promise<void>((resolve) => (inside = resolve));
+      // Asked before the transaction begins, it is answered at the end of the turn, when the transaction has changed the row.
+      const early = askedFirst ? getGroup(store.db, root) : undefined;
+      const transaction = inTransaction(store.db, undefined, async (trx) => {
+        await updateGroup(trx, root, { name: "turns-org", description: "rolled back", update_time: now + 1 });
+        inside();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new Error("roll back");
+      });
+      await changed;
+      const late = getGroup(store.db, root);
+      await assert.rejects(transaction, /roll back/);
+      assert.equal((await late).description, "first");
+      if (early) assert.equal((await early).description, "first");
+    }
+  });
+});
 
 test("coalesced: each caller is answered by a read sent after it called, shared with those that called while it waited", async () => {
   let sent = 0;
