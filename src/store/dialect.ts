@@ -12,12 +12,14 @@ import {
   type Driver,
   type LogEvent,
   type PostgresDialectConfig,
+  type QueryResult,
   type RawBuilder,
   type TransactionSettings,
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
 import { LazyPgConnection, PgKeptReads } from "./pg-kept-reads.js";
+import { KEEPABLE_READ } from "./kept-reads.js";
 import { runImmediately } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
@@ -109,7 +111,9 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
     pool.on("error", () => {});
     const safe = new URL(url);
     safe.password = "";
-    const db = new Kysely<DB>({ dialect: new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS), log });
+    const dialect = new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, log);
+    const db = new Kysely<DB>({ dialect, log });
+    runImmediately(db, (query) => dialect.runKept(query));
     // Transactions may hold all but READ_RESERVE connections: a lock that holds writes up leaves reads a way through.
     limitTransactions(db, Math.max(1, max - READ_RESERVE));
     return {
@@ -158,20 +162,46 @@ const READ_RESERVE = 2;
  */
 class BoundedPostgresDialect extends PostgresDialect {
   private readonly begin: string;
+  private readonly kept: PgKeptReads;
 
   constructor(
-    private readonly config: PostgresDialectConfig,
+    private readonly config: PostgresDialectConfig & { pool: pg.Pool },
     lockTimeoutMs: number,
     statementTimeoutMs: number,
+    private readonly log: (event: LogEvent) => void,
   ) {
     super(config);
+    this.kept = new PgKeptReads(config.pool);
     const ms = (n: number) => `'${Math.max(1, Math.round(n))}ms'`;
     this.begin = `begin; set local lock_timeout = ${ms(lockTimeoutMs)}; set local statement_timeout = ${ms(statementTimeoutMs)}; set local idle_in_transaction_session_timeout = ${ms(statementTimeoutMs)}`;
   }
 
+  /**
+   * A kept read (KEEPABLE_READ) of the root instance without Kysely's executor and connection
+   * checkout: answered from the result kept at the current position, or read on a pooled
+   * connection (`pool.query`, as Kysely's connection runs it) and kept. Undefined, having run
+   * nothing, for any other statement (it goes through Kysely). Observed as Kysely observes the
+   * queries it runs.
+   */
+  runKept(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined {
+    if (!query.sql.endsWith(KEEPABLE_READ)) return undefined;
+    const start = performance.now();
+    const pool = this.config.pool;
+    return this.kept.read(query, async () => ({ rows: (await pool.query(query.sql, query.parameters as unknown[])).rows })).then(
+      (result) => {
+        this.log({ level: "query", query, queryDurationMillis: performance.now() - start });
+        return result;
+      },
+      (error: unknown) => {
+        this.log({ level: "error", error, query, queryDurationMillis: performance.now() - start });
+        throw error;
+      },
+    );
+  }
+
   override createDriver(): Driver {
     const begin = this.begin;
-    const kept = new PgKeptReads(this.config.pool as pg.Pool);
+    const kept = this.kept;
     return new (class extends PostgresDriver {
       // Checkouts take a pooled connection only for a statement that is not a kept read (`LazyPgConnection`).
       override async acquireConnection(): Promise<DatabaseConnection> {

@@ -21,8 +21,8 @@ const CLOCK_UNAVAILABLE = new Set(["42883", "42501", "55000"]);
  * takes the position from a query sent after the read was asked for (never from one already in
  * flight), then reads the rows; a later read whose own position is the same gets those rows, since
  * nothing committed between the first position and its own (rows read meanwhile would have moved
- * it). Concurrent reads share one position query (`coalesced`), so under load the clock costs a
- * fraction of a round trip per read. Any other WAL (vacuum, other databases) only makes reads miss.
+ * it). The reads asked in one turn of the event loop share one position query (`coalesced`), so
+ * under load the clock costs a fraction of a round trip per read. Any other WAL (vacuum, other databases) only makes reads miss.
  * Tables must be logged (ours are): a transaction that wrote only unlogged tables may commit
  * without a commit record.
  */
@@ -84,32 +84,27 @@ const MIN_HIT_RATE = 0.5;
 const SKIPPED = 1024;
 
 /**
- * `read` shared by concurrent callers, each answered by a read sent after it called: a caller that
- * finds one in flight (sent before it called) waits for the next, which starts when that one ends.
+ * `read` shared by concurrent callers, each answered by a read sent after it called: the read is
+ * sent at the check phase of the event loop's turn (`setImmediate`), so every caller of the turn
+ * shares it; a caller that finds one in flight (sent before it called) waits for the next, sent
+ * at the first check phase after that one ends.
  */
 export function coalesced<T>(read: () => Promise<T>): () => Promise<T> {
   let inFlight: Promise<T> | undefined;
   let next: Promise<T> | undefined;
-  const start = (): Promise<T> => {
-    const started = read();
-    inFlight = started;
+  const send = (): Promise<T> => {
+    next = undefined;
+    const sent = read();
+    inFlight = sent;
     const clear = () => {
-      if (inFlight === started) inFlight = undefined;
+      if (inFlight === sent) inFlight = undefined;
     };
-    started.then(clear, clear);
-    return started;
+    sent.then(clear, clear);
+    return sent;
   };
-  return () => {
-    if (inFlight === undefined) return start();
-    next ??= inFlight.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      next = undefined;
-      return start();
-    });
-    return next;
-  };
+  const atCheckPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return () =>
+    (next ??= (inFlight === undefined ? atCheckPhase() : inFlight.then(atCheckPhase, atCheckPhase)).then(send));
 }
 
 /**

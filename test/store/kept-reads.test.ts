@@ -133,20 +133,26 @@ describe("kept reads on sqlite, answered once per turn of the event loop", () =>
   });
 });
 
-test("coalesced: each caller is answered by a read sent after it called, shared with those that called while it waited", async () => {
+test("coalesced: each caller is answered by a read sent after it called, shared with the turn's callers and those that called while it waited", async () => {
   let sent = 0;
   const pending: Array<(n: number) => void> = [];
   const read = coalesced(() => {
     const n = ++sent;
     return new Promise<number>((resolve) => pending.push(() => resolve(n)));
   });
+  const checkPhase = () => new Promise((resolve) => setImmediate(resolve));
   const first = read();
+  const alsoFirst = read();
+  assert.equal(sent, 0, "sent at the turn's check phase");
+  await checkPhase();
+  assert.equal(sent, 1, "one read for the turn's callers");
   const second = read();
   const third = read();
+  await checkPhase();
   assert.equal(sent, 1, "one read in flight; the later callers wait for the next");
   pending.shift()!(0);
-  assert.equal(await first, 1);
-  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([await first, await alsoFirst], [1, 1]);
+  await checkPhase();
   assert.equal(sent, 2, "the next read starts when the first ends");
   pending.shift()!(0);
   assert.deepEqual([await second, await third], [2, 2]);
