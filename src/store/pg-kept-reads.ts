@@ -22,9 +22,9 @@ const CLOCK_UNAVAILABLE = new Set(["42883", "42501", "55000"]);
  * flight), then reads the rows; a later read whose own position is the same gets those rows, since
  * nothing committed between the first position and its own (rows read meanwhile would have moved
  * it). The reads asked in one turn of the event loop share one position query (`coalesced`), so
- * under load the clock costs a fraction of a round trip per read. Any other WAL (vacuum, other databases) only makes reads miss.
- * Tables must be logged (ours are): a transaction that wrote only unlogged tables may commit
- * without a commit record.
+ * under load the clock costs a fraction of a round trip per read. Any other WAL (vacuum, other
+ * databases) only makes reads miss. Tables must be logged (ours are): a transaction that wrote
+ * only unlogged tables may commit without a commit record.
  */
 export class PgKeptReads {
   private readonly results: KeptResults;
