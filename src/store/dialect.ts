@@ -18,6 +18,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
+import type { StatementObserver } from "./sqlite-turn-reads.js";
 import { LazyPgConnection, PgKeptReads } from "./pg-kept-reads.js";
 import { KEEPABLE_READ } from "./kept-reads.js";
 import { runImmediately } from "./precompiled.js";
@@ -93,6 +94,9 @@ export interface DatabaseOptions {
 export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): OpenedDatabase<DB> {
   const observers: QueryObserver[] = [];
   const log = queryLog(observers);
+  // Statements the dialects run outside Kysely's executor are observed as Kysely observes the queries it runs.
+  const observe: StatementObserver = (query, queryDurationMillis, error) =>
+    log(error === undefined ? { level: "query", query, queryDurationMillis } : { level: "error", error, query, queryDurationMillis });
   const observeQueries = (observer: QueryObserver) => void observers.push(observer);
   if (dialectOf(url) === "postgres") {
     const max = options.poolSize ?? 10;
@@ -111,7 +115,7 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
     pool.on("error", () => {});
     const safe = new URL(url);
     safe.password = "";
-    const dialect = new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, log);
+    const dialect = new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, observe);
     const db = new Kysely<DB>({ dialect, log });
     runImmediately(db, (query) => dialect.runKept(query));
     // Transactions may hold all but READ_RESERVE connections: a lock that holds writes up leaves reads a way through.
@@ -133,10 +137,7 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
   database.pragma("foreign_keys = ON");
   // Lock waits are the dialect's (asynchronous); SQLite's own would block the event loop.
   database.pragma("busy_timeout = 0");
-  // Statements run outside Kysely (`runNow`) are observed as Kysely observes the queries it runs.
-  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (query, queryDurationMillis, error) =>
-    log(error === undefined ? { level: "query", query, queryDurationMillis } : { level: "error", error, query, queryDurationMillis }),
-  );
+  const dialect = new LockWaitingSqliteDialect(database, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, observe);
   const db = new Kysely<DB>({ dialect, log });
   runImmediately(db, (query) => dialect.runNow(query));
   return { db, dialect: "sqlite", description: url, observeQueries };
@@ -168,7 +169,7 @@ class BoundedPostgresDialect extends PostgresDialect {
     private readonly config: PostgresDialectConfig & { pool: pg.Pool },
     lockTimeoutMs: number,
     statementTimeoutMs: number,
-    private readonly log: (event: LogEvent) => void,
+    private readonly observe: StatementObserver,
   ) {
     super(config);
     this.kept = new PgKeptReads(config.pool);
@@ -189,11 +190,11 @@ class BoundedPostgresDialect extends PostgresDialect {
     const pool = this.config.pool;
     return this.kept.read(query, async () => ({ rows: (await pool.query(query.sql, query.parameters as unknown[])).rows })).then(
       (result) => {
-        this.log({ level: "query", query, queryDurationMillis: performance.now() - start });
+        this.observe(query, performance.now() - start);
         return result;
       },
       (error: unknown) => {
-        this.log({ level: "error", error, query, queryDurationMillis: performance.now() - start });
+        this.observe(query, performance.now() - start, error);
         throw error;
       },
     );

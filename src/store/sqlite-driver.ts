@@ -3,7 +3,7 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
 import { TransactionAbortedError } from "./errors.js";
 import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
 import { currentSignal } from "./signal.js";
-import { TurnReads, type KeptReader, type ReadObserver } from "./sqlite-turn-reads.js";
+import { TurnReads, type KeptReader, type StatementObserver } from "./sqlite-turn-reads.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -34,7 +34,7 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly lockTimeoutMs: number,
-    private readonly observe?: ReadObserver,
+    private readonly observe?: StatementObserver,
   ) {
     super({ database });
   }
@@ -55,14 +55,14 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
    */
   runNow(query: CompiledQuery): QueryResult<unknown> | Promise<QueryResult<unknown> | undefined> | undefined {
     if (this.driver === undefined || this.database.inTransaction) return undefined;
-    const driver = this.driver;
+    const statements = this.driver.statementCache();
     if (query.sql.endsWith(KEEPABLE_READ)) {
-      this.turnReads ??= new TurnReads(this.database, () => driver.statementCache(), isSqliteBusy, this.observe);
+      this.turnReads ??= new TurnReads(this.database, statements, isSqliteBusy, this.observe);
       return this.turnReads.read(query);
     }
     const start = performance.now();
     try {
-      const result = driver.statementCache().execute(query);
+      const result = statements.execute(query);
       this.observe?.(query, performance.now() - start);
       return result;
     } catch (error) {

@@ -9,8 +9,8 @@ export interface KeptReader {
   keptRead(query: CompiledQuery, version: string): QueryResult<unknown>;
 }
 
-/** Told of each read `TurnReads` ran: its duration, or its error. */
-export type ReadObserver = (query: CompiledQuery, durationMs: number, error?: unknown) => void;
+/** Told of each statement a dialect ran outside Kysely's executor (`TurnReads`' reads among them): its duration, or its error. */
+export type StatementObserver = (query: CompiledQuery, durationMs: number, error?: unknown) => void;
 
 interface Waiting {
   query: CompiledQuery;
@@ -39,9 +39,9 @@ export class TurnReads {
 
   constructor(
     private readonly database: SqliteDatabase.Database,
-    private readonly reader: () => KeptReader,
+    private readonly reader: KeptReader,
     private readonly isBusy: (error: unknown) => boolean,
-    private readonly observe?: ReadObserver,
+    private readonly observe?: StatementObserver,
   ) {}
 
   read(query: CompiledQuery): Promise<QueryResult<unknown> | undefined> {
@@ -57,7 +57,7 @@ export class TurnReads {
       for (const read of waiting) read.resolve(undefined);
       return;
     }
-    const reader = this.reader();
+    const reader = this.reader;
     let version: string | undefined;
     for (const read of waiting) {
       const start = performance.now();

@@ -57,6 +57,14 @@ for (const database of await testDatabases()) {
       assert.equal(after.total, before.total + 1);
     });
 
+    test("a Get's read outside Kysely's executor, kept or not, is observed as a select", async () => {
+      const seen: string[] = [];
+      a.observeQueries((operation, seconds, failed) => seen.push(`${operation}${failed ? " failed" : ""}${seconds >= 0 ? "" : " negative"}`));
+      await getGroup(a.db, root);
+      await getGroup(a.db, root);
+      assert.deepEqual(seen, ["select", "select"]);
+    });
+
     test("inside a transaction a read sees the transaction's own change, never a kept result", async () => {
       await getGroup(a.db, root);
       await inTransaction(a.db, undefined, async (trx) => {
