@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { writeLayout } from "../support/oci-layout.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
+import { withTestPorts } from "../support/readme-ports.js";
 import { BIN, ROOT } from "../support/repo.js";
 
 /**
@@ -48,7 +49,7 @@ test("README events: a receiver verifies the signed CloudEvent of a pushed tag",
   assert.match(events[0], /^npm start -- --events-allow-local-sinks( > server\.log 2>&1)? &/);
   const receiver = events.findIndex((l) => l.startsWith("node examples/event-receiver.mjs"));
   assert.ok(receiver > 0);
-  const script = [
+  const lines = [
     `npm() { [ "$1" = start ] && shift && [ "$1" = -- ] && shift; node ${JSON.stringify(BIN)} serve "$@"; }`,
     `npx() { [ "$1" = platform-api ] && shift; node ${JSON.stringify(BIN)} "$@"; }`,
     events[0],
@@ -65,10 +66,8 @@ test("README events: a receiver verifies the signed CloudEvent of a pushed tag",
     `echo walkthrough-done`,
     `wait`,
   ]
-    .join("\n")
-    .replaceAll("localhost:8080", `localhost:${api}`)
-    .replaceAll("localhost:5000", `localhost:${registry}`)
-    .replaceAll("9999", String(sink));
+    .join("\n");
+  const script = withTestPorts(lines, new Map([[8080, api], [5000, registry], [9999, sink]]));
 
   const child = spawn("bash", ["-c", script], { cwd: dir, detached: true, env: { ...process.env, HOME: dir, PORT: String(api), REGISTRY_PORT: String(registry), METRICS_PORT: "off", LOG_LEVEL: "warn" } });
   let out = "";

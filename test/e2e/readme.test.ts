@@ -7,6 +7,7 @@ import { test, type TestContext } from "node:test";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { skopeoSkip } from "../support/skopeo.js";
 import { freePort } from "../support/test-server.js";
+import { withTestPorts } from "../support/readme-ports.js";
 import { ROOT } from "../support/repo.js";
 
 /**
@@ -65,22 +66,21 @@ function runnable(block: Block, ports: Ports, postgresUrl: string): string {
     .replace(/^npm install && npm start\b.*$/m, "npm start > server.log 2>&1 &\nSERVER_PID=$!\nwait_until_up")
     .replace(/^npm test\b.*$/m, "")
     .replace(/^(npm start\b.*&)(\s*#.*)?$/gm, "$1\nSERVER_PID=$!");
-  // One pass over the text: replaced one port after another, a test port beginning with a later
-  // README port (50001 after 5000) would be rewritten again into no port at all.
-  const portOf = new Map<string, number>([
-    ["8080", ports.api],
-    ["5000", ports.registry],
-    ["9464", ports.metrics],
-    ["9999", ports.receiver],
-    ["9000", ports.idp],
-    ["4568", ports.s3],
-    ["8181", ports.replica1],
-    ["5181", ports.replica1Registry],
-    ["8182", ports.replica2],
-    ["5182", ports.replica2Registry],
-  ]);
-  const readmePorts = [...portOf.keys()].join("|");
-  text = text.replace(new RegExp(`(localhost:|127\\.0\\.0\\.1:|(?:-p|--port|--registry-port) )(${readmePorts})\\b`, "g"), (_, before: string, port: string) => `${before}${portOf.get(port)}`);
+  text = withTestPorts(
+    text,
+    new Map([
+      [8080, ports.api],
+      [5000, ports.registry],
+      [9464, ports.metrics],
+      [9999, ports.receiver],
+      [9000, ports.idp],
+      [4568, ports.s3],
+      [8181, ports.replica1],
+      [5181, ports.replica1Registry],
+      [8182, ports.replica2],
+      [5182, ports.replica2Registry],
+    ]),
+  );
   // The PostgreSQL database the README names: a schema of the test's own in it.
   text = text.replaceAll(README_POSTGRES, postgresUrl);
   const stop = block.stopsServer ? 'kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true\n' : "";
