@@ -3,6 +3,7 @@ import type { Limits } from "../config.js";
 import http2 from "node:http2";
 import net from "node:net";
 import tls from "node:tls";
+import { SweptDeadlines } from "./swept-deadlines.js";
 import type { TlsCredentials } from "./tls-credentials.js";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
@@ -57,6 +58,11 @@ function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
   };
 }
 
+/** How often the receipt deadlines of HTTP/2 streams are swept: a tenth of the shorter timeout, between 10 and 250 ms. */
+function receiptSweepMs(requestTimeoutMs: number, answeredGraceMs: number): number {
+  return Math.max(10, Math.min(250, Math.min(requestTimeoutMs, answeredGraceMs) / 10));
+}
+
 export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
   const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   /** How long the rest of a body may take once its request was answered: as long as a slow client's headers. */
@@ -86,6 +92,8 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
     handler,
   );
   const sessions = new Set<http2.ServerHttp2Session>();
+  /** The HTTP/2 streams whose request has not all arrived, by when it must have. */
+  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(receiptSweepMs(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
   h2.on("session", (session) => {
     sessions.add(session);
     // No stream open: the first request's headers must come within the headers
@@ -96,18 +104,15 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
       if (open++ === 0) clearTimeout(idle);
       // The request (headers and body) must arrive within the request timeout, and once it was
       // answered within the answered grace (as on HTTP/1.1); an answer may take longer.
-      const cancel = () => stream.close(http2.constants.NGHTTP2_CANCEL);
-      let receipt = stream.endAfterHeaders ? undefined : setTimeout(cancel, limits.requestTimeoutMs);
-      if (receipt) {
-        stream.once("end", () => clearTimeout(receipt));
+      if (!stream.endAfterHeaders) {
+        receipts.set(stream, limits.requestTimeoutMs);
+        stream.once("end", () => receipts.delete(stream));
         stream.once("finish", () => {
-          if (stream.readableEnded || stream.closed) return;
-          clearTimeout(receipt);
-          receipt = setTimeout(cancel, answeredGraceMs);
+          if (!stream.readableEnded && !stream.closed) receipts.set(stream, answeredGraceMs);
         });
       }
       stream.once("close", () => {
-        clearTimeout(receipt);
+        receipts.delete(stream);
         if (--open === 0 && !session.closed && !session.destroyed) idle = setTimeout(() => session.close(), limits.keepAliveTimeoutMs);
       });
     });

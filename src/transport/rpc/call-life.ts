@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { SweptDeadlines } from "../swept-deadlines.js";
 
 /** The reason a call that answered ends with. */
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
@@ -33,18 +34,8 @@ export class CallLife {
   #sweptReason: (() => unknown) | undefined;
   #onEnd: ((reason: unknown) => void) | undefined;
 
-  /** The lives with a swept deadline, and the sweep's timer while there are any. */
-  static readonly #swept = new Set<CallLife>();
-  static #sweeper: NodeJS.Timeout | undefined;
-
-  static #sweep(): void {
-    const now = Date.now();
-    for (const life of CallLife.#swept) if (life.#deadlineAt <= now) life.end(life.#sweptReason!());
-    if (CallLife.#swept.size === 0) {
-      clearInterval(CallLife.#sweeper);
-      CallLife.#sweeper = undefined;
-    }
-  }
+  /** The lives with a swept deadline. */
+  static readonly #swept = new SweptDeadlines<CallLife>(SWEEP_MS, (life) => life.end(life.#sweptReason!()));
 
   /** The call's signal: aborted with the reason the call ended for. */
   get signal(): AbortSignal {
@@ -95,8 +86,7 @@ export class CallLife {
     this.#deadlineAt = at;
     if (ms >= SWEPT_FROM_MS) {
       this.#sweptReason = reason;
-      CallLife.#swept.add(this);
-      CallLife.#sweeper ??= setInterval(CallLife.#sweep, SWEEP_MS).unref();
+      CallLife.#swept.set(this, ms);
       return;
     }
     if (this.#sweptReason !== undefined) {
