@@ -15,6 +15,9 @@ const incoming = {
   "connect-timeout-ms": "5000",
   authorization: "Bearer abc",
   "x-request-id": "  r-1 ",
+  "x-lead": "\n\tr-2",
+  "x-tail": "r-3\r\t",
+  "x-empty": "",
   "x-many": ["a", "b"],
   "user-agent": "grpc-node-js/1.14",
 } as unknown as Record<string, string | string[] | undefined>;
@@ -48,8 +51,11 @@ test("grpc: every header but pseudo-headers, its content type as connect-es name
     host: "api.test",
     te: "trailers",
     "user-agent": "grpc-node-js/1.14",
+    "x-empty": "",
+    "x-lead": "r-2",
     "x-many": "a, b",
     "x-request-id": "r-1",
+    "x-tail": "r-3",
   });
 });
 
@@ -61,8 +67,11 @@ test("rest: the caller's own headers, then Connect unary's, the caller's timeout
     "connect-timeout-ms": "5000",
     "content-type": "application/proto",
     "user-agent": "grpc-node-js/1.14",
+    "x-empty": "",
+    "x-lead": "r-2",
     "x-many": "a, b",
     "x-request-id": "r-1",
+    "x-tail": "r-3",
   });
 });
 

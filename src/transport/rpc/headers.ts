@@ -105,8 +105,11 @@ class RequestHeaders extends Headers {
     if (added !== undefined) return added;
     const raw = incoming[key];
     const value = (typeof raw === "string" || Array.isArray(raw)) && this.#passes(key) ? headerValue(raw) : null;
-    // As `Headers` stores a value: without leading and trailing HTTP whitespace.
-    return value === null || !/^[\t\n\r ]|[\t\n\r ]$/.test(value) ? value : value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    // As `Headers` stores a value: without leading and trailing HTTP whitespace (looked for at the
+    // two ends only: a regular expression walks the whole value, a bearer token's 500 characters).
+    return value === null || value === "" || (!isHttpWhitespace(value.charCodeAt(0)) && !isHttpWhitespace(value.charCodeAt(value.length - 1)))
+      ? value
+      : value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
   }
 
   override has(name: string): boolean {
@@ -170,4 +173,9 @@ export function responseHeaders(headers: Headers, wire: Wire): ResponseHeaders {
     out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
   });
   return out;
+}
+
+/** Tab, line feed, carriage return or space: the whitespace `Headers` trims from a value's ends. */
+function isHttpWhitespace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
 }
