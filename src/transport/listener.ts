@@ -58,9 +58,9 @@ function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
   };
 }
 
-/** How often the receipt deadlines of HTTP/2 streams are swept: a tenth of the shorter timeout, between 10 and 250 ms. */
-function receiptSweepMs(requestTimeoutMs: number, answeredGraceMs: number): number {
-  return Math.max(10, Math.min(250, Math.min(requestTimeoutMs, answeredGraceMs) / 10));
+/** How often deadlines of `timeoutsMs` are swept: a tenth of the shortest, between 10 and 250 ms. */
+function sweepMs(...timeoutsMs: number[]): number {
+  return Math.max(10, Math.min(250, Math.min(...timeoutsMs) / 10));
 }
 
 export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
@@ -93,15 +93,21 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
   );
   const sessions = new Set<http2.ServerHttp2Session>();
   /** The HTTP/2 streams whose request has not all arrived, by when it must have. */
-  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(receiptSweepMs(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
+  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(sweepMs(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
+  /** The HTTP/2 sessions with no stream open since one ended, by when they are closed (GOAWAY). */
+  const idle = new SweptDeadlines<http2.ServerHttp2Session>(sweepMs(limits.keepAliveTimeoutMs), (session) => session.close());
   h2.on("session", (session) => {
     sessions.add(session);
     // No stream open: the first request's headers must come within the headers
     // timeout, a later one within the keep-alive timeout (then GOAWAY).
     let open = 0;
-    let idle = setTimeout(() => session.destroy(), headersTimeoutMs);
+    let first: NodeJS.Timeout | undefined = setTimeout(() => session.destroy(), headersTimeoutMs);
     session.on("stream", (stream: http2.ServerHttp2Stream) => {
-      if (open++ === 0) clearTimeout(idle);
+      if (open++ === 0) {
+        clearTimeout(first);
+        first = undefined;
+        idle.delete(session);
+      }
       // The request (headers and body) must arrive within the request timeout, and once it was
       // answered within the answered grace (as on HTTP/1.1); an answer may take longer.
       if (!stream.endAfterHeaders) {
@@ -113,11 +119,12 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
       }
       stream.once("close", () => {
         receipts.delete(stream);
-        if (--open === 0 && !session.closed && !session.destroyed) idle = setTimeout(() => session.close(), limits.keepAliveTimeoutMs);
+        if (--open === 0 && !session.closed && !session.destroyed) idle.set(session, limits.keepAliveTimeoutMs);
       });
     });
     session.on("close", () => {
-      clearTimeout(idle);
+      clearTimeout(first);
+      idle.delete(session);
       sessions.delete(session);
     });
   });
