@@ -58,11 +58,6 @@ function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
   };
 }
 
-/** How often deadlines of `timeoutsMs` are swept: a tenth of the shortest, between 10 and 250 ms. */
-function sweepMs(...timeoutsMs: number[]): number {
-  return Math.max(10, Math.min(250, Math.min(...timeoutsMs) / 10));
-}
-
 export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
   const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   /** How long the rest of a body may take once its request was answered: as long as a slow client's headers. */
@@ -93,9 +88,9 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
   );
   const sessions = new Set<http2.ServerHttp2Session>();
   /** The HTTP/2 streams whose request has not all arrived, by when it must have. */
-  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(sweepMs(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
+  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(Math.min(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
   /** The HTTP/2 sessions with no stream open since one ended, by when they are closed (GOAWAY). */
-  const idle = new SweptDeadlines<http2.ServerHttp2Session>(sweepMs(limits.keepAliveTimeoutMs), (session) => session.close());
+  const idle = new SweptDeadlines<http2.ServerHttp2Session>(limits.keepAliveTimeoutMs, (session) => session.close());
   h2.on("session", (session) => {
     sessions.add(session);
     // No stream open: the first request's headers must come within the headers

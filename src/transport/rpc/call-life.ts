@@ -1,17 +1,16 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { SweptDeadlines } from "../swept-deadlines.js";
+import { SweptDeadlines, sweepIntervalMs } from "../swept-deadlines.js";
 
 /** The reason a call that answered ends with. */
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
 
 /**
  * Deadlines this far off or farther (the server's 30 s cap on every call) are not timers of their
- * own: a sweep every SWEEP_MS ends the calls whose deadline has passed, so they end at most
- * SWEEP_MS late. A timer per call (made and cleared for a call that answers in a millisecond) cost
- * a few percent of a read's CPU. Nearer deadlines (a caller's `grpc-timeout`) keep their timer.
+ * own: they are swept (`SweptDeadlines`), every SWEEP_MS (250 ms), so a call ends at most SWEEP_MS
+ * after its deadline. Nearer deadlines (a caller's `grpc-timeout`) keep their timer.
  */
 export const SWEPT_FROM_MS = 10_000;
-export const SWEEP_MS = 250;
+export const SWEEP_MS = sweepIntervalMs(SWEPT_FROM_MS);
 
 /**
  * The life of one unary call on a direct path: it ends when the caller goes away, at its
@@ -35,7 +34,7 @@ export class CallLife {
   #onEnd: ((reason: unknown) => void) | undefined;
 
   /** The lives with a swept deadline. */
-  static readonly #swept = new SweptDeadlines<CallLife>(SWEEP_MS, (life) => life.end(life.#sweptReason!()));
+  static readonly #swept = new SweptDeadlines<CallLife>(SWEPT_FROM_MS, (life) => life.end(life.#sweptReason!()));
 
   /** The call's signal: aborted with the reason the call ended for. */
   get signal(): AbortSignal {
