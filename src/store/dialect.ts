@@ -18,10 +18,9 @@ import {
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
-import type { StatementObserver } from "./sqlite-turn-reads.js";
 import { LazyPgConnection, PgKeptReads } from "./pg-kept-reads.js";
 import { KEEPABLE_READ } from "./kept-reads.js";
-import { runImmediately } from "./precompiled.js";
+import { runImmediately, type StatementObserver } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
 /** Every difference between SQLite and PostgreSQL lives in this file. */

@@ -19,10 +19,13 @@ interface Shape {
  */
 export type ImmediateRunner = (query: CompiledQuery) => QueryResult<unknown> | Promise<QueryResult<unknown> | undefined> | undefined;
 
+/** Told of each statement an `ImmediateRunner` ran outside Kysely's executor: its duration, or its error (observed as Kysely observes the queries it runs). */
+export type StatementObserver = (query: CompiledQuery, durationMs: number, error?: unknown) => void;
+
 /** Immediate runners by Kysely instance (not its transactions: those go through Kysely). */
 const immediateRunners = new WeakMap<object, ImmediateRunner>();
 
-/** Lets `runPrecompiled` run queries of `db` itself (not of its transactions) with `runner` (the SQLite dialect's `runNow`). */
+/** Lets `runPrecompiled` run queries of `db` itself (not of its transactions) with `runner` (the SQLite dialect's `runNow`, PostgreSQL's `runKept`). */
 export function runImmediately(db: object, runner: ImmediateRunner): void {
   immediateRunners.set(db, runner);
 }

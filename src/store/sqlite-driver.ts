@@ -3,7 +3,8 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
 import { TransactionAbortedError } from "./errors.js";
 import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
 import { currentSignal } from "./signal.js";
-import { TurnReads, type KeptReader, type StatementObserver } from "./sqlite-turn-reads.js";
+import type { StatementObserver } from "./precompiled.js";
+import { TurnReads, type KeptReader } from "./sqlite-turn-reads.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);

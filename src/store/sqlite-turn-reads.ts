@@ -1,5 +1,6 @@
 import type SqliteDatabase from "better-sqlite3";
 import type { CompiledQuery, QueryResult } from "kysely";
+import type { StatementObserver } from "./precompiled.js";
 
 /** What `TurnReads` uses of the connection's statement cache (`StatementCache`). */
 export interface KeptReader {
@@ -9,8 +10,6 @@ export interface KeptReader {
   keptRead(query: CompiledQuery, version: string): QueryResult<unknown>;
 }
 
-/** Told of each statement a dialect ran outside Kysely's executor (`TurnReads`' reads among them): its duration, or its error. */
-export type StatementObserver = (query: CompiledQuery, durationMs: number, error?: unknown) => void;
 
 interface Waiting {
   query: CompiledQuery;
