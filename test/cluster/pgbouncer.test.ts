@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -15,6 +14,7 @@ import { roundRobinWire, startCluster, type Cluster } from "../support/cluster.j
 import { POSTGRES_URL, testDatabases } from "../support/databases.js";
 import { sha256 } from "../support/registry-push.js";
 import { startS3Server, type TestS3 } from "../support/s3-server.js";
+import { freePort } from "../support/test-server.js";
 import { methodOf } from "../support/wires.js";
 
 /**
@@ -28,14 +28,6 @@ const postgres = (await testDatabases()).find((d) => d.name === "postgres");
 const hasPgbouncer = spawnSync("sh", ["-c", "command -v pgbouncer || test -x /usr/sbin/pgbouncer"]).status === 0;
 const skip = postgres === undefined ? "TEST_DIALECTS excludes postgres" : (postgres.skip ?? (hasPgbouncer ? undefined : "pgbouncer is not installed (Debian package pgbouncer)"));
 const BINARY = "/usr/sbin/pgbouncer";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("replicas through PgBouncer in transaction mode", { skip, timeout: 300_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "platform-api-pgbouncer-"));

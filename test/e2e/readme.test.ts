@@ -53,7 +53,21 @@ function blocksOf(markdown: string): Block[] {
   return blocks;
 }
 
-type Ports = Record<"api" | "registry" | "metrics" | "receiver" | "idp" | "s3" | "replica1" | "replica1Registry" | "replica2" | "replica2Registry", number>;
+/** The ports the README names, by what listens there: the test gives each one of its own. */
+const README_PORTS = {
+  api: 8080,
+  registry: 5000,
+  metrics: 9464,
+  receiver: 9999,
+  idp: 9000,
+  s3: 4568,
+  replica1: 8181,
+  replica1Registry: 5181,
+  replica2: 8182,
+  replica2Registry: 5182,
+} as const;
+
+type Ports = Record<keyof typeof README_PORTS, number>;
 
 /**
  * The block as the test's shell runs it: the ports of the test (8080, 5000, 9464, the event
@@ -66,21 +80,7 @@ function runnable(block: Block, ports: Ports, postgresUrl: string): string {
     .replace(/^npm install && npm start\b.*$/m, "npm start > server.log 2>&1 &\nSERVER_PID=$!\nwait_until_up")
     .replace(/^npm test\b.*$/m, "")
     .replace(/^(npm start\b.*&)(\s*#.*)?$/gm, "$1\nSERVER_PID=$!");
-  text = withTestPorts(
-    text,
-    new Map([
-      [8080, ports.api],
-      [5000, ports.registry],
-      [9464, ports.metrics],
-      [9999, ports.receiver],
-      [9000, ports.idp],
-      [4568, ports.s3],
-      [8181, ports.replica1],
-      [5181, ports.replica1Registry],
-      [8182, ports.replica2],
-      [5182, ports.replica2Registry],
-    ]),
-  );
+  text = withTestPorts(text, new Map(Object.entries(README_PORTS).map(([name, port]) => [port, ports[name as keyof Ports]])));
   // The PostgreSQL database the README names: a schema of the test's own in it.
   text = text.replaceAll(README_POSTGRES, postgresUrl);
   const stop = block.stopsServer ? 'kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true\n' : "";
@@ -116,7 +116,7 @@ async function runShellBlocks(t: TestContext, document: string, atLeast: number)
   // A copy, not a link: nothing the blocks run may rewrite the build other tests are running.
   cpSync(join(ROOT, "dist"), join(clone, "dist"), { recursive: true });
   const ports = Object.fromEntries(
-    await Promise.all(["api", "registry", "metrics", "receiver", "idp", "s3", "replica1", "replica1Registry", "replica2", "replica2Registry"].map(async (name) => [name, await freePort()])),
+    await Promise.all(Object.keys(README_PORTS).map(async (name) => [name, await freePort()])),
   ) as Ports;
   const postgres = (await testDatabases()).find((d) => d.name === "postgres");
   if (postgres?.skip) {

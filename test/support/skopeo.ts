@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { createServer, type AddressInfo } from "node:net";
 
 /**
  * What the tests driving `skopeo` (Debian package) share. `.ci/run` installs it and sets
@@ -11,11 +10,5 @@ if (missing && process.env.REQUIRE_SKOPEO === "1") throw new Error("skopeo is re
 /** A reason to skip, or undefined when skopeo is installed. */
 export const skopeoSkip = missing ? "skopeo is not installed (apt-get install skopeo); .ci/run installs it" : undefined;
 
-/** A free loopback port: the registry's URL (the token audience) must be known before it listens. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
+/** A free loopback port (a registry URL, the token audience, must be known before it listens). */
+export { freePort } from "./test-server.js";
