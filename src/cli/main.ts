@@ -326,7 +326,7 @@ async function serve(args: string[]): Promise<void> {
     api = await listen(server.api.server, port, "port");
     registry = await listen(server.registry.server, registryPort, "registry-port");
     // Metrics are plain HTTP on their own port, with or without TLS on the hosts.
-    if (metricsPort !== undefined) metrics = (await listen(server.metrics as unknown as typeof server.api.server, metricsPort, "metrics-port")).replace(/^https:/, "http:");
+    if (metricsPort !== undefined) metrics = (await listen(server.metrics.server, metricsPort, "metrics-port")).replace(/^https:/, "http:");
   } catch (error) {
     await server.close();
     await store.close();

@@ -1,4 +1,3 @@
-import type http from "node:http";
 import { createRegistry, type DescMethod } from "@bufbuild/protobuf";
 import { createContextValues, type ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -17,7 +16,7 @@ import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../tra
 import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
 import { withCors } from "../transport/http/cors.js";
 import { protocolKey, type WireProtocol } from "../interceptors/request-context.js";
-import { createDualListener, type DualListener } from "../transport/listener.js";
+import { createDualListener, cutShort, type DualListener, type FailureAnswer } from "../transport/listener.js";
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "../domains/registry/index.js";
 import { startWorkers } from "../domains/index.js";
@@ -30,9 +29,11 @@ import { withConnectUnaryPath } from "../transport/rpc/connect-unary.js";
 import { withGrpcUnaryPath } from "../transport/rpc/grpc-unary.js";
 import { createUnaryCaller, recordingRouter, type RecordedService } from "../transport/rpc/call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "../transport/rest/transcoder.js";
+import type { NodeHandler } from "../transport/http/node-types.js";
+import { writeRegistryError } from "../transport/oci/registry-errors.js";
 import { migrationsApplied, type Store } from "../domains/open-store.js";
 import { createHttpObserver, type RouteNote } from "../telemetry/http-observer.js";
-import { createMetricsServer } from "../telemetry/metrics-endpoint.js";
+import { createMetricsRoutes } from "../telemetry/metrics-endpoint.js";
 import { createMetrics, queryObserver } from "../telemetry/metrics.js";
 import type { AuditLog } from "../telemetry/audit-log.js";
 import { requestIdKey, requestIdOf } from "../telemetry/request-id.js";
@@ -42,15 +43,28 @@ import { withContext } from "../telemetry/tracing.js";
 const PROBE_TIMEOUT_MS = 2_000;
 
 /** `/healthz` and `/readyz` ahead of a host's own routes (plain HTTP, no authentication). */
-function withProbes<Req extends NodeRequest, Res extends NodeResponse>(probes: Probes, handler: (req: Req, res: Res) => void) {
-  return (req: Req, res: Res) => void (probes.handle(req, res) || handler(req, res));
+function withProbes<Req extends NodeRequest, Res extends NodeResponse>(probes: Probes, handler: NodeHandler<Req, Res>): NodeHandler<Req, Res> {
+  return (req, res) => (probes.handle(req, res) ? undefined : handler(req, res));
+}
+
+/**
+ * A listener's answer to a request its routes failed to answer (they threw or rejected): the error
+ * logged with the request id, then `answer` if nothing was sent yet, else the answer cut short.
+ */
+function routeFailure(logger: Logger, host: string, answer: (res: NodeResponse) => void): FailureAnswer {
+  return (error, req, res) => {
+    const path = (req.url ?? "").split("?")[0].slice(0, 256);
+    logger.error("a route failed; answered 500", { host, method: req.method, path, error: String(error), stack: (error as Error)?.stack, requestId: requestIdOf(req) });
+    if (res.headersSent) cutShort(res);
+    else answer(res);
+  };
 }
 
 export interface PlatformServer {
   api: DualListener;
   registry: DualListener;
   /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
-  metrics: http.Server;
+  metrics: DualListener;
   tokens: TokenService;
   /** The domains' background workers by name (`reports`, `deliveries`), once `startWork` ran. */
   workers: ReadonlyMap<string, DomainWorker>;
@@ -100,9 +114,10 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
     },
     contextValues: rpcContextValues,
-    fallback: (req, res) => void fallback(req, res),
   });
   if (!router) throw new Error("connectNodeAdapter did not build a router");
+  /** The RPCs' paths: the adapter answers these; every other request is the fallback's, whose promise the listener catches. */
+  const rpcPaths = new Set(router.handlers.map((h) => h.requestPath));
 
   // What the three direct paths share: the REST transcoder, and the gRPC and Connect unary paths (below).
   const callError = (error: ConnectError, method: DescMethod) => frameworkErrorAsApiError(error, method.input.typeName, logger, errorDomain);
@@ -166,12 +181,16 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     { ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "grpc") },
     withConnectUnaryPath({ ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "connect") }, withSpecGrpcMessage(adapter)),
   );
-  const api = createDualListener(withProbes(probes, withCors(rpc, { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls);
+  const routes: NodeHandler<NodeRequest, Parameters<typeof rpc>[1]> = (req, res) => (rpcPaths.has((req.url ?? "").split("?", 1)[0]) ? rpc(req, res) : fallback(req, res));
+  const apiFailure = routeFailure(logger, "api", (res) => sendStatus(res, 500, { code: 13, message: "Internal error" }, errorDomain));
+  const api = createDualListener(withProbes(probes, withCors(routes, { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls, apiFailure);
   const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics, audit });
-  const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls);
+  const registryFailure = routeFailure(logger, "registry", (res) => writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" }));
+  const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls, registryFailure);
   metrics.countBytes(api.server, "api");
   metrics.countBytes(registryHost.server, "registry");
-  const metricsServer = createMetricsServer(metrics.registry);
+  // Metrics are plain HTTP on their own port, with or without TLS on the hosts.
+  const metricsServer = createDualListener(createMetricsRoutes(metrics.registry), config.limits, undefined, routeFailure(logger, "metrics", (res) => res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("metrics collection failed\n")));
   const workerNames = new Map<string, DomainWorker>();
   let workers: ReturnType<typeof startWorkers> | undefined;
   return {
@@ -198,9 +217,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       probes.stopServing();
       host.endStreams();
       registry.close();
-      metricsServer.close();
-      metricsServer.closeAllConnections();
-      await Promise.all([api.close(), registryHost.close(), workers?.close()]);
+      await Promise.all([api.close(), registryHost.close(), metricsServer.close(0), workers?.close()]);
     },
   };
 }

@@ -5,8 +5,19 @@ import net from "node:net";
 import tls from "node:tls";
 import { SweptDeadlines } from "./swept-deadlines.js";
 import type { TlsCredentials } from "./tls-credentials.js";
+import type { NodeResponse } from "./http/node-types.js";
 
-type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+type Request = http.IncomingMessage | http2.Http2ServerRequest;
+type Response = http.ServerResponse | http2.Http2ServerResponse;
+
+/** A listener's request handler; a promise it returns that rejects is a failed request, as a throw is. */
+export type Handler = (req: Request, res: Response) => void | Promise<void>;
+
+/**
+ * What a listener does with a request whose handler threw or rejected: log it and answer 500 (or,
+ * once the answer has begun, cut it short). It must not throw; if it does, the request is destroyed.
+ */
+export type FailureAnswer = (error: unknown, req: Request, res: Response) => void;
 
 /**
  * The limits a listener applies (their meanings in `Limits`, src/config.ts): the request timeout
@@ -30,16 +41,8 @@ export interface DualListener {
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
- * One port for HTTP/1.1 and HTTP/2. In cleartext (no `credentials`), HTTP/2 is prior knowledge
- * (as gRPC uses): the first bytes of each connection decide which server gets it. With TLS,
- * ALPN decides: `h2` is HTTP/2, `http/1.1` or none is HTTP/1.1. Every stage of a connection
- * is bounded in time (see `ListenerLimits`; the TLS handshake by the headers timeout), and so
- * is their number.
- */
-/**
  * HTTP/1.1: once an answer is written, the rest of its request's body must arrive within `graceMs`
- * (the headers timeout)
- * (Node reads and discards it to reuse the connection), else the connection is closed. So a client
+ * (the headers timeout; Node reads and discards it to reuse the connection), else the connection is closed. So a client
  * that never finishes a body it was answered for (a 401 to an unauthenticated upload, a refusal)
  * holds no connection until the request timeout, which on the registry is long (for large uploads).
  */
@@ -58,11 +61,54 @@ function endsAbandonedRequests(handler: Handler, graceMs: number): Handler {
   };
 }
 
-export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials): DualListener {
+/**
+ * Every request's one catch: a handler that throws or rejects is answered by `failed`, and the
+ * listener keeps serving. Nothing a route throws reaches the process as an uncaught exception or
+ * an unhandled rejection.
+ */
+function answeringFailures(handler: Handler, failed: FailureAnswer): Handler {
+  const fail = (error: unknown, req: Request, res: Response) => {
+    try {
+      failed(error, req, res);
+    } catch {
+      res.destroy();
+    }
+  };
+  return (req, res) => {
+    let answered: void | Promise<void>;
+    try {
+      answered = handler(req, res);
+    } catch (error) {
+      return fail(error, req, res);
+    }
+    answered?.catch((error: unknown) => fail(error, req, res));
+  };
+}
+
+/** Ends an answer that cannot be finished, so the client sees it incomplete: HTTP/1.1 closes the connection, HTTP/2 resets the stream with INTERNAL_ERROR. */
+export function cutShort(res: Response | NodeResponse): void {
+  if ("stream" in res) res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  else res.destroy();
+}
+
+/** The failure answer when a listener is given none: a bare 500, or the answer cut short once begun. */
+export const bareFailure: FailureAnswer = (_error, _req, res) => {
+  if (res.headersSent) cutShort(res);
+  else res.writeHead(500, { "content-type": "text/plain; charset=utf-8", "content-length": "22" }).end("internal server error\n");
+};
+
+/**
+ * One port for HTTP/1.1 and HTTP/2. In cleartext (no `credentials`), HTTP/2 is prior knowledge
+ * (as gRPC uses): the first bytes of each connection decide which server gets it. With TLS,
+ * ALPN decides: `h2` is HTTP/2, `http/1.1` or none is HTTP/1.1. Every stage of a connection
+ * is bounded in time (see `ListenerLimits`; the TLS handshake by the headers timeout), and so
+ * is their number. `failed`: how a request whose handler threw or rejected is answered (logged, 500); by default `bareFailure`.
+ */
+export function createDualListener(served: Handler, limits: ListenerLimits, credentials?: TlsCredentials, failed: FailureAnswer = bareFailure): DualListener {
   const headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   /** How long the rest of a body may take once its request was answered: as long as a slow client's headers. */
   const answeredGraceMs = headersTimeoutMs;
-  const handler = endsAbandonedRequests(served, answeredGraceMs);
+  const handler = endsAbandonedRequests(answeringFailures(served, failed), answeredGraceMs);
   const h1 = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,

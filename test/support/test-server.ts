@@ -9,6 +9,7 @@ import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
 import { openAuditLog } from "../../src/telemetry/audit-log.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";
+import type { TlsCredentials } from "../../src/transport/tls-credentials.js";
 
 export interface TestServer {
   apiPort: number;
@@ -57,6 +58,8 @@ export interface TestServerOptions {
   apiUrl?: string;
   /** A file the audit log is appended to (as `serve --audit-log`); default none. */
   auditLog?: string;
+  /** Both hosts speak TLS with these (as `serve --tls-cert --tls-key`); default cleartext. */
+  tls?: TlsCredentials;
 }
 
 /**
@@ -89,16 +92,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       login: options.login,
       logLevel: "info",
       limits,
+      tls: options.tls,
     },
     logger,
     content,
     audit,
   );
-  const listen = (s: PlatformServer["api"]["server"] | PlatformServer["metrics"], port = 0) =>
+  const listen = (s: PlatformServer["api"]["server"], port = 0) =>
     new Promise<number>((resolve) => s.listen(port, "127.0.0.1", () => resolve((s.address() as AddressInfo).port)));
   const apiPort = await listen(server.api.server, listenPort);
   const registryPort = await listen(server.registry.server, options.registryPort);
-  const metricsPort = await listen(server.metrics);
+  const metricsPort = await listen(server.metrics.server);
   server.startWork();
   const { organization, identity } = await bootstrapOrganization(store, "acme", Date.now());
   const { token } = await server.tokens.issue({ subject: identity.uid, audience: apiUrl });

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { extname, join, normalize } from "node:path";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
@@ -7,6 +6,9 @@ import { packageRoot } from "../http/package-root.js";
 /** Where `npm run build` puts the console (Vite, from console/), below the package root. */
 export const CONSOLE_DIR = "dist/console";
 export const CONSOLE_PATH = "/console";
+
+/** The errors of reading a path that names no file. */
+const NO_FILE = new Set(["ENOENT", "EISDIR", "ENOTDIR", "ENAMETOOLONG"]);
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -31,14 +33,19 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 export function createConsoleRoutes() {
   const root = join(packageRoot(), CONSOLE_DIR);
   const cache = new Map<string, Promise<Buffer>>();
-  const read = (file: string) => {
+  /** A file's content, or undefined when the path names no file (missing, a folder, too long, a NUL byte); other errors reject. */
+  const read = (file: string): Promise<Buffer | undefined> => {
+    if (file.includes("\0")) return Promise.resolve(undefined);
     let found = cache.get(file);
     if (!found) {
       found = readFile(file);
       found.catch(() => cache.delete(file));
       cache.set(file, found);
     }
-    return found;
+    return found.catch((error: NodeJS.ErrnoException) => {
+      if (NO_FILE.has(error.code ?? "")) return undefined;
+      throw error;
+    });
   };
 
   return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
@@ -62,12 +69,12 @@ export function createConsoleRoutes() {
     const relative = normalize(path.slice(CONSOLE_PATH.length + 1));
     const asset = relative.startsWith("assets/") && !relative.includes("..");
     const file = asset ? join(root, relative) : join(root, "index.html");
-    if (!existsSync(file)) {
-      const body = Buffer.from(asset ? "Not found" : "The console is not built: run `npm run build`.");
-      res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "content-length": String(body.byteLength) }).end(body);
+    const body = await read(file);
+    if (body === undefined) {
+      const hint = Buffer.from(asset ? "Not found" : "The console is not built: run `npm run build`.");
+      res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "content-length": String(hint.byteLength) }).end(hint);
       return true;
     }
-    const body = await read(file);
     res.writeHead(200, {
       "content-type": TYPES[extname(file)] ?? "application/octet-stream",
       "content-length": String(body.byteLength),

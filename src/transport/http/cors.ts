@@ -1,6 +1,6 @@
 import { cors as connectCors } from "@connectrpc/connect";
 import { sendStatus } from "./status-json.js";
-import type { NodeRequest, NodeResponse } from "./node-types.js";
+import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 
 /** Which browser origins may call the API host. */
 export interface CorsPolicy {
@@ -26,11 +26,7 @@ const MAX_AGE_SECONDS = 7200;
  * origin, for the browser console) and other requests pass without CORS headers, so the
  * browser withholds the answer. No credentials mode: tokens travel in `Authorization`, not cookies.
  */
-export function withCors<Res extends NodeResponse>(
-  handler: (req: NodeRequest, res: Res) => void,
-  policy: CorsPolicy,
-  errorDomain: string,
-): (req: NodeRequest, res: Res) => void {
+export function withCors<Res extends NodeResponse>(handler: NodeHandler<NodeRequest, Res>, policy: CorsPolicy, errorDomain: string): NodeHandler<NodeRequest, Res> {
   if (policy.allowedOrigins.length === 0) return handler;
   const any = policy.allowedOrigins.includes("*");
   const origins = new Set(policy.allowedOrigins);
@@ -61,6 +57,6 @@ export function withCors<Res extends NodeResponse>(
       res.setHeader("access-control-expose-headers", CORS_EXPOSED_HEADERS.join(", "));
       res.setHeader("vary", "Origin");
     }
-    handler(req, res);
+    return handler(req, res);
   };
 }

@@ -12,3 +12,6 @@ export type NodeResponse = Omit<http.ServerResponse, "write"> | Omit<http2.Http2
 
 /** Response headers as Node's writeHead takes them. */
 export type ResponseHeaders = Record<string, string | string[]>;
+
+/** A request handler; a promise it returns rejects when answering failed (the listener's catch answers it). */
+export type NodeHandler<Req = NodeRequest, Res = NodeResponse> = (req: Req, res: Res) => void | Promise<void>;

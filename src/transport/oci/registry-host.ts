@@ -94,12 +94,13 @@ export function createRegistryHost(options: RegistryHostOptions) {
   const audited = (req: RegistryRequest, { change, actor }: RegistryNote, outcome: string) => {
     if (audit && change && actor) audit.write({ host: "registry", ...change, outcome, actor, requestId: requestIdOf(req) });
   };
-  const handler = (req: RegistryRequest, res: RegistryResponse) => {
+  /** Answers every error a route throws; a promise that rejects is left for the listener's catch (a failure in this answering). */
+  const handler = (req: RegistryRequest, res: RegistryResponse): Promise<void> => {
     const note: RegistryNote = { route: "unknown" };
     const ctx: RegistryContext = { ...shared, note };
     const span = observe(req, res, note);
     const answer = () => route(ctx, req, res);
-    void (span ? withContext(span, answer) : answer()).then(() => audited(req, note, "OK"), (error: unknown) => {
+    return (span ? withContext(span, answer) : answer()).then(() => audited(req, note, "OK"), (error: unknown) => {
       const { error: reply, refused, log } = failureAnswer(error);
       audited(req, note, reply?.code ?? "CANCELED");
       if (reply === undefined) return void res.destroy(); // the client is gone: nothing to answer or log

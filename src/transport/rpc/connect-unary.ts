@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { BodyRefusedError, readBody } from "../http/body-reader.js";
-import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import type { NodeHandler, NodeRequest, NodeResponse } from "../http/node-types.js";
 import { encodedOnce } from "./encoded-once.js";
 import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
 import { headerValue, responseHeaders } from "./headers.js";
@@ -53,12 +53,12 @@ interface Taken {
  * read up to `maxBodyBytes`, as the adapter reads it).
  * Everything else goes to `fallback` (the connect-es adapter) untouched.
  */
-export function withConnectUnaryPath<Res>(options: UnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
+export function withConnectUnaryPath<Res>(options: UnaryPathOptions, fallback: NodeHandler<NodeRequest, Res>): NodeHandler<NodeRequest, Res> {
   const methods = unaryMethodsByPath(options.services);
   return (req, res) => {
     const taken = req.method === "POST" ? takenOf(req, methods.get(req.url ?? ""), options.maxBodyBytes) : undefined;
     if (taken === undefined) return fallback(req, res);
-    void serve(options, taken, req, res as unknown as NodeResponse);
+    return serve(options, taken, req, res as unknown as NodeResponse);
   };
 }
 

@@ -2,7 +2,7 @@ import { fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/p
 import { Code, ConnectError } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { BodyRefusedError, readBody } from "../http/body-reader.js";
-import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import type { NodeHandler, NodeRequest, NodeResponse } from "../http/node-types.js";
 import { encodedOnce } from "./encoded-once.js";
 import { respecGrpcMessage } from "./grpc-message.js";
 import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
@@ -23,14 +23,14 @@ const ENVELOPE_BYTES = 5;
  * to get it). Everything else goes to `fallback` (the connect-es adapter): other wires, HTTP/1,
  * streaming methods, unknown paths, JSON codec, a compressed request (`grpc-encoding`).
  */
-export function withGrpcUnaryPath<Res>(options: UnaryPathOptions, fallback: (req: NodeRequest, res: Res) => void): (req: NodeRequest, res: Res) => void {
+export function withGrpcUnaryPath<Res>(options: UnaryPathOptions, fallback: NodeHandler<NodeRequest, Res>): NodeHandler<NodeRequest, Res> {
   const methods = unaryMethodsByPath(options.services);
   return (req, res) => {
     const type = req.headers["content-type"];
     const encoding = req.headers["grpc-encoding"];
     const method = req.httpVersionMajor === 2 && req.method === "POST" && (type === "application/grpc" || type === GRPC_CONTENT_TYPE) ? methods.get(req.url ?? "") : undefined;
     if (method === undefined || (encoding !== undefined && encoding !== "identity")) return fallback(req, res);
-    void serve(options, method, req, res as unknown as NodeResponse);
+    return serve(options, method, req, res as unknown as NodeResponse);
   };
 }
 
