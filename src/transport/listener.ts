@@ -39,6 +39,8 @@ export interface DualListener {
 }
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+/** How long a session's connection stays open after its GOAWAY for the peer to close it. */
+const GOAWAY_GRACE_MS = 1000;
 
 /**
  * HTTP/1.1: once an answer is written, the rest of its request's body must arrive within `graceMs`
@@ -132,13 +134,32 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
     },
     handler,
   );
-  const sessions = new Set<http2.ServerHttp2Session>();
+  /** The open HTTP/2 sessions, each with the connection it runs on. */
+  const sessions = new Map<http2.ServerHttp2Session, net.Socket | undefined>();
+  /** The connection `h2` is being given: its 'session' event comes while it takes it. */
+  let taking: net.Socket | undefined;
+  const toH2 = (socket: net.Socket) => {
+    taking = socket;
+    h2.emit("connection", socket);
+    taking = undefined;
+  };
   /** The HTTP/2 streams whose request has not all arrived, by when it must have. */
-  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(Math.min(limits.requestTimeoutMs, answeredGraceMs), (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
-  /** The HTTP/2 sessions with no stream open since one ended, by when they are closed (GOAWAY). */
-  const idle = new SweptDeadlines<http2.ServerHttp2Session>(limits.keepAliveTimeoutMs, (session) => session.close());
+  const receipts = new SweptDeadlines<http2.ServerHttp2Stream>(limits.requestTimeoutMs, (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
+  /**
+   * Connections of sessions sent GOAWAY, by when they are cut: a peer that takes the GOAWAY closes at
+   * once, one that never reads (Node's graceful end waits for its FIN) would otherwise hold a slot.
+   */
+  const ending = new SweptDeadlines<net.Socket>(GOAWAY_GRACE_MS, (socket) => socket.destroy());
+  /** The HTTP/2 sessions with no stream open since one ended, by when they are closed (GOAWAY, then `ending`). */
+  const idle = new SweptDeadlines<http2.ServerHttp2Session>(limits.keepAliveTimeoutMs, (session) => {
+    session.close();
+    const socket = sessions.get(session);
+    if (socket && !socket.destroyed) ending.set(socket, GOAWAY_GRACE_MS);
+  });
   h2.on("session", (session) => {
-    sessions.add(session);
+    const socket = taking;
+    sessions.set(session, socket);
+    socket?.once("close", () => ending.delete(socket));
     // No stream open: the first request's headers must come within the headers
     // timeout, a later one within the keep-alive timeout (then GOAWAY).
     let open = 0;
@@ -149,13 +170,18 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
         first = undefined;
         idle.delete(session);
       }
-      // The request (headers and body) must arrive within the request timeout, and once it was
-      // answered within the answered grace (as on HTTP/1.1); an answer may take longer.
+      // The request (headers and body) must arrive within the request timeout; an answer may take
+      // longer. Once answered, the rest of the body is not wanted: what has arrived is read, and a
+      // body still coming is stopped with RST_STREAM NO_ERROR (RFC 9113, 8.1), as HTTP/1.1 closes.
       if (!stream.endAfterHeaders) {
         receipts.set(stream, limits.requestTimeoutMs);
         stream.once("end", () => receipts.delete(stream));
         stream.once("finish", () => {
-          if (!stream.readableEnded && !stream.closed) receipts.set(stream, answeredGraceMs);
+          if (stream.readableEnded || stream.closed) return;
+          stream.resume();
+          setImmediate(() => {
+            if (!stream.readableEnded && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          });
         });
       }
       stream.once("close", () => {
@@ -176,7 +202,7 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
   // TLS: this server never listens; it gets each accepted socket, and its handshake timeout
   // bounds the time to the first bytes. A failed handshake destroys the socket.
   const secure = credentials === undefined ? undefined : tls.createServer({ ...credentials, ALPNProtocols: ["h2", "http/1.1"], handshakeTimeout: headersTimeoutMs });
-  secure?.on("secureConnection", (socket: tls.TLSSocket) => (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket));
+  secure?.on("secureConnection", (socket: tls.TLSSocket) => (socket.alpnProtocol === "h2" ? toH2(socket) : h1.emit("connection", socket)));
   secure?.on("tlsClientError", () => {});
 
   const server = net.createServer((socket) => {
@@ -209,7 +235,7 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
       socket.unshift(seen);
       if (isH2) {
         // The HTTP/2 session drains the buffered bytes, then reads the handle natively.
-        h2.emit("connection", socket);
+        toH2(socket);
       } else {
         h1.emit("connection", socket);
         socket.resume();
@@ -231,7 +257,7 @@ export function createDualListener(served: Handler, limits: ListenerLimits, cred
         // Answers after this point tell HTTP/1.1 clients the connection is ending.
         h1.on("request", (_req, res) => res.setHeader("connection", "close"));
         for (const socket of undecided) socket.destroy();
-        for (const session of sessions) session.close();
+        for (const session of sessions.keys()) session.close();
         const sweep = setInterval(() => h1.closeIdleConnections(), 25);
         const force = setTimeout(() => {
           for (const socket of all) socket.destroy();
