@@ -109,7 +109,7 @@ async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string
 }
 
 /**
- * The byte count a PATCH's `Content-Range: <start>-<end>` announces, or undefined without the
+ * The byte count a chunk's `Content-Range: <start>-<end>` announces (a PATCH, or the closing PUT), or undefined without the
  * header. Throws 416 when it does not start where the upload is (`size`), ends before it
  * starts, or disagrees with the request's Content-Length.
  */
@@ -213,7 +213,10 @@ export async function handleUpload(
     }
     case "PUT": {
       const digest = checkDigest(query.get("digest"));
-      await appendBody(ctx, req, id);
+      // The final chunk, when it names its range, is checked as a PATCH's: out of order is 416 (the spec's MUST), nothing appended.
+      const headers = uploadHeaders(name, id, size);
+      const length = chunkLength(req, size, headers);
+      await appendBody(ctx, req, id, length === undefined ? undefined : { length, headers });
       await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
       writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
       return;
