@@ -109,9 +109,9 @@ async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string
 }
 
 /**
- * The byte count a chunk's `Content-Range: <start>-<end>` announces (a PATCH, or the closing PUT), or undefined without the
- * header. Throws 416 when it does not start where the upload is (`size`), ends before it
- * starts, or disagrees with the request's Content-Length.
+ * The byte count a chunk's `Content-Range: <start>-<end>` announces (a PATCH, or the closing PUT),
+ * or undefined without the header. Throws 416 when it does not start where the upload is (`size`),
+ * ends before it starts, or disagrees with the request's Content-Length.
  */
 function chunkLength(req: RegistryRequest, size: number, headers: Record<string, string>): number | undefined {
   const contentRange = req.headers["content-range"];
