@@ -1,3 +1,5 @@
+import { stdoutLines } from "./stdout-lines.js";
+
 /** One JSON object per line on stdout; levels below the configured one are dropped. */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -17,7 +19,8 @@ export function isLogLevel(value: string): value is LogLevel {
   return Object.hasOwn(RANK, value);
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/** `write`: where lines go; by default standard output, where a line that cannot be written is dropped and counted (`stdoutLines`), never fatal. */
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => stdoutLines().write(l)): Logger {
   const at = (lvl: Exclude<LogLevel, "silent">) => (message: string, fields: Record<string, unknown> = {}) => {
     if (RANK[lvl] < RANK[level]) return;
     write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields })}\n`);

@@ -274,6 +274,8 @@ async function serve(args: string[]): Promise<void> {
   }));
   const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../domains/open-store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
   const logger = createLogger(logLevel);
+  // The server's one line to stderr (where it listens) must not end it when nobody reads stderr any more.
+  process.stderr.on("error", () => {});
   const audit = await auditLogOf(o["audit-log"] as string | undefined, logger);
   const stopTracing = await startTracingFromEnv(process.env, logger).catch((error: unknown) => {
     throw new UsageError((error as Error).message);

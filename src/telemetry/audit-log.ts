@@ -1,4 +1,5 @@
 import { closeSync, openSync, writeSync } from "node:fs";
+import { stdoutLines } from "../stdout-lines.js";
 import type { HostName } from "./metrics.js";
 
 /**
@@ -82,7 +83,7 @@ export function openAuditLog(target: string, options: { onFailure?: (error: Erro
       try {
         if (sink === "stdout") {
           // The logger writes to the same stream: each line is one write, so lines stay whole.
-          process.stdout.write(line);
+          if (!stdoutLines().write(line)) throw new Error("standard output cannot be written");
         } else {
           const bytes = Buffer.from(line);
           let written = writeSync(sink, bytes);

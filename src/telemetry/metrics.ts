@@ -1,4 +1,5 @@
 import type { Server, Socket } from "node:net";
+import { stdoutLines } from "../stdout-lines.js";
 import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { SlotCounter, SlotHistogram, type HistogramSlot } from "./slot-metrics.js";
 import type { PoolStats, QueryObserver } from "../store/dialect.js";
@@ -46,11 +47,22 @@ export interface Metrics {
   observeAuditLog(failures: () => number): void;
 }
 
-/** `processMetrics`: also Node's and the process's own (CPU, memory, event loop lag, GC), as prom-client names them. */
+/** `processMetrics`: also Node's and the process's own (CPU, memory, event loop lag, GC), as prom-client names them, and the log lines it dropped. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics) {
+    collectDefaultMetrics({ register: registry });
+    new Counter({
+      name: "log_lines_dropped_total",
+      help: "Log lines that could not be written to standard output (a full disk, a reader gone); the server went on.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stdoutLines().dropped);
+      },
+    });
+  }
 
   const sockets = new Map<HostName, { sent: number; received: number; open: Set<Socket> }>();
   const bytes = (pick: "sent" | "received") =>
