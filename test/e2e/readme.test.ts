@@ -21,7 +21,9 @@ import { ROOT } from "../support/repo.js";
  * `<!-- readme-test: stop-server -->` stands for the prose's "stop the server (Ctrl-C)": the
  * shell's server is stopped before the block, which starts another. KEEP_README_CLONE=1 keeps the
  * copy (its readme.sh, server.log, audit.log) for a look after a failure. Every server the README
- * starts appends to one audit log (`AUDIT_LOG`): each of its lines must name its actor.
+ * starts appends to one audit log (`AUDIT_LOG`): each of its lines must name its actor. What the
+ * blocks write in the project (tokens, passwords, keys, layouts) must be ignored by its .gitignore:
+ * the shell's HOME is a folder of its own, so what lands in the copy is the walk's.
  */
 
 /** The PostgreSQL database the README's replicas use; the test gives them a fresh schema in it. */
@@ -98,11 +100,22 @@ test("the README's shell blocks run as written, in order, in one shell; every au
 
 test("docs/operations.md's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, async (t) => void (await runShellBlocks(t, "docs/operations.md", 2)));
 
-/** Runs the blocks; returns the audit log of the servers they started. */
+/**
+ * The files under `folder` that git would offer to commit (neither ignored by the project's
+ * .gitignore nor among `known`), by their top-level entry: `owner.json`, `my-layout/`.
+ */
+function untrackedOf(folder: string, known: ReadonlySet<string>): string[] {
+  execFileSync("git", ["init", "-q"], { cwd: folder });
+  const others = execFileSync("git", ["ls-files", "-z", "--others", "--exclude-standard"], { cwd: folder, encoding: "utf8" }).split("\0").filter(Boolean);
+  return [...new Set(others.filter((file) => !known.has(file)).map((file) => (file.includes("/") ? `${file.slice(0, file.indexOf("/"))}/` : file)))].sort();
+}
+
+/** Runs the blocks; fails when one fails or when they leave files git would commit. Returns the audit log of the servers they started. */
 async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<string> {
   const blocks = blocksOf(readFileSync(join(ROOT, document), "utf8"));
   assert.ok(blocks.length >= atLeast, `${document} has its blocks`);
   const clone = mkdtempSync(join(tmpdir(), "platform-api-readme-"));
+  const home = mkdtempSync(join(tmpdir(), "platform-api-readme-home-"));
   const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
   for (const file of files) {
     try {
@@ -137,7 +150,7 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
     // PORT, REGISTRY_PORT and METRICS_PORT: where `npm start` listens, and so the URLs it and the CLI default to.
     env: {
       PATH: process.env.PATH,
-      HOME: clone,
+      HOME: home,
       TERM: "dumb",
       PORT: String(ports.api),
       REGISTRY_PORT: String(ports.registry),
@@ -165,9 +178,12 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   // The server started by the first block: stopped by its npm's group above, or by its port.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const audit = existsSync(join(clone, "audit.log")) ? readFileSync(join(clone, "audit.log"), "utf8") : "";
+  const left = untrackedOf(clone, new Set([...files, "readme.sh", "browser.sh"]));
   if (!process.env.KEEP_README_CLONE) rmSync(clone, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
   if (postgresUrl !== README_POSTGRES) await dropFresh(postgresUrl);
   const last = [...output.matchAll(/::block (\d+) \(line (\d+)\)/g)].at(-1);
   assert.ok(code === 0 && output.includes("::done"), `${document} block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
+  assert.deepEqual(left, [], `${document}'s walk leaves files in the project that git would offer to commit: write them to a temporary folder or list them in .gitignore`);
   return audit;
 }
