@@ -6,7 +6,8 @@
 //   (defaults: http://127.0.0.1:9999/hook and http://localhost:8080)
 //
 // Answers 204 to a verified event, 401 to one whose token does not verify (the server retries
-// it), 404 elsewhere. Prints `verified <ce-type> <ce-subject> <body>` or `REJECTED <ce-type>: <why>`.
+// it), 200 to GET /readyz (it listens: subscribe now, and the first deliveries find it), 404
+// elsewhere. Prints `verified <ce-type> <ce-subject> <body>` or `REJECTED <ce-type>: <why>`.
 import http from "node:http";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 
@@ -15,7 +16,9 @@ const api = (process.argv[3] ?? "http://localhost:8080").replace(/\/+$/, "");
 const jwks = createRemoteJWKSet(new URL(`${api}/.well-known/jwks.json`));
 
 const server = http.createServer(async (req, res) => {
-  if (req.method !== "POST" || new URL(req.url ?? "/", sink).pathname !== sink.pathname) return res.writeHead(404).end();
+  const path = new URL(req.url ?? "/", sink).pathname;
+  if (req.method === "GET" && path === "/readyz") return res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+  if (req.method !== "POST" || path !== sink.pathname) return res.writeHead(404).end();
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const type = req.headers["ce-type"];

@@ -23,7 +23,10 @@ import { ROOT } from "../support/repo.js";
  * copy (its readme.sh, server.log, audit.log) for a look after a failure. Every server the README
  * starts appends to one audit log (`AUDIT_LOG`): each of its lines must name its actor. What the
  * blocks write in the project (tokens, passwords, keys, layouts) must be ignored by its .gitignore:
- * the shell's HOME is a folder of its own, so what lands in the copy is the walk's.
+ * the shell's HOME is a folder of its own, so what lands in the copy is the walk's. The test adds no
+ * wait: what a block reads after something asynchronous (a report made after a push, the events a
+ * receiver is sent) must be there at machine pace, so a block waits for what it starts in the
+ * background (an `until` loop) and for what it reads (a poll the README shows).
  */
 
 /** The PostgreSQL database the README's replicas use; the test gives them a fresh schema in it. */
@@ -53,6 +56,32 @@ function blocksOf(markdown: string): Block[] {
     i = end;
   }
   return blocks;
+}
+
+/** A command (continued lines joined, its comment left out) that starts a process in the background. */
+const BACKGROUND = /(^|[^&])&$/;
+
+/**
+ * The commands of a block that start a process in the background (`... &`) with no `until` loop
+ * after them: the block would go on before what they start listens (or writes what the next line
+ * reads), which a person typing never sees and a script always may. Consecutive starts share the
+ * loop after them.
+ */
+function unwaitedStarts(text: string): string[] {
+  const commands = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((line) => line.replace(/(^|\s)#.*$/, "").trim())
+    .filter((line) => line !== "");
+  const unwaited: string[] = [];
+  for (let i = 0; i < commands.length; i++) {
+    if (!BACKGROUND.test(commands[i])) continue;
+    let next = i + 1;
+    while (next < commands.length && BACKGROUND.test(commands[next])) next++;
+    if (!commands[next]?.startsWith("until ")) unwaited.push(...commands.slice(i, next));
+    i = next - 1;
+  }
+  return unwaited;
 }
 
 /** The ports the README names, by what listens there: the test gives each one of its own. */
@@ -90,15 +119,36 @@ function runnable(block: Block, ports: Ports, postgresUrl: string): string {
 }
 
 // The README pushes and pulls with skopeo: without it (and without REQUIRE_SKOPEO=1, which .ci/run sets) the test says so and skips.
-test("the README's shell blocks run as written, in order, in one shell; every audit line names its actor", { timeout: 300_000, skip: skopeoSkip }, async (t) => {
-  const audit = await runShellBlocks(t, "README.md", 10);
-  const lines = audit.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { host: string; action: string; actor?: { subject?: string } });
+test("the README's shell blocks run as written, in order, in one shell; what follows a push is there at machine pace; every audit line names its actor", { timeout: 300_000, skip: skopeoSkip }, async (t) => {
+  const walk = await runShellBlocks(t, "README.md", 10);
+  // A report is made after the push, off its path: the block reads it, and what moving the tag resolved, once they are made.
+  const reports = walk.outputOf("/vulnerabilityReport");
+  assert.doesNotMatch(reports, /STATUS_PENDING/, `the report the block reads after the push is made:\n${reports}`);
+  assert.match(reports, /"status":"STATUS_DONE"/);
+  assert.match(reports, /"resolvedVulnsReports":\[\{[^\n]*"repoName":"shop","tag":"latest"/, `what the move of shop:latest resolved is listed after the push:\n${reports}`);
+  // The receiver listens before the subscription exists, so no delivery to it fails (a failure stays on the subscription), and it verifies every event.
+  const events = walk.outputOf("examples/event-receiver.mjs");
+  assert.match(events, /"subscriptions":\[\{/, "the block lists the subscription");
+  assert.doesNotMatch(events, /"lastFailureTime"/, `no delivery to the receiver failed:\n${events}`);
+  const received = walk.outputOf("examples/event-receiver.mjs", { onwards: true });
+  assert.match(received, /verified dev\.platform\.api\.platform\.registry\.tag\.created\.v1 [^\n]*"name":"v2"/, "the receiver verified the pushed tag's event");
+  assert.match(received, /verified dev\.platform\.registry\.push\.v1 /, "the receiver verified the push's event");
+  assert.doesNotMatch(received, /REJECTED/);
+  const lines = walk.audit.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { host: string; action: string; actor?: { subject?: string } });
   assert.ok(lines.some((l) => l.host === "api") && lines.some((l) => l.host === "registry"), "the walk changes things on both hosts");
   assert.ok(lines.some((l) => l.action === "registry.manifest.put") && lines.some((l) => l.action === "registry.pull_token.use"), "a push and a pull token's use are audited");
   for (const line of lines) assert.ok(typeof line.actor?.subject === "string" && line.actor.subject !== "" && line.actor.subject !== "anonymous", `an actor in ${JSON.stringify(line)}`);
 });
 
 test("docs/operations.md's shell blocks run as written, in order, in one shell", { timeout: 300_000 }, async (t) => void (await runShellBlocks(t, "docs/operations.md", 2)));
+
+test("what a block starts in the background it waits for (an until loop) before going on", () => {
+  for (const document of ["README.md", "docs/operations.md"]) {
+    for (const block of blocksOf(readFileSync(join(ROOT, document), "utf8"))) {
+      assert.deepEqual(unwaitedStarts(block.text), [], `${document} block ${block.index} (line ${block.line}, ${block.heading}) starts these and goes on without waiting for them`);
+    }
+  }
+});
 
 /**
  * The files under `folder` that git would offer to commit (neither ignored by the project's
@@ -110,8 +160,18 @@ function untrackedOf(folder: string, known: ReadonlySet<string>): string[] {
   return [...new Set(others.filter((file) => !known.has(file)).map((file) => (file.includes("/") ? `${file.slice(0, file.indexOf("/"))}/` : file)))].sort();
 }
 
-/** Runs the blocks; fails when one fails or when they leave files git would commit. Returns the audit log of the servers they started. */
-async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<string> {
+interface Walk {
+  /** The audit log of the servers the blocks started. */
+  audit: string;
+  /**
+   * What the shell printed while the one block whose text includes `command` ran (background
+   * processes' lines among it), or from its start to the end of the walk with `onwards`.
+   */
+  outputOf(command: string, options?: { onwards?: boolean }): string;
+}
+
+/** Runs the blocks; fails when one fails or when they leave files git would commit. */
+async function runShellBlocks(t: TestContext, document: string, atLeast: number): Promise<Walk> {
   const blocks = blocksOf(readFileSync(join(ROOT, document), "utf8"));
   assert.ok(blocks.length >= atLeast, `${document} has its blocks`);
   const clone = mkdtempSync(join(tmpdir(), "platform-api-readme-"));
@@ -185,5 +245,14 @@ wait_until_up() { for _ in $(seq 1 600); do command curl -sf localhost:$PORT/rea
   const last = [...output.matchAll(/::block (\d+) \(line (\d+)\)/g)].at(-1);
   assert.ok(code === 0 && output.includes("::done"), `${document} block ${last?.[1]} (line ${last?.[2]}) failed (exit ${code}):\n${output.slice(-4000)}`);
   assert.deepEqual(left, [], `${document}'s walk leaves files in the project that git would offer to commit: write them to a temporary folder or list them in .gitignore`);
-  return audit;
+  return {
+    audit,
+    outputOf(command, options = {}) {
+      const showing = blocks.filter((b) => !b.skip && b.text.includes(command));
+      assert.equal(showing.length, 1, `one block of ${document} runs ${command}`);
+      const start = output.indexOf(`::block ${showing[0].index} (`);
+      const end = options.onwards ? -1 : output.indexOf("::block ", start + 1);
+      return output.slice(start, end < 0 ? undefined : end);
+    },
+  };
 }
