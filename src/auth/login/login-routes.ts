@@ -33,7 +33,7 @@ import { sendStatus, writeJson } from "../../transport/http/status-json.js";
 import type { TokenService } from "../tokens.js";
 import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
 import { page, redirect } from "./pages.js";
-import { createProviderClients, type ProviderClient } from "./provider-clients.js";
+import { causedByOutboundFetch, createProviderClients, ProviderUnreachable, type ProviderClient } from "./provider-clients.js";
 import { redirectAllowed } from "./redirect-policy.js";
 
 export const LOGIN_PATHS = {
@@ -124,6 +124,10 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       else if (error instanceof ApiError) oauthError(res, error.kind === "UNAVAILABLE" ? 503 : 400, "invalid_request", error.message);
       else if (error instanceof NotFoundError) oauthError(res, 400, "invalid_request", "identity_provider names no identity provider");
       else if (isUnavailable(error)) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, domain, { ...noStore, "retry-after": "1" });
+      else if (error instanceof ProviderUnreachable) {
+        log.warn("identity provider unreachable", { path, issuer: error.issuer, error: error.message });
+        sendStatus(res, 502, { code: Code.Unavailable, reason: "IDENTITY_PROVIDER_UNREACHABLE", message: error.message }, domain, { ...noStore, "retry-after": "5" });
+      }
       else {
         log.error("login route failed", { path, error: String(error) });
         sendStatus(res, 500, { code: Code.Internal, message: "Internal error" }, domain, noStore);
@@ -204,11 +208,12 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     try {
       signedIn = await signIn(returning, new URL(req.url ?? "", callbackUrl), state);
     } catch (error) {
-      const description = error instanceof ApiError ? error.message : "the identity provider's answer did not verify";
-      log.info("login refused", { provider: returning.providerUid, reason: String(error) });
+      const unreachable = error instanceof ProviderUnreachable;
+      const description = error instanceof ApiError || unreachable ? error.message : "the identity provider's answer did not verify";
+      log[unreachable ? "warn" : "info"]("login refused", { provider: returning.providerUid, reason: String(error) });
       await failLogin(db, returning, description);
-      if (returning.kind === "browser") redirect(res, withQuery(returning.redirectUri, { error: "access_denied", error_description: description, state: returning.clientState }));
-      else page(res, 403, "Sign-in failed", `${description}. Return to your terminal and try again.`);
+      if (returning.kind === "browser") redirect(res, withQuery(returning.redirectUri, { error: unreachable ? "temporarily_unavailable" : "access_denied", error_description: description, state: returning.clientState }));
+      else page(res, unreachable ? 502 : 403, "Sign-in failed", `${description}. Return to your terminal and try again.`);
       return;
     }
     const { code } = await finishLogin(db, returning, signedIn, now());
@@ -220,12 +225,16 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   /** Completes the code exchange at the provider and verifies its ID token, then finds or admits the person. */
   async function signIn(returning: ReturningLogin, currentUrl: URL, state: string): Promise<SignedIn> {
     const provider = await providers.resolve(returning.providerUid);
-    const answer = await client.authorizationCodeGrant(provider.config, currentUrl, {
-      pkceCodeVerifier: returning.upstreamVerifier,
-      expectedState: state,
-      expectedNonce: returning.nonce,
-      idTokenExpected: true,
-    });
+    const answer = await client
+      .authorizationCodeGrant(provider.config, currentUrl, {
+        pkceCodeVerifier: returning.upstreamVerifier,
+        expectedState: state,
+        expectedNonce: returning.nonce,
+        idTokenExpected: true,
+      })
+      .catch((error: unknown) => {
+        throw causedByOutboundFetch(error) ? new ProviderUnreachable(provider.config.serverMetadata().issuer, error) : error;
+      });
     const claims = answer.claims();
     if (!claims) throw new Error("the provider answered no ID token");
     return admitPerson(db, provider, claims, now());

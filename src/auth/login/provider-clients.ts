@@ -2,7 +2,7 @@ import * as client from "openid-client";
 import type { LoginConfig } from "../../config.js";
 import { loginProviderOf, type LoginProvider } from "../../domains/iam/index.js";
 import type { Db } from "../../domains/schema.js";
-import { outboundRequest, type OutboundPolicy } from "../../outbound/fetch.js";
+import { OutboundFetchError, outboundRequest, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { SecretBox } from "../../store/secret-box.js";
 
 /** A provider a person signs in with, discovered and ready for openid-client. */
@@ -13,6 +13,33 @@ export interface ProviderClient {
   organization?: LoginProvider;
   config: client.Configuration;
   scopes: string;
+}
+
+/**
+ * A provider that could not be reached, or answered no usable discovery document; the message names
+ * its issuer and the reason. The login routes answer it 502, never 500.
+ */
+export class ProviderUnreachable extends Error {
+  constructor(
+    readonly issuer: string,
+    cause: unknown,
+  ) {
+    super(`the identity provider ${issuer} could not be reached: ${innermostMessage(cause)}`, { cause });
+    this.name = "ProviderUnreachable";
+  }
+}
+
+/** The message of the innermost cause (openid-client wraps our fetch's failure in "something went wrong"). */
+function innermostMessage(error: unknown): string {
+  let inner = error;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
+/** Whether `error` is, or was caused by, a failure of our outbound fetch (refused, unreachable, too slow, too large). */
+export function causedByOutboundFetch(error: unknown): boolean {
+  for (let inner = error; inner instanceof Error; inner = inner.cause) if (inner instanceof OutboundFetchError) return true;
+  return false;
 }
 
 /** Discovery documents are read again after this long, ms. */
@@ -53,6 +80,9 @@ export function createProviderClients(options: { db: Db; secrets: SecretBox; log
         // straight from the token endpoint: over http (--allow-http-issuers) nothing else vouches for it.
         client.enableNonRepudiationChecks(config);
         return config;
+      })
+      .catch((error: unknown) => {
+        throw new ProviderUnreachable(issuer, error);
       });
     config.catch(() => cache.delete(key));
     cache.set(key, { at: Date.now(), config });
@@ -62,7 +92,7 @@ export function createProviderClients(options: { db: Db; secrets: SecretBox; log
   return {
     /** Whether the server-wide provider is configured. */
     hasServerWide: login.issuer !== "" && login.clientId !== "",
-    /** Throws NOT_FOUND/FAILED_PRECONDITION (ApiError) for an unknown provider uid; discovery failures as they come. */
+    /** Throws NOT_FOUND/FAILED_PRECONDITION (ApiError) for an unknown provider uid, ProviderUnreachable when its discovery fails. */
     async resolve(providerUid: string): Promise<ProviderClient> {
       if (providerUid === "") {
         return { uid: "", config: await discover(login.issuer, login.clientId, login.clientSecret), scopes: "openid email profile" };
