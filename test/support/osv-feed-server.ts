@@ -1,11 +1,12 @@
 // An OSV feed served over HTTP(S) for the advisory feed tests: an archive (`/osv/all.zip`) and a
 // folder in osv.dev's layout (`/osv/modified_id.csv`, `/osv/<id>.json`), with ETag and
-// Last-Modified, 304 to a matching conditional GET, and faults on demand (a corrupt archive, a
-// connection cut mid-body, an answer that never comes). Every request is recorded.
+// Last-Modified, 304 to a matching conditional GET, an index served from a file instead (a huge
+// or hostile one), and faults on demand (a corrupt archive, a connection cut mid-body, an answer
+// that never comes, a body that trickles or never ends). Every request is recorded.
 
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { createReadStream, readdirSync, readFileSync, statSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
@@ -32,7 +33,11 @@ export type Fault =
   /** The headers and half the body, then the connection is destroyed. */
   | "cut"
   /** Nothing is ever answered (until the server closes). */
-  | "hang";
+  | "hang"
+  /** A 200 whose body comes one byte every `dripMs` and never ends. */
+  | "drip"
+  /** A 200 whose body comes fast (16 KiB every 10 ms) and never ends. */
+  | "endless";
 
 export interface FeedRequest {
   path: string;
@@ -54,6 +59,10 @@ export interface FeedServer {
   /** Rebuilds the archive and the index from `records` (a new ETag and Last-Modified). */
   publish(): void;
   fault: Fault | undefined;
+  /** The gap between two bytes of the "drip" fault, ms (default 2000). */
+  dripMs: number;
+  /** A file served as `modified_id.csv` instead of the index of `records` (validators as published). */
+  indexFile: string | undefined;
   requests: FeedRequest[];
   /** Connections accepted so far. */
   connections(): number;
@@ -117,6 +126,20 @@ export async function startFeedServer(records: Map<string, OsvJson>, tls?: { cer
       const validators = { etag, "last-modified": lastModified };
       if (feed.fault === "hang") return;
       if (req.headers["if-none-match"] === etag) return send(304, "", validators);
+      if (feed.fault === "drip" || feed.fault === "endless") {
+        entry.status = 200;
+        res.writeHead(200, validators);
+        const [every, size] = feed.fault === "drip" ? [feed.dripMs, 1] : [10, 16 * 1024];
+        const timer = setInterval(() => res.write(Buffer.alloc(size, 0x30)), every);
+        res.on("close", () => clearInterval(timer));
+        return;
+      }
+      if (path === "/osv/modified_id.csv" && feed.indexFile !== undefined) {
+        entry.status = 200;
+        res.writeHead(200, { "content-length": String(statSync(feed.indexFile).size), ...validators, "content-type": "text/csv" });
+        createReadStream(feed.indexFile).pipe(res);
+        return;
+      }
       let body = path === "/osv/all.zip" ? archive : Buffer.from(index);
       if (feed.fault === "corrupt") {
         body = Buffer.from(body);
@@ -154,6 +177,8 @@ export async function startFeedServer(records: Map<string, OsvJson>, tls?: { cer
     records,
     publish,
     fault: undefined,
+    dripMs: 2000,
+    indexFile: undefined,
     requests,
     connections: () => connections,
     maxInFlight: () => maxInFlight,

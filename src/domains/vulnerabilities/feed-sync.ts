@@ -4,22 +4,15 @@ import { join } from "node:path";
 import type { Kysely } from "kysely";
 import { OsvFeedError, type OsvRecordError } from "../../engines/advisories/osv/errors.js";
 import { readOsvFeed } from "../../engines/advisories/osv/feed.js";
-import { readModifiedIds, type ModifiedId } from "../../engines/advisories/osv/modified-ids.js";
-import { OSV_LIMITS } from "../../engines/advisories/osv/record.js";
-import { compareOsvTimes } from "../../engines/advisories/osv/time.js";
 import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { ImportCounts } from "../../store/batched-import.js";
 import type { Database } from "../schema.js";
+import { fetchNewerRecords } from "./folder-feed.js";
 import { importOsvFeed } from "./osv-import.js";
 import { finishFeedSync, renewFeedLease, takeFeedLease, type AdvisoryFeedRow, type FeedOutcome } from "./store/feeds.js";
-import { storedModified } from "./store/osv-records.js";
 
 /** The first retry after a failure waits this long; each next one twice as long, up to the sync interval. */
 const FIRST_RETRY_MS = 30_000;
-/** Records of a folder feed fetched at once. */
-const RECORD_FETCHES = 4;
-/** Ids per `storedModified` query. */
-const IDS_PER_QUERY = 500;
 
 /** How one feed's sync went (a log line, the metrics, the CLI's summary). */
 export type FeedSyncReport = { feed: string; ms: number } & (
@@ -92,11 +85,12 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
 /**
  * Syncs one advisory feed into `db`, once, if this caller takes its lease (`takeFeedLease`): a
  * conditional GET with the validators of its last import (a 304 changes nothing); a new answer is
- * downloaded to a temporary folder (size-capped, streamed to disk), verified whole
- * (`verifyFeed`), and only then imported by `importOsvFeed` (a later `modified` replaces, the same
- * record again changes nothing, withdrawn records are stored as withdrawn, images naming changed
- * packages are matched again). A folder feed reads `modified_id.csv` down to the newest `modified`
- * of its last import and fetches only the records newer than the stored ones. The feed's row then
+ * downloaded to a temporary folder (size-capped, streamed to disk, within the policy's deadline),
+ * verified whole (`verifyFeed`), and only then imported by `importOsvFeed` (a later `modified`
+ * replaces, the same record again changes nothing, withdrawn records are stored as withdrawn,
+ * images naming changed packages are matched again). A folder feed reads `modified_id.csv` as a
+ * stream down to the newest `modified` of its last import, within readModifiedIds' bounds, and
+ * fetches only the records newer than the stored ones (`fetchNewerRecords`). The feed's row then
  * gets the new validators, cursor and counts, and is due again after `intervalMs`; after a failure
  * (nothing written) it keeps its validators and is due after the backoff. Never throws for the
  * feed's own failures: they are the report's.
@@ -116,9 +110,10 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
       () => {},
     );
   }, Math.max(options.leaseMs / 3, 100));
-  const dir = await mkdtemp(join(tmpdir(), "platform-api-feed-"));
+  let dir: string | undefined;
   const attempt = { last_attempt_time: started };
   try {
+    dir = await mkdtemp(join(tmpdir(), "platform-api-feed-"));
     const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost.signal });
     const done = now();
     const success = { ...attempt, last_success_time: done, failures: 0, last_error: "", next_attempt_time: done + options.intervalMs };
@@ -151,7 +146,7 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
   } finally {
     clearInterval(renewal);
     options.signal?.removeEventListener("abort", stop);
-    await rm(dir, { recursive: true, force: true });
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -171,55 +166,7 @@ async function fetchAndImport(db: Kysely<Database>, url: URL, row: AdvisoryFeedR
   }
   const records = join(dir, "records");
   await mkdir(records);
-  const { newest, wanted } = await newerRecords(db, indexPath, index.href, row.cursor || undefined);
-  await fetchRecords(index, wanted, records, options);
+  const newest = await fetchNewerRecords(db, index, indexPath, row.cursor || undefined, records, options);
   await verifyFeed(records, index.href.replace(/\/modified_id\.csv$/, ""));
   return { ...validators, cursor: newest ?? row.cursor, counts: await importOsvFeed(db, readOsvFeed([records]), { onRejected: options.onRejected }) };
-}
-
-/** The lines of `modified_id.csv` newer than `cursor` whose record the store lacks or has older, and the newest `modified` listed. */
-async function newerRecords(db: Kysely<Database>, csv: string, source: string, cursor: string | undefined): Promise<{ newest: string | undefined; wanted: ModifiedId[] }> {
-  const listed: ModifiedId[] = [];
-  try {
-    for await (const line of readModifiedIds(csv, source, cursor)) listed.push(line);
-  } catch (error) {
-    if (error instanceof OsvFeedError) throw new CorruptFeedError(error.message);
-    throw error;
-  }
-  const newest = listed.reduce<string | undefined>((max, l) => (max === undefined || compareOsvTimes(l.modified, max) > 0 ? l.modified : max), undefined);
-  // One line per id: its latest `modified` (the file should list each once).
-  const latest = new Map<string, string>();
-  for (const l of listed) if (!latest.has(l.id) || compareOsvTimes(l.modified, latest.get(l.id)!) > 0) latest.set(l.id, l.modified);
-  const wanted: ModifiedId[] = [];
-  const ids = [...latest.keys()];
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-    const stored = await storedModified(db, ids.slice(i, i + IDS_PER_QUERY));
-    for (const id of ids.slice(i, i + IDS_PER_QUERY)) {
-      const have = stored.get(id);
-      const modified = latest.get(id)!;
-      if (have === undefined || compareOsvTimes(modified, have) > 0) wanted.push({ id, modified });
-    }
-  }
-  return { newest, wanted };
-}
-
-/** Downloads `<folder>/<id>.json` of each of `wanted` into `dir`, a few at once; any answer but 200 fails the whole sync. */
-async function fetchRecords(index: URL, wanted: readonly ModifiedId[], dir: string, options: FeedSyncOptions & { signal: AbortSignal }): Promise<void> {
-  const policy = { ...options.policy, maxBytes: Math.min(options.policy.maxBytes, OSV_LIMITS.recordBytes) };
-  let next = 0;
-  let failed = false;
-  async function fetcher() {
-    while (next < wanted.length && !failed) {
-      const { id } = wanted[next++];
-      const url = new URL(`./${encodeURIComponent(id)}.json`, index);
-      try {
-        const answer = await outboundDownload(url, { accept: "application/json" }, join(dir, `${id}.json`), policy, options.signal);
-        if (answer.status !== 200) throw new Error(`${url.href} answered HTTP ${answer.status}`);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(RECORD_FETCHES, wanted.length) }, fetcher));
 }

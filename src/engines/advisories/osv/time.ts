@@ -53,6 +53,11 @@ export function compareOsvTimes(a: string, b: string): number {
   const x = parseOsvTime(a);
   const y = parseOsvTime(b);
   if (!x || !y) throw new TypeError(`not an RFC 3339 date-time: ${JSON.stringify(x ? b : a)}`);
+  return compareOsvInstants(x, y);
+}
+
+/** Orders two parsed date-times as compareOsvTimes orders their texts. */
+export function compareOsvInstants(x: OsvInstant, y: OsvInstant): number {
   return x.epochSeconds - y.epochSeconds || x.nanos - y.nanos;
 }
 
