@@ -186,8 +186,12 @@ export interface AdvisoryFeedsConfig {
   allowHttp: boolean;
   /** Also feeds on loopback, private or link-local addresses (`serve --allow-private-feeds`). */
   allowPrivateAddresses: boolean;
-  /** Longest one download (an archive, the index or one record) may take, connect to last byte, ms. */
+  /** Longest one download (an archive, the index or one record) may take, connect to last byte, ms (`serve --advisory-fetch-timeout`). */
   timeoutMs: number;
+  /** Least bytes per second a download must receive, on average over each `rateWindowMs` from its request on; 0: no floor (`serve --advisory-fetch-min-rate`). */
+  minBytesPerSecond: number;
+  /** The window of `minBytesPerSecond`, ms. */
+  rateWindowMs: number;
   /** Largest archive or index downloaded, bytes (a record: at most 8 MiB). */
   maxBytes: number;
   /** How long a server's hold on a feed lasts unrenewed, ms: another takes the feed over this long after its holder died. */
@@ -200,6 +204,8 @@ export const defaultAdvisoryFeedsConfig: AdvisoryFeedsConfig = {
   allowHttp: false,
   allowPrivateAddresses: false,
   timeoutMs: 15 * 60_000,
+  minBytesPerSecond: 1024,
+  rateWindowMs: 30_000,
   maxBytes: 2 * 1024 ** 3,
   leaseMs: 60_000,
 };

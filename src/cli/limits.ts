@@ -1,5 +1,5 @@
 import { defaultLimits, type Limits } from "../config.js";
-import { UsageError, type OptionSpec } from "../command/options.js";
+import { BYTE_UNITS, UsageError, type OptionSpec } from "../command/options.js";
 
 type Unit = "bytes" | "count" | "duration";
 
@@ -51,7 +51,6 @@ export function countOf(flag: string, options: Record<string, string | boolean |
   return count;
 }
 
-const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const FORMS: Record<Unit, string> = {
   bytes: "a size: bytes, or 512KiB, 4MiB, 10GiB",

@@ -71,6 +71,18 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "s" | "m" | "h" | "d"];
 }
 
+/** The units of a size (`512KiB`, `4MiB`, `10GiB`; `k`, `kb` and `kib` alike are 1024), lower case. */
+export const BYTE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** A size such as `0`, `512`, `64KiB` or `4MiB`, to bytes (a whole number). Throws a plain Error naming the accepted forms. */
+export function parseByteSize(text: string): number {
+  const match = /^(\d+)\s*([a-z]*)$/i.exec(text.trim());
+  const scale = match ? BYTE_UNITS[match[2].toLowerCase()] : undefined;
+  const value = match && scale ? Number(match[1]) * scale : NaN;
+  if (!Number.isSafeInteger(value)) throw new Error(`"${text}" is not a size: bytes, or 512KiB, 4MiB, 10GiB`);
+  return value;
+}
+
 /** A boolean option: the flag, or its environment variable as true/1 or false/0 (or empty). */
 export function flag(name: string, options: Options): boolean {
   const value = options[name];

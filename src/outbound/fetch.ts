@@ -20,6 +20,8 @@ import { injectTraceContext } from "../telemetry/tracing.js";
  * - No redirects: a 3xx is an answer like any other.
  * - One deadline, `timeoutMs`, for the whole exchange (connect, headers and body), and at most
  *   `maxBytes` of body.
+ * - Downloads only: with `minRate`, at least `bytesPerSecond` on average over each `windowMs` from
+ *   the request on, so that an upstream that trickles is cut long before the deadline.
  */
 export interface OutboundPolicy {
   allowHttp: boolean;
@@ -28,6 +30,8 @@ export interface OutboundPolicy {
   relaxedBy?: { http: string; privateAddresses: string };
   timeoutMs: number;
   maxBytes: number;
+  /** The byte-rate floor of `outboundDownload` (none when undefined). */
+  minRate?: { bytesPerSecond: number; windowMs: number };
 }
 
 /** An outbound fetch refused or failed; the message is for the log. */
@@ -223,22 +227,27 @@ export interface OutboundDownload {
  * (created or truncated), never holding it whole in memory: at most `maxBytes` are written, and a
  * body that would be larger (by its Content-Length or by counting) fails. Any other status is
  * returned with its headers and its body dropped (a 304 to a conditional `headers`, a 404, a 3xx:
- * redirects are not followed). The deadline `timeoutMs` covers connect to last byte; `signal`
- * aborts it. A body cut short (the connection closed before Content-Length bytes, or a broken
- * chunked encoding) fails. Throws OutboundFetchError; on a failure the file's content is undefined.
+ * redirects are not followed). The deadline `timeoutMs` covers connect to last byte; with
+ * `minRate`, fewer than `bytesPerSecond * windowMs / 1000` body bytes in any window (counted from
+ * the request, so a late answer counts as nothing received) fails too; `signal` aborts it. A body
+ * cut short (the connection closed before Content-Length bytes, or a broken chunked encoding)
+ * fails. Throws OutboundFetchError; on a failure the file's content is undefined.
  */
 export function outboundDownload(url: URL, headers: Record<string, string>, path: string, policy: OutboundPolicy, signal?: AbortSignal): Promise<OutboundDownload> {
   checkOutboundUrl(url, policy);
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
     let settled = false;
-    const deadline = setTimeout(() => finish(new OutboundFetchError(`${url.href} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
+    let bytes = 0;
+    const deadline = setTimeout(() => finish(new OutboundFetchError(`${url.href} did not finish within ${policy.timeoutMs} ms`)), policy.timeoutMs);
+    const floor = policy.minRate && rateFloor(url, policy.minRate, () => bytes, finish);
     const onAbort = () => finish(new OutboundFetchError(`GET ${url.href} was stopped`));
     signal?.addEventListener("abort", onAbort, { once: true });
     function finish(error: Error | undefined, value?: OutboundDownload) {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
+      clearInterval(floor);
       signal?.removeEventListener("abort", onAbort);
       req.destroy();
       if (error) reject(error instanceof OutboundFetchError ? error : new OutboundFetchError(`GET ${url.href} failed: ${error.message}`));
@@ -257,7 +266,6 @@ export function outboundDownload(url: URL, headers: Record<string, string>, path
         }
         const declared = Number(res.headers["content-length"]);
         if (Number.isFinite(declared) && declared > policy.maxBytes) return finish(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
-        let bytes = 0;
         const counter = new Transform({
           transform(chunk: Buffer, _encoding, done) {
             bytes += chunk.byteLength;
@@ -278,6 +286,7 @@ export function outboundDownload(url: URL, headers: Record<string, string>, path
     } catch (error) {
       settled = true;
       clearTimeout(deadline);
+      clearInterval(floor);
       signal?.removeEventListener("abort", onAbort);
       return reject(new OutboundFetchError(`GET ${url.href} failed: ${(error as Error).message}`));
     }
@@ -285,6 +294,19 @@ export function outboundDownload(url: URL, headers: Record<string, string>, path
     req.on("error", (error) => finish(error));
     req.end();
   });
+}
+
+/** Every `windowMs`, fails the download (`fail`) when fewer than the floor's bytes arrived in the window; clear it when the download ends. */
+function rateFloor(url: URL, floor: { bytesPerSecond: number; windowMs: number }, received: () => number, fail: (error: Error) => void): NodeJS.Timeout {
+  const least = Math.ceil((floor.bytesPerSecond * floor.windowMs) / 1000);
+  let before = 0;
+  return setInterval(() => {
+    const now = received();
+    if (now - before < least) {
+      fail(new OutboundFetchError(`${url.href} sent ${now - before} bytes in ${floor.windowMs} ms, less than the floor of ${floor.bytesPerSecond} bytes per second`));
+    }
+    before = now;
+  }, floor.windowMs);
 }
 
 /**

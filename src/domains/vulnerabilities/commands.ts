@@ -1,4 +1,4 @@
-import { flag, listOption, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
+import { flag, listOption, parseByteSize, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
 import type { AdvisoryFeedsConfig } from "../../config.js";
 import type { DomainCommand } from "../deps.js";
 
@@ -45,10 +45,22 @@ const advisoriesImport: DomainCommand = {
   },
 };
 
-/** Who may be fetched as a feed: `serve` and `advisories sync` take the same flags and environment variables. */
+/** Who may be fetched as a feed, and how slowly: `serve` and `advisories sync` take the same flags and environment variables. */
 const feedPolicyOptions: Record<string, OptionSpec> = {
   "allow-http-feeds": { type: "boolean", env: "ALLOW_HTTP_FEEDS", help: "let advisory feeds be plain http URLs (default: https only)" },
   "allow-private-feeds": { type: "boolean", env: "ALLOW_PRIVATE_FEEDS", help: "let advisory feeds be on loopback, private or link-local addresses (default: public addresses only)" },
+  "advisory-fetch-timeout": {
+    type: "string",
+    env: "ADVISORY_FETCH_TIMEOUT",
+    default: "15m",
+    help: "longest one feed download (an archive, an index or one record) may take, connect to last byte (90s, 15m, 1h)",
+  },
+  "advisory-fetch-min-rate": {
+    type: "string",
+    env: "ADVISORY_FETCH_MIN_RATE",
+    default: "1KiB",
+    help: "least bytes per second a feed download must receive, on average over each 30 s from its request on (512, 4KiB; 0: no floor)",
+  },
 };
 const FEED_HELP = "URL of an OSV archive (.zip, e.g. osv.dev's <ecosystem>/all.zip) or of a folder holding modified_id.csv and <id>.json records (osv.dev's layout); repeatable";
 
@@ -59,12 +71,31 @@ export const advisoryFeedOptions: Record<string, OptionSpec> = {
   ...feedPolicyOptions,
 };
 
+/** `--advisory-fetch-timeout` (at least 1 s) and `--advisory-fetch-min-rate` (0: none), in ms and bytes per second; throws UsageError. */
+function fetchBoundsOf(options: Options): Pick<AdvisoryFeedsConfig, "timeoutMs" | "minBytesPerSecond"> {
+  let timeoutMs: number;
+  let minBytesPerSecond: number;
+  try {
+    timeoutMs = parseDuration(options["advisory-fetch-timeout"] as string) * 1000;
+    if (timeoutMs < 1000) throw new Error("must be at least 1s");
+  } catch (error) {
+    throw new UsageError(`--advisory-fetch-timeout: ${(error as Error).message}`);
+  }
+  try {
+    minBytesPerSecond = parseByteSize(options["advisory-fetch-min-rate"] as string);
+  } catch (error) {
+    throw new UsageError(`--advisory-fetch-min-rate: ${(error as Error).message}`);
+  }
+  return { timeoutMs, minBytesPerSecond };
+}
+
 /**
  * The feeds of `option` and the policy flags, checked as far as a URL can be before anything is
  * fetched: http(s) only, plain http and IP literals that are not public only when the flags allow
- * (a host name is checked again by the addresses it resolves to, at each connection). Throws UsageError.
+ * (a host name is checked again by the addresses it resolves to, at each connection); and each
+ * download's deadline and rate floor. Throws UsageError.
  */
-export async function advisoryFeedsOf(option: string, options: Options): Promise<Pick<AdvisoryFeedsConfig, "urls" | "allowHttp" | "allowPrivateAddresses">> {
+export async function advisoryFeedsOf(option: string, options: Options): Promise<Pick<AdvisoryFeedsConfig, "urls" | "allowHttp" | "allowPrivateAddresses" | "timeoutMs" | "minBytesPerSecond">> {
   const [{ checkOutboundUrl }, { feedPolicy }, { defaultAdvisoryFeedsConfig }] = await Promise.all([import("../../outbound/fetch.js"), import("./feed-worker.js"), import("../../config.js")]);
   const allowHttp = flag("allow-http-feeds", options);
   const allowPrivateAddresses = flag("allow-private-feeds", options);
@@ -83,7 +114,7 @@ export async function advisoryFeedsOf(option: string, options: Options): Promise
       throw new UsageError(`--${option}: ${(error as Error).message}`);
     }
   }
-  return { urls, allowHttp, allowPrivateAddresses };
+  return { urls, allowHttp, allowPrivateAddresses, ...fetchBoundsOf(options) };
 }
 
 const advisoriesSync: DomainCommand = {
@@ -91,8 +122,9 @@ const advisoriesSync: DomainCommand = {
   description:
     "Fetch each feed once, whether due or not, and import what changed, as `serve --advisory-feed` does in the background:\n" +
     "a conditional GET (ETag, Last-Modified) with the validators of the last sync, so an unchanged feed is a 304 and\n" +
-    "reads nothing; an archive is downloaded whole and verified before anything is written. A feed a server is syncing\n" +
-    "right now is skipped. Prints one line per feed: `<url>: read N, new N, updated N, unchanged N, rejected N`,\n" +
+    "reads nothing; an archive is downloaded whole and verified before anything is written. The feeds are fetched at\n" +
+    "once, each download within --advisory-fetch-timeout and above --advisory-fetch-min-rate. A feed a server is syncing\n" +
+    "right now is skipped. Prints one line per feed as it ends: `<url>: read N, new N, updated N, unchanged N, rejected N`,\n" +
     "`<url>: not modified` or `<url>: skipped (...)`; a failed feed is reported on stderr (exit 1).",
   options: {
     feed: { type: "string", multiple: true, env: "ADVISORY_FEEDS", help: `${FEED_HELP} (default: the feeds of ADVISORY_FEEDS, as serve's)` },
@@ -114,7 +146,7 @@ const advisoriesSync: DomainCommand = {
     let failed = 0;
     try {
       const holder = leaseHolder();
-      for (const url of feeds.urls) {
+      const sync = async (url: string) => {
         const report = await syncAdvisoryFeed(store.db, url, {
           policy: feedPolicy(config),
           holder,
@@ -130,7 +162,8 @@ const advisoriesSync: DomainCommand = {
           failed++;
           process.stderr.write(`platform-api: ${url}: ${report.error}; nothing of it was written\n`);
         }
-      }
+      };
+      await Promise.all(feeds.urls.map(sync));
     } finally {
       await store.close();
     }

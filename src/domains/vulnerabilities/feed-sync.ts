@@ -27,7 +27,7 @@ export type FeedSyncReport = { feed: string; ms: number } & (
 );
 
 export interface FeedSyncOptions {
-  /** Where feeds may be fetched from, the deadline of one download and its size cap. */
+  /** Where feeds may be fetched from, and each download's deadline, rate floor and size cap. */
   policy: OutboundPolicy;
   /** Who syncs (one per worker or CLI run): the lease's holder. */
   holder: string;
@@ -85,10 +85,10 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
 /**
  * Syncs one advisory feed into `db`, once, if this caller takes its lease (`takeFeedLease`): a
  * conditional GET with the validators of its last import (a 304 changes nothing); a new answer is
- * downloaded to a temporary folder (size-capped, streamed to disk, within the policy's deadline),
- * verified whole (`verifyFeed`), and only then imported by `importOsvFeed` (a later `modified`
- * replaces, the same record again changes nothing, withdrawn records are stored as withdrawn,
- * images naming changed packages are matched again). A folder feed reads `modified_id.csv` as a
+ * downloaded to a temporary folder (size-capped, streamed to disk, within the policy's deadline and
+ * rate floor), verified whole (`verifyFeed`), and only then imported by `importOsvFeed` (a later
+ * `modified` replaces, the same record again changes nothing, withdrawn records are stored as
+ * withdrawn, images naming changed packages are matched again). A folder feed reads `modified_id.csv` as a
  * stream down to the newest `modified` of its last import, within readModifiedIds' bounds, and
  * fetches only the records newer than the stored ones (`fetchNewerRecords`). The feed's row then
  * gets the new validators, cursor and counts, and is due again after `intervalMs`; after a failure

@@ -18,7 +18,7 @@ export interface FeedObserver {
   state(row: Pick<AdvisoryFeedRow, "url" | "last_success_time" | "last_attempt_time" | "failures">): void;
 }
 
-/** The worker (a DomainWorker): `drain` runs a pass now and waits for it. */
+/** The worker (a DomainWorker): `drain` runs a look at every feed now and waits for them. */
 export type FeedSyncWorker = PeriodicPass;
 
 /** The outbound policy of feeds, naming the flags that relax it. */
@@ -29,6 +29,7 @@ export function feedPolicy(config: AdvisoryFeedsConfig): OutboundPolicy {
     relaxedBy: { http: "--allow-http-feeds", privateAddresses: "--allow-private-feeds" },
     timeoutMs: config.timeoutMs,
     maxBytes: config.maxBytes,
+    ...(config.minBytesPerSecond > 0 && { minRate: { bytesPerSecond: config.minBytesPerSecond, windowMs: config.rateWindowMs } }),
   };
 }
 
@@ -41,29 +42,38 @@ export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
 }
 
 /**
- * Keeps `config.urls` current in the server process: every `min(intervalMs, 10 s)` it looks at
- * each feed and syncs the due ones whose lease it takes (`syncAdvisoryFeed`), one feed at a time,
- * so with several replicas on one database each feed is synced by one of them, once per interval.
- * A sync runs beside the API (streamed downloads, batched import) and never stops the server; its
- * failure is logged, counted and retried after the backoff. Closing aborts a download in progress.
+ * Keeps `config.urls` current in the server process. Each feed has its own schedule: every
+ * `min(intervalMs, 10 s)` it is looked at and, when due and its lease is taken, synced
+ * (`syncAdvisoryFeed`), so a feed that is slow or hangs holds back only itself, never the others
+ * (each download is cut by the policy's deadline and rate floor). With several replicas on one
+ * database each feed is synced by one of them, once per interval. A sync runs beside the API
+ * (streamed downloads, batched import) and never stops the server; its failure is logged, counted
+ * and retried after the backoff. Closing aborts the downloads in progress.
  */
 export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver }): FeedSyncWorker {
   const { db, config, logger, observer } = options;
   const holder = leaseHolder();
   const policy = feedPolicy(config);
 
-  async function pass(signal: AbortSignal): Promise<void> {
-    for (const url of config.urls) {
-      if (signal.aborted) return;
-      const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal });
-      // Stopped by close(): not a failure of the feed.
-      if (signal.aborted) return;
-      logFeedSync(logger, report);
-      if (report.result !== "skipped") observer?.synced(report);
-    }
-    for (const row of await feedRows(db, config.urls)) observer?.state(row);
+  async function look(url: string, signal: AbortSignal): Promise<void> {
+    const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal });
+    // Stopped by close(): not a failure of the feed.
+    if (signal.aborted) return;
+    logFeedSync(logger, report);
+    if (report.result !== "skipped") observer?.synced(report);
+    for (const row of await feedRows(db, [url])) observer?.state(row);
   }
 
-  const every = config.urls.length === 0 ? 0 : Math.min(config.intervalMs, MAX_POLL_MS);
-  return periodicPass(every, pass, (error) => logger.error("advisory feed sync failed", { error: String(error) }), { startNow: true });
+  const every = Math.min(config.intervalMs, MAX_POLL_MS);
+  const feeds = config.urls.map((url) =>
+    periodicPass(every, (signal) => look(url, signal), (error) => logger.error("advisory feed sync failed", { feed: url, error: String(error) }), { startNow: true }),
+  );
+  return {
+    async close() {
+      await Promise.all(feeds.map((feed) => feed.close()));
+    },
+    async drain() {
+      await Promise.all(feeds.map((feed) => feed.drain()));
+    },
+  };
 }

@@ -17,7 +17,7 @@ const RECORD_FETCHES = 4;
 const LINES_PER_BATCH = 500;
 
 export interface FolderFetchOptions {
-  /** Where records may be fetched from, and each download's deadline and size cap. */
+  /** Where records may be fetched from, and each download's deadline, rate floor and size cap. */
   policy: OutboundPolicy;
   /** Stops the fetches and the reading of the index (the server closing, the lease lost). */
   signal: AbortSignal;
