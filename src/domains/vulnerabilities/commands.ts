@@ -134,14 +134,20 @@ const advisoriesSync: DomainCommand = {
   async run({ options, context }) {
     const feeds = await advisoryFeedsOf("feed", options);
     if (feeds.urls.length === 0) throw new UsageError("give at least one --feed (or set ADVISORY_FEEDS)");
-    const [{ syncAdvisoryFeed }, { feedPolicy }, { defaultAdvisoryFeedsConfig }, { formatCounts }, { leaseHolder }] = await Promise.all([
+    const [{ syncAdvisoryFeed }, { feedPolicy }, { removeStaleDownloads }, { defaultAdvisoryFeedsConfig }, { formatCounts }, { leaseHolder }] = await Promise.all([
       import("./feed-sync.js"),
       import("./feed-worker.js"),
+      import("./feed-downloads.js"),
       import("../../config.js"),
       import("../../store/batched-import.js"),
       import("../periodic-pass.js"),
     ]);
     const config = { ...defaultAdvisoryFeedsConfig, ...feeds };
+    try {
+      for (const dir of await removeStaleDownloads()) process.stderr.write(`platform-api: removed ${dir}, the download of a feed sync that did not end\n`);
+    } catch (error) {
+      process.stderr.write(`platform-api: could not look for stale feed downloads: ${(error as Error).message}\n`);
+    }
     const store = await context.openStore(options.db as string);
     let failed = 0;
     try {

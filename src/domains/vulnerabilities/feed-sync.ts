@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Kysely } from "kysely";
 import { OsvFeedError, type OsvRecordError } from "../../engines/advisories/osv/errors.js";
@@ -7,6 +6,7 @@ import { readOsvFeed } from "../../engines/advisories/osv/feed.js";
 import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { ImportCounts } from "../../store/batched-import.js";
 import type { Database } from "../schema.js";
+import { createDownloadDir, removeDownloadDir } from "./feed-downloads.js";
 import { fetchNewerRecords } from "./folder-feed.js";
 import { importOsvFeed } from "./osv-import.js";
 import { finishFeedSync, renewFeedLease, takeFeedLease, type AdvisoryFeedRow, type FeedOutcome } from "./store/feeds.js";
@@ -88,12 +88,13 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
  * downloaded to a temporary folder (size-capped, streamed to disk, within the policy's deadline and
  * rate floor), verified whole (`verifyFeed`), and only then imported by `importOsvFeed` (a later
  * `modified` replaces, the same record again changes nothing, withdrawn records are stored as
- * withdrawn, images naming changed packages are matched again). A folder feed reads `modified_id.csv` as a
- * stream down to the newest `modified` of its last import, within readModifiedIds' bounds, and
- * fetches only the records newer than the stored ones (`fetchNewerRecords`). The feed's row then
- * gets the new validators, cursor and counts, and is due again after `intervalMs`; after a failure
- * (nothing written) it keeps its validators and is due after the backoff. Never throws for the
- * feed's own failures: they are the report's.
+ * withdrawn, images naming changed packages are matched again). A folder feed reads
+ * `modified_id.csv` as a stream down to the newest `modified` of its last import, within
+ * readModifiedIds' bounds, and fetches only the records newer than the stored ones
+ * (`fetchNewerRecords`). The feed's row then gets the new validators, cursor and counts, and is due
+ * again after `intervalMs`; after a failure (nothing written) it keeps its validators and is due
+ * after the backoff. The temporary folder is removed whatever the end (`feed-downloads.ts`). Never
+ * throws for the feed's own failures: they are the report's.
  */
 export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, options: FeedSyncOptions): Promise<FeedSyncReport> {
   const now = options.now ?? Date.now;
@@ -113,7 +114,7 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
   let dir: string | undefined;
   const attempt = { last_attempt_time: started };
   try {
-    dir = await mkdtemp(join(tmpdir(), "platform-api-feed-"));
+    dir = await createDownloadDir();
     const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost.signal });
     const done = now();
     const success = { ...attempt, last_success_time: done, failures: 0, last_error: "", next_attempt_time: done + options.intervalMs };
@@ -146,7 +147,7 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
   } finally {
     clearInterval(renewal);
     options.signal?.removeEventListener("abort", stop);
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    if (dir !== undefined) await removeDownloadDir(dir);
   }
 }
 

@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import type { Database } from "../schema.js";
 import { leaseHolder, periodicPass, type PeriodicPass } from "../periodic-pass.js";
+import { removeStaleDownloads } from "./feed-downloads.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
 import { feedRows, type AdvisoryFeedRow } from "./store/feeds.js";
 
@@ -41,6 +42,16 @@ export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
   else logger.info("advisory feed synced", { ...fields, ...(report.result === "imported" && report.counts) });
 }
 
+/** Removes the temporary downloads of processes of this host that died without removing them (logged). */
+async function removeStaleFeedDownloads(logger: Logger): Promise<void> {
+  try {
+    const removed = await removeStaleDownloads();
+    if (removed.length > 0) logger.info("removed the temporary downloads of advisory feed syncs that did not end", { folders: removed });
+  } catch (error) {
+    logger.warn("could not look for stale advisory feed downloads", { error: String(error) });
+  }
+}
+
 /**
  * Keeps `config.urls` current in the server process. Each feed has its own schedule: every
  * `min(intervalMs, 10 s)` it is looked at and, when due and its lease is taken, synced
@@ -48,12 +59,14 @@ export function logFeedSync(logger: Logger, report: FeedSyncReport): void {
  * (each download is cut by the policy's deadline and rate floor). With several replicas on one
  * database each feed is synced by one of them, once per interval. A sync runs beside the API
  * (streamed downloads, batched import) and never stops the server; its failure is logged, counted
- * and retried after the backoff. Closing aborts the downloads in progress.
+ * and retried after the backoff. At start, the temporary downloads of dead processes are removed
+ * (`removeStaleDownloads`). Closing aborts the downloads in progress.
  */
 export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver }): FeedSyncWorker {
   const { db, config, logger, observer } = options;
   const holder = leaseHolder();
   const policy = feedPolicy(config);
+  void removeStaleFeedDownloads(logger);
 
   async function look(url: string, signal: AbortSignal): Promise<void> {
     const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal });
