@@ -11,22 +11,13 @@ import { after, before, describe, test } from "node:test";
 import { startChildServer, type ChildServer } from "../support/child-server.js";
 import { advisoriesSync, feedDownloads } from "../support/feed-files.js";
 import { sampleRecords, startFeedServer, type FeedServer } from "../support/osv-feed-server.js";
+import { waitFor } from "../support/wait-for.js";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-feed-downloads-"));
 const tmp = join(dir, "tmp");
 mkdirSync(tmp);
 /** This host's name as download folders carry it. */
 const host = hostname().replace(/[^A-Za-z0-9.-]/g, "_").slice(0, 63);
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("temporary feed downloads", () => {
   let good: FeedServer;

@@ -19,6 +19,7 @@ import { dropFresh, testDatabases } from "../support/databases.js";
 import { advisoriesSync, feedDownloads, secondsBefore, writeLines, writeLongLine } from "../support/feed-files.js";
 import { sampleRecords, startFeedServer, type FeedServer } from "../support/osv-feed-server.js";
 import { sampleSum, scrape } from "../support/prometheus-text.js";
+import { waitFor } from "../support/wait-for.js";
 
 const LINE_MB = Number(process.env.RELIABILITY_FEED_LINE_MB ?? 50);
 const INDEX_LINES = Number(process.env.RELIABILITY_FEED_INDEX_LINES ?? 1_200_000);
@@ -42,16 +43,6 @@ before(async () => {
   await writeLines(allNewer, INDEX_LINES, (i) => `${secondsBefore("2032-01-01T00:00:00Z", i)},FAKE-${i}`);
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const database of await testDatabases()) {
   describe(`a folder feed's index from a misbehaving upstream, on ${database.name}`, { skip: database.skip }, () => {

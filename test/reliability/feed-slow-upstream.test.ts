@@ -17,6 +17,7 @@ import { dropFresh, testDatabases } from "../support/databases.js";
 import { advisoriesSync } from "../support/feed-files.js";
 import { sampleRecords, startFeedServer, type FeedServer } from "../support/osv-feed-server.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { waitFor } from "../support/wait-for.js";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-feed-slow-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,16 +27,6 @@ const failure = (report: FeedSyncReport) => {
   assert.equal(report.result, "failed", JSON.stringify(report));
   return report.result === "failed" ? report.error : "";
 };
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const database of await testDatabases()) {
   describe(`slow advisory feeds on ${database.name}`, { skip: database.skip }, () => {
