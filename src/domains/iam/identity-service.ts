@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseSchema } from "../../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
@@ -20,30 +19,12 @@ import type { ServiceDeps } from "../deps.js";
 import { identityFromRow, relationshipColumns } from "./identity-mapper.js";
 import { checkIdentityFields } from "./identity-validation.js";
 
-const RELATIONSHIP_PATHS = [
-  { names: ["claim_match", "claimMatch"], kind: "claimMatch" },
-  { names: ["static_keys", "staticKeys"], kind: "staticKeys" },
-  { names: ["pull_token", "pullToken"], kind: "pullToken" },
-] as const;
-
 /**
- * The relationship (a oneof, which applyFieldMask leaves alone) after a PATCH:
- * no mask takes the patch's when it sets one; `*` takes the patch's (none
- * clears it); a mask naming `claim_match` or `static_keys` sets that member from
- * the patch, or clears it when the patch sets the other one or neither.
+ * What a PATCH may change: the oneof `relationship`'s members are fields like any other (a leaf such
+ * as `claim_match.subject` changes that leaf; naming a member the patch leaves unset clears it, and
+ * setting the other member replaces it); `pull_token` is output only.
  */
-function patchedRelationship(current: Identity, patch: Identity, mask: FieldMask | undefined): Identity["relationship"] {
-  const paths = mask?.paths ?? [];
-  if (paths.length === 0) return patch.relationship.case ? patch.relationship : current.relationship;
-  if (paths.includes("*")) return patch.relationship;
-  let relationship = current.relationship;
-  for (const { names, kind } of RELATIONSHIP_PATHS) {
-    if (!names.some((n) => paths.includes(n))) continue;
-    if (patch.relationship.case === kind) relationship = patch.relationship;
-    else if (relationship.case === kind) relationship = { case: undefined };
-  }
-  return relationship;
-}
+const IDENTITY_UPDATABLE = ["name", "description", "claim_match", "static_keys"];
 
 const PULL_TOKENS_ELSEWHERE = "is output only: pull tokens are made by PullTokensService.CreatePullToken";
 
@@ -94,8 +75,7 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
       new Violations().uid("identity.uid", patch.uid).throwIfAny();
       return inTransaction(db, ctx.signal, async (trx) => {
         const current = identityFromRow(await getIdentity(trx, patch.uid));
-        const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, ["name", "description"]);
-        next.relationship = patchedRelationship(current, patch, req.updateMask);
+        const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, IDENTITY_UPDATABLE);
         const violations = new Violations();
         if ((current.relationship.case === "pullToken") !== (next.relationship.case === "pullToken")) {
           violations.add("identity.pull_token", current.relationship.case === "pullToken" ? "a pull token stays one: delete it and create another identity" : PULL_TOKENS_ELSEWHERE);
