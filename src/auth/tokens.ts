@@ -17,8 +17,11 @@ export { ISSUED_AT_SKEW_SECONDS, MAX_TOKEN_TTL_SECONDS, SIGNING_ALGORITHM };
 
 const VERIFIED_CACHE_SIZE = 10_000;
 const MAX_CACHED_TOKEN_LENGTH = 4096;
-/** A token naming a key this process does not hold makes it read the keys again, at most this often, ms. */
-const UNKNOWN_KID_RELOAD_GAP_MS = 200;
+/**
+ * A token naming a key this process does not hold makes it read the keys again, at most once in
+ * this interval, ms; within it, such tokens are refused without a read.
+ */
+export const UNKNOWN_KID_READ_INTERVAL_MS = 1000;
 
 export interface IssueOptions {
   /** The identity uid. */
@@ -74,10 +77,12 @@ function issuedAtMs(token: string): number | undefined {
 
 /**
  * Loads the server's signing keys from the store, creating the first one on first start, and
- * keeps them current: the set is read again when older than `reloadIntervalMs`, and at once
- * (at most every UNKNOWN_KID_RELOAD_GAP_MS) when a token names a key this process does not hold.
- * So every replica publishes and accepts a key another one (or `keys rotate`) added, and all sign
- * with the same key (`signingKeyAt`).
+ * keeps them current: the set is read again when older than `reloadIntervalMs`, and at once when
+ * a token names a key this process does not hold, at most once per UNKNOWN_KID_READ_INTERVAL_MS:
+ * a token naming an unknown key waits at most for one read (the one in flight, or one it starts),
+ * and within the interval after a read it started, is refused at once. So every replica publishes
+ * and accepts a key another one (or `keys rotate`) added, all sign with the same key
+ * (`signingKeyAt`), and forged tokens naming made-up keys cost one read per interval, not one each.
  */
 export async function createTokenService(db: Db, issuer: string, now: () => number = Date.now, options: TokenServiceOptions = {}): Promise<TokenService> {
   const reloadIntervalMs = options.reloadIntervalMs ?? KEY_RELOAD_INTERVAL_MS;
@@ -87,7 +92,8 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
   let loadedAt = -Infinity;
   /** When (wall clock, ms) the set held now was read: a key added later signed no token issued before it. */
   let loadedAtWall = -Infinity;
-  let loading: { started: number; done: Promise<void> } | undefined;
+  /** The read in flight. */
+  let loading: Promise<void> | undefined;
 
   async function read(): Promise<void> {
     const rows = await listSigningKeys(db);
@@ -98,27 +104,29 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
 
   /** A read of the key set that starts now, or the one in flight. */
   function reload(): Promise<void> {
-    if (loading) return loading.done;
+    if (loading) return loading;
     const started = clock();
     const startedWall = now();
     const done = read()
       .then(() => void ((loadedAt = started), (loadedAtWall = startedWall)))
       .finally(() => (loading = undefined));
-    loading = { started, done };
+    loading = done;
     return done;
   }
 
-  /** Resolves after a read that started at or after `since` (rate-limited: reads start at least the gap apart). */
-  async function reloadSince(since: number): Promise<void> {
-    for (;;) {
-      if (loading && loading.started >= since) return loading.done;
-      if (loading) await loading.done.catch(() => {});
-      else {
-        const wait = loadedAt + UNKNOWN_KID_RELOAD_GAP_MS - clock();
-        if (wait <= 0) return reload();
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
+  /** When (monotonic clock, ms) the last read for an unknown kid started. */
+  let unknownKidReadAt = -Infinity;
+
+  /**
+   * Resolves once the keys were read for a token naming an unknown key: with the read in flight,
+   * else a new one when none started for an unknown kid within UNKNOWN_KID_READ_INTERVAL_MS, else
+   * at once, nothing read. Rejects when the read fails.
+   */
+  function readForUnknownKid(): Promise<void> {
+    if (loading) return loading;
+    if (clock() - unknownKidReadAt < UNKNOWN_KID_READ_INTERVAL_MS) return Promise.resolve();
+    unknownKidReadAt = clock();
+    return reload();
   }
 
   /** Starts a read in the background when the set is older than the reload interval; a failed read keeps the old set. */
@@ -152,7 +160,6 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
       kid = undefined;
     }
     if (typeof kid !== "string") throw unauthenticated("the token is not a valid token of this server");
-    const asked = clock();
     let key = keys.verifying.get(kid);
     if (key === undefined) {
       // A key another replica (or `keys rotate`) added after the set here was read signed no token
@@ -160,7 +167,7 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
       // found by reading again, so it is refused at once rather than waiting for a read.
       const issuedAt = issuedAtMs(token);
       if (issuedAt !== undefined && issuedAt + REPLICA_CLOCK_SKEW_MS < loadedAtWall) throw unauthenticated("the token is not a valid token of this server");
-      await reloadSince(asked);
+      await readForUnknownKid();
       key = keys.verifying.get(kid);
     }
     if (key === undefined) throw unauthenticated("the token is not a valid token of this server");
@@ -173,7 +180,7 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
   return {
     issuer,
     async issue({ subject, audience, ttlSeconds = MAX_TOKEN_TTL_SECONDS, claims = {} }) {
-      if (refreshIfStale()) await loading?.done.catch(() => {});
+      if (refreshIfStale()) await loading?.catch(() => {});
       const ttl = Math.max(1, Math.min(ttlSeconds, MAX_TOKEN_TTL_SECONDS));
       const issuedAt = Math.floor(now() / 1000);
       const signing = signingKeyAt(keys.ordered, now())!;

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from "jose";
 import { ApiError } from "../../src/aip/errors.js";
-import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
+import { newSigningKey } from "../../src/auth/signing-keys.js";
+import { createTokenService, UNKNOWN_KID_READ_INTERVAL_MS, type TokenService } from "../../src/auth/tokens.js";
+import { insertSigningKey } from "../../src/store/server-keys.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";
 
 const ISSUER = "http://api.test";
@@ -77,4 +79,24 @@ test("tokens naming an unknown key and issued before the key set was read are re
   await Promise.all(Array.from({ length: 40 }, async (_, i) => refused(await forged(i))));
   const elapsed = performance.now() - started;
   assert.ok(elapsed < 150, `40 callers took ${Math.round(elapsed)} ms (reads are at least 200 ms apart)`);
+});
+
+test("an unknown kid reads the keys at most once an interval: within it, a key added meanwhile is not looked for; after it, it is found", async () => {
+  const store2 = await openStore(":memory:");
+  try {
+    const service = await createTokenService(store2.db, ISSUER, () => now);
+    const foreign = await generateKeyPair("ES256");
+    const iat = Math.floor(now / 1000);
+    const unknown = await new SignJWT({ sub: "s" }).setProtectedHeader({ alg: "ES256", kid: "made-up" }).setIssuer(ISSUER).setAudience(ISSUER).setIssuedAt(iat).setExpirationTime(iat + 60).sign(foreign.privateKey);
+    await assert.rejects(service.verify(unknown, ISSUER), (e) => e instanceof ApiError && e.kind === "UNAUTHENTICATED");
+    const added = await newSigningKey(now, now);
+    await insertSigningKey(store2.db, added);
+    const key = await importJWK(JSON.parse(added.private_jwk) as JWK, "ES256");
+    const signed = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: added.kid }).setIssuer(ISSUER).setAudience(ISSUER).setSubject("s").setIssuedAt(iat).setExpirationTime(iat + 60).sign(key);
+    await assert.rejects(service.verify(signed, ISSUER), (e) => e instanceof ApiError && e.kind === "UNAUTHENTICATED", "within the interval of the last read for an unknown kid");
+    await new Promise((resolve) => setTimeout(resolve, UNKNOWN_KID_READ_INTERVAL_MS));
+    assert.equal((await service.verify(signed, ISSUER)).sub, "s", "the next read finds it");
+  } finally {
+    await store2.close();
+  }
 });
