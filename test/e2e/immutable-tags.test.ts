@@ -9,11 +9,16 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Registry } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
+import { newChildUid } from "../../src/aip/uidp.js";
+import { builtInRole } from "../../src/auth/capabilities.js";
+import { insertIdentity } from "../../src/domains/iam/store/identities.js";
+import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
 import { findTagByName } from "../../src/domains/registry/store/tags.js";
 import { testDatabases } from "../support/databases.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
+import type { TestServer } from "../support/test-server.js";
 import { detailOf, methodOf, reasonOf, violatedFields, type Outcome, type RestRequest } from "../support/wires.js";
 
 /**
@@ -35,6 +40,30 @@ function assertImmutable(out: Outcome, tag: string, pattern: string, wireName: s
   assert.deepEqual(detailOf(out, "ErrorInfo")?.metadata, { tag, pattern });
   assert.equal((detailOf(out, "PreconditionFailure")?.violations as JsonObject[])[0].type, "TAG_IMMUTABLE");
   if (wireName === "rest") assert.equal(out.httpStatus, 400);
+}
+
+/** An identity of the organization bound to each of `roleUids` there. */
+async function memberWith(server: TestServer, roleUids: string[]): Promise<{ server: TestServer; uid: string }> {
+  const uid = newChildUid(server.org.uid);
+  const now = Date.now();
+  await insertIdentity(server.store.db, { uid, group_uid: server.org.uid, name: "member", description: "", claim_match: "", static_keys: "", last_seen_time: null, create_time: now, update_time: now });
+  for (const role of roleUids) await bindRole(server.store.db, server.org.uid, uid, role, now);
+  return { server, uid };
+}
+
+async function tokenOf({ server, uid }: { server: TestServer; uid: string }): Promise<string> {
+  return (await server.server.tokens.issue({ subject: uid, audience: "http://api.test" })).token;
+}
+
+/** A custom role of the organization holding `capabilities`, made by its owner over REST. */
+async function customRole(server: TestServer, capabilities: string[]): Promise<string> {
+  const res = await fetch(`${server.apiUrl}/iam/v2/roles/${server.org.uid}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `unlock-${newChildUid(server.org.uid).slice(-16)}`, capabilities }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  return ((await res.json()) as { uid: string }).uid;
 }
 
 for (const database of await testDatabases()) {
@@ -114,6 +143,50 @@ for (const database of await testDatabases()) {
         // Clearing the setting frees the tag.
         assert.equal((await updateRepo(repoUid, {}, "immutable_tags")).code, 0);
         assert.equal((await createTag(repoUid, { name: "v1", digest: digest(2) })).code, 0);
+      });
+
+      test("an editor may add immutable tag patterns but not remove one; lifting needs registry.immutable_tags.unlock (owner)", async () => {
+        const editor = await tokenOf(await memberWith(server(), [builtInRole("editor").uid]));
+        const asEditor = (uid: string, repo: JsonObject, mask: string) =>
+          wire().call(
+            methodOf(ReposService, "UpdateRepo"),
+            { repo: { uid, ...repo }, updateMask: mask.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) },
+            { method: "PATCH", path: `/registry/v2/repos/${uid}?updateMask=${mask}`, body: repo },
+            editor,
+          );
+        const repoUid = (await createRepo({ name: `${wireName}/locked`, immutableTags: ["v*"] })).body!.uid as string;
+        assert.equal((await createTag(repoUid, { name: "v1", digest: digest(1) })).code, 0);
+
+        const added = await asEditor(repoUid, { immutableTags: ["v*", "release-*"] }, "immutable_tags");
+        assert.equal(added.code, 0, `adding a pattern is repo.update alone: ${added.message}`);
+        const lifts: Array<[JsonObject, string]> = [
+          [{ immutableTags: [] }, "immutable_tags"],
+          [{ immutableTags: ["release-*"] }, "immutable_tags"],
+          [{ immutableTags: ["v1*", "release-*"] }, "immutable_tags"],
+          [{ name: `${wireName}/locked2` }, "*"],
+        ];
+        for (const [repo, mask] of lifts) {
+          const lifted = await asEditor(repoUid, repo, mask);
+          assert.equal(lifted.code, 7, `${JSON.stringify(repo)} ${mask}: ${lifted.message}`);
+          assert.match(lifted.message ?? "", /"v\*".*CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK/);
+          if (wireName === "rest") assert.equal(lifted.httpStatus, 403);
+        }
+        assert.deepEqual((await getRepo(repoUid)).body?.immutableTags, ["v*", "release-*"], "a refused lift changes nothing");
+        assertImmutable(await createTag(repoUid, { name: "v1", digest: digest(2) }), "v1", "v*", wireName);
+        const renamed = await asEditor(repoUid, { name: `${wireName}/locked3` }, "name");
+        assert.equal(renamed.code, 0, "a mask without the field keeps the patterns: no lift");
+
+        const unlocker = await tokenOf(await memberWith(server(), [builtInRole("editor").uid, await customRole(server(), ["CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK"])]));
+        const lifted = await wire().call(
+          methodOf(ReposService, "UpdateRepo"),
+          { repo: { uid: repoUid }, updateMask: "immutableTags" },
+          { method: "PATCH", path: `/registry/v2/repos/${repoUid}?updateMask=immutable_tags`, body: {} },
+          unlocker,
+        );
+        assert.equal(lifted.code, 0, `a role with the capability lifts them: ${lifted.message}`);
+        assert.equal((await createTag(repoUid, { name: "v1", digest: digest(2) })).code, 0, "and the tag moves");
+        assert.equal((await updateRepo(repoUid, { immutableTags: ["v*"] }, "immutable_tags")).code, 0);
+        assert.equal((await updateRepo(repoUid, {}, "immutable_tags")).code, 0, "the owner holds it");
       });
     });
 

@@ -36,6 +36,7 @@ const OWN = [
   "CAP_IAM_GROUP_INVITES_UPDATE",
   "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH", "CAP_REGISTRY_PULL_TOKENS_CREATE",
   "CAP_REGISTRY_RETENTION_POLICIES_CREATE", "CAP_REGISTRY_RETENTION_POLICIES_UPDATE", "CAP_REGISTRY_RETENTION_POLICIES_LIST", "CAP_REGISTRY_RETENTION_POLICIES_DELETE",
+  "CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */
 const ALIASES: Record<string, string> = {
@@ -129,6 +130,7 @@ test("the built-in roles are what api-surface 4 describes", () => {
     "CAP_REPO_CREATE", "CAP_REPO_DELETE", "CAP_REPO_UPDATE", "CAP_TAG_CREATE", "CAP_TAG_DELETE", "CAP_TAG_UPDATE",
   ]);
   for (const c of caps("viewer")) assert.ok(caps("editor").has(c), `editor is viewer plus: ${c}`);
+  assert.ok(caps("owner").has("CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK") && !caps("editor").has("CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK"), "lifting immutable tags: owner, not editor");
   // As the hosted service's: it makes pull tokens, and can neither list identities nor pull itself.
   assert.deepEqual([...caps("registry.pull_token_creator")].sort(), ["CAP_IAM_GROUPS_LIST", "CAP_REGISTRY_PULL_TOKENS_CREATE"]);
 });

@@ -1,5 +1,6 @@
-import { ApiError } from "../../aip/errors.js";
+import { ApiError, permissionDenied, unauthenticated } from "../../aip/errors.js";
 import type { Violations } from "../../aip/validation.js";
+import type { Principal } from "../../auth/principal.js";
 import type { Db } from "../schema.js";
 import { getRepo, type RepoRow } from "./store/repos.js";
 
@@ -28,6 +29,24 @@ export function checkImmutableTags(violations: Violations, patterns: readonly st
     else if (seen.has(pattern)) violations.add(`${field}[${i}]`, `repeats the pattern "${pattern}"`);
     seen.add(pattern);
   });
+}
+
+/** What removing a pattern needs on the repo's group, besides `CAP_REPO_UPDATE`. */
+export const UNLOCK_CAPABILITY = "CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK";
+
+/**
+ * Lifting immutable tags: a change of a repo's patterns from `before` to `after` that removes one
+ * (every pattern of `before` not in `after`, whatever `after` adds) frees the tags it protected,
+ * so the caller must also hold UNLOCK_CAPABILITY on the repo's group `group`. Throws
+ * PERMISSION_DENIED naming the patterns removed when it does not; adding patterns needs nothing more.
+ */
+export function requireUnlock(caller: Principal | undefined, group: string, before: readonly string[], after: readonly string[]): void {
+  const kept = new Set(after);
+  const removed = before.filter((pattern) => !kept.has(pattern));
+  if (removed.length === 0) return;
+  if (!caller) throw unauthenticated("this call needs `Authorization: Bearer <token>`");
+  if (caller.grants.has(group, [UNLOCK_CAPABILITY])) return;
+  throw permissionDenied(`removing the immutable tag patterns ${removed.map((p) => `"${p}"`).join(", ")} needs ${UNLOCK_CAPABILITY} on ${group}`);
 }
 
 /** The patterns as the `repos.immutable_tags` column stores them. */

@@ -9,7 +9,8 @@ import { Violations } from "../../aip/validation.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
-import { immutableTagsColumn } from "./immutable-tags.js";
+import { principalKey } from "../../auth/principal.js";
+import { immutableTagsColumn, requireUnlock } from "./immutable-tags.js";
 import { readmeFromRow, repoFromRow } from "./repo-mapper.js";
 import { checkReadme, checkRepoFields, REPO_NAME } from "./repo-validation.js";
 
@@ -52,11 +53,13 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
       const patch = req.repo ?? create(RepoSchema);
       new Violations().uid("repo.uid", patch.uid).throwIfAny();
       return inTransaction(db, ctx.signal, async (trx) => {
-        const current = repoFromRow(await getRepo(trx, patch.uid));
+        const stored = await getRepo(trx, patch.uid);
+        const current = repoFromRow(stored);
         const next = applyFieldMask(RepoSchema, current, patch, req.updateMask, ["name", "description", "immutable_tags"]);
         const violations = new Violations();
         checkRepoFields(violations, next);
         violations.throwIfAny();
+        requireUnlock(ctx.values.get(principalKey), stored.group_uid, current.immutableTags, next.immutableTags);
         const change = { name: next.name, description: next.description, immutable_tags: immutableTagsColumn(next.immutableTags), update_time: now() };
         return repoFromRow(await updateRepo(trx, next.uid, change));
       });

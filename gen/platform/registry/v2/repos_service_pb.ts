@@ -287,7 +287,9 @@ export const ReposService: GenService<{
   },
   /**
    * UpdateRepo changes a repo's name, description or immutable tag patterns
-   * (AIP-134).
+   * (AIP-134). Removing a pattern from `immutable_tags` also needs
+   * `CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK` on the repo's group
+   * (PERMISSION_DENIED otherwise); adding patterns does not.
    *
    * @generated from rpc platform.registry.v2.ReposService.UpdateRepo
    */
