@@ -9,7 +9,7 @@ import type { Metrics, RpcLabels } from "../telemetry/metrics.js";
 import type { HistogramSlot, Slot } from "../telemetry/slot-metrics.js";
 import { REQUEST_ID_HEADER, requestIdFromHeader, requestIdKey } from "../telemetry/request-id.js";
 import { endSpan, startServerSpan, traceIdOf, tracingActive } from "../telemetry/tracing.js";
-import { protocolKey } from "./request-context.js";
+import { connectionKey, protocolKey } from "./request-context.js";
 
 /** A method's metric slots, and what else is made once per method. */
 interface MethodLabels {
@@ -136,7 +136,11 @@ export function callTelemetry(logger: Logger, metrics: Metrics, audit?: AuditLog
       });
       if (audit && labels.audited) {
         const resource = labels.audited.resourceOf(req.stream ? undefined : req.message, call.answer, req.contextValues.get(scopeKey));
-        audit.write({ host: "api", action: labels.audited.action, resource, outcome: name, actor: { subject: caller || ANONYMOUS }, requestId, protocol });
+        if (caller) audit.write({ host: "api", action: labels.audited.action, resource, outcome: name, actor: { subject: caller }, requestId, protocol });
+        else {
+          const clientAddress = req.contextValues.get(connectionKey)?.remoteAddress ?? "";
+          audit.write({ host: "api", action: labels.audited.action, resource, outcome: name, actor: { subject: ANONYMOUS }, requestId, protocol, clientAddress });
+        }
       }
     },
   };

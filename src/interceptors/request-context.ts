@@ -9,6 +9,14 @@ export const protocolKey = createContextKey<WireProtocol>("in-process", {
 });
 
 /**
+ * The connection the call came on: its `remoteAddress` is the client's address (a proxy's, behind
+ * one), read only for the audit line of an anonymous caller; undefined in-process.
+ */
+export const connectionKey = createContextKey<{ readonly remoteAddress?: string } | undefined>(undefined, {
+  description: "the connection of the call",
+});
+
+/**
  * The call's life (deadline, end, lazily made signal) when the call runs on a direct path's core
  * (`createUnaryCaller`); undefined under connect-es's adapter, where the request's signal is it.
  */

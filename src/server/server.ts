@@ -15,7 +15,7 @@ import { advisoryFeedsConfigOf, eventsConfigOf, retentionConfigOf, type ServerCo
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../transport/rpc/framework-errors.js";
 import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
 import { withCors } from "../transport/http/cors.js";
-import { protocolKey, type WireProtocol } from "../interceptors/request-context.js";
+import { connectionKey, protocolKey, type WireProtocol } from "../interceptors/request-context.js";
 import { createDualListener, cutShort, type DualListener, type FailureAnswer } from "../transport/listener.js";
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "../domains/registry/index.js";
@@ -100,7 +100,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   if (audit) metrics.observeAuditLog(() => audit.failures);
   const host = await createApiHost(store, config, logger, metrics, audit);
   const errorDomain = errorDomainOf(config);
-  const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req));
+  const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req)).set(connectionKey, req.socket);
   const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
 
   let router: ConnectRouter | undefined;

@@ -7,6 +7,7 @@ import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
+import type { AnonymousRefusalLimits } from "../../src/telemetry/anonymous-refusals.js";
 import { openAuditLog } from "../../src/telemetry/audit-log.js";
 import { openStore, type Store } from "../../src/domains/open-store.js";
 import type { TlsCredentials } from "../../src/transport/tls-credentials.js";
@@ -60,6 +61,8 @@ export interface TestServerOptions {
   auditLog?: string;
   /** Both hosts speak TLS with these (as `serve --tls-cert --tls-key`); default cleartext. */
   tls?: TlsCredentials;
+  /** How many refused anonymous calls the audit log writes; default the server's. */
+  auditAnonymousRefusals?: Partial<AnonymousRefusalLimits>;
 }
 
 /**
@@ -76,7 +79,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const apiUrl = options.apiUrl === "listen" ? `http://127.0.0.1:${listenPort}` : (options.apiUrl ?? "http://api.test");
   const contentDir = mkdtempSync(join(tmpdir(), "platform-api-content-"));
   const content = createFileContentStore(contentDir);
-  const audit = options.auditLog === undefined ? undefined : openAuditLog(options.auditLog);
+  const audit = options.auditLog === undefined ? undefined : openAuditLog(options.auditLog, { anonymousRefusals: options.auditAnonymousRefusals });
   const server = await createServer(
     store,
     {

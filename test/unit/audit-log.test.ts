@@ -132,3 +132,90 @@ test("the resource: the answer's uid, else the request's uid or parent, else its
   assert.equal(deleteGroup.resourceOf({ uid: "acme/team" }, {}, "acme"), "acme/team");
   assert.equal(deleteGroup.resourceOf({ uid: "" }, undefined, undefined), "");
 });
+
+/** A refused change of an anonymous caller from `clientAddress`. */
+const anonymous = (clientAddress: string, n = 0): AuditEntry => ({
+  host: "api",
+  action: "platform.iam.v2.GroupsService/CreateGroup",
+  resource: `chosen-${n}`,
+  outcome: n % 3 === 0 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT",
+  actor: { subject: "anonymous" },
+  requestId: `req-${n}`,
+  protocol: "grpc",
+  clientAddress,
+});
+
+test("a resource is cut: at 256 characters for an anonymous caller, at 4096 for others; the line says how long it was", () => {
+  const path = join(dir, "cut.log");
+  const log = openAuditLog(path);
+  log.write({ ...anonymous("192.0.2.1"), resource: "a".repeat(1024) });
+  log.write({ ...entry(1), resource: "b".repeat(5000) });
+  log.write({ ...entry(3), resource: "c".repeat(4096) });
+  log.close();
+  const [short, long, whole] = linesOf(path);
+  assert.deepEqual([(short.resource as string).length, short.resourceLength, short.clientAddress], [256, 1024, "192.0.2.1"]);
+  assert.deepEqual([(long.resource as string).length, long.resourceLength, "clientAddress" in long], [4096, 5000, false]);
+  assert.deepEqual([(whole.resource as string).length, "resourceLength" in whole], [4096, false], "a uid as long as uids go is written whole");
+});
+
+test("refused anonymous changes: per client and in all, the first lines of a window are written, the rest counted per client when the log closes", () => {
+  const path = join(dir, "anonymous.log");
+  const log = openAuditLog(path, { anonymousRefusals: { perClient: 3, inAll: 5, windowMs: 600_000 } });
+  for (let n = 0; n < 10; n++) log.write(anonymous("192.0.2.1", n));
+  for (let n = 0; n < 4; n++) log.write(anonymous("192.0.2.2", n));
+  for (let n = 0; n < 2; n++) log.write(anonymous(`198.51.100.${n}`, n));
+  log.write(entry(0));
+  log.write({ ...entry(2), actor: { subject: "anonymous" } });
+  const written = linesOf(path);
+  assert.deepEqual(
+    written.map((l) => [l.clientAddress ?? l.actor, l.requestId]),
+    [
+      ["192.0.2.1", "req-0"], ["192.0.2.1", "req-1"], ["192.0.2.1", "req-2"],
+      ["192.0.2.2", "req-0"], ["192.0.2.2", "req-1"],
+      [{ subject: "acme/owner-0" }, "req-0"],
+      [{ subject: "anonymous" }, "req-2"],
+    ],
+    "3 for the first client, 2 more in all; identified callers and calls that succeeded are never held back",
+  );
+  log.close();
+  const summaries = linesOf(path).slice(written.length);
+  assert.deepEqual(
+    summaries.map((l) => [l.action, l.clientAddress, l.suppressed, l.outcomes, l.outcome]),
+    [
+      ["audit.suppressed", "192.0.2.1", 7, { UNAUTHENTICATED: 3, INVALID_ARGUMENT: 4 }, "SUPPRESSED"],
+      ["audit.suppressed", "192.0.2.2", 2, { INVALID_ARGUMENT: 1, UNAUTHENTICATED: 1 }, "SUPPRESSED"],
+      ["audit.suppressed", "198.51.100.0", 1, { UNAUTHENTICATED: 1 }, "SUPPRESSED"],
+      ["audit.suppressed", "198.51.100.1", 1, { INVALID_ARGUMENT: 1 }, "SUPPRESSED"],
+    ],
+  );
+});
+
+test("summaries naming a client are at most the in-all count; the other clients are counted in one line", () => {
+  const path = join(dir, "many-clients.log");
+  const log = openAuditLog(path, { anonymousRefusals: { perClient: 1, inAll: 2, windowMs: 600_000 } });
+  for (let n = 0; n < 6; n++) for (let i = 0; i < 2; i++) log.write(anonymous(`203.0.113.${n}`, i));
+  log.close();
+  const lines = linesOf(path);
+  const summaries = lines.filter((l) => l.action === "audit.suppressed");
+  assert.equal(lines.length - summaries.length, 2);
+  assert.deepEqual(
+    summaries.map((l) => [l.clientAddress, l.suppressed]),
+    [["203.0.113.0", 1], ["203.0.113.1", 1], ["*", 8]],
+  );
+});
+
+test("when a window ends its summary is written, and the next window writes lines again", async () => {
+  const path = join(dir, "windows.log");
+  const log = openAuditLog(path, { anonymousRefusals: { perClient: 2, inAll: 10, windowMs: 100 } });
+  try {
+    for (let n = 0; n < 5; n++) log.write(anonymous("192.0.2.9", n));
+    assert.equal(linesOf(path).length, 2);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const [summary] = linesOf(path).slice(2);
+    assert.deepEqual([summary?.action, summary?.suppressed], ["audit.suppressed", 3]);
+    log.write(anonymous("192.0.2.9", 5));
+    assert.equal(linesOf(path).at(-1)?.requestId, "req-5");
+  } finally {
+    log.close();
+  }
+});
