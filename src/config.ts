@@ -158,6 +158,10 @@ export interface Limits {
   upstreamFetchTimeoutMs: number;
   /** Largest discovery document or JWKS fetched from another issuer, bytes. */
   upstreamFetchMaxBytes: number;
+  /** Device logins waiting for their person at once (started, neither confirmed nor expired), per client address. */
+  maxPendingDeviceLoginsPerClient: number;
+  /** The same, all client addresses together. */
+  maxPendingDeviceLogins: number;
 }
 
 export const defaultLimits: Limits = {
@@ -174,6 +178,8 @@ export const defaultLimits: Limits = {
   lockTimeoutMs: 5_000,
   upstreamFetchTimeoutMs: 5_000,
   upstreamFetchMaxBytes: 256 * 1024,
+  maxPendingDeviceLoginsPerClient: 10,
+  maxPendingDeviceLogins: 10_000,
 };
 
 /** Advisory feeds the server keeps current (`serve --advisory-feed`; README "Keeping advisories current"). */

@@ -18,6 +18,8 @@ const LIMIT_FLAGS: Record<keyof Limits, { flag: string; unit: Unit; help: string
   lockTimeoutMs: { flag: "lock-timeout", unit: "duration", help: "longest wait of a write for a lock another connection holds (SQLite: the write lock; PostgreSQL: lock_timeout)" },
   upstreamFetchTimeoutMs: { flag: "upstream-fetch-timeout", unit: "duration", help: "one fetch of another issuer's discovery document or keys" },
   upstreamFetchMaxBytes: { flag: "upstream-fetch-max-bytes", unit: "bytes", help: "largest discovery document or key set fetched" },
+  maxPendingDeviceLoginsPerClient: { flag: "max-pending-device-logins-per-client", unit: "count", help: "device logins (POST /auth/v1/device/code) waiting for their person at once, per client address" },
+  maxPendingDeviceLogins: { flag: "max-pending-device-logins", unit: "count", help: "device logins waiting for their person at once, all clients together" },
 };
 
 const envOf = (flag: string) => flag.toUpperCase().replace(/-/g, "_");

@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import { ApiError, errorDomainOf } from "../../aip/errors.js";
 import { loginConfigOf, refreshLifetimesOf, type ServerConfig } from "../../config.js";
 import {
+  createDeviceLoginStarter,
   deviceLoginOf,
   failLogin,
   finishLogin,
@@ -13,7 +14,6 @@ import {
   revokeRefreshToken,
   rotateRefreshToken,
   startBrowserLogin,
-  startDeviceLogin,
   takeReturningLogin,
   type Grant,
   type ReturningLogin,
@@ -92,6 +92,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   const callbackUrl = new URL(LOGIN_PATHS.callback, config.apiUrl).toString();
   const providers = createProviderClients({ db, secrets: options.secrets, login, callbackUrl, outbound: options.outbound });
   const lifetimes = refreshLifetimesOf(login);
+  const deviceLogins = createDeviceLoginStarter(db, { perClient: config.limits.maxPendingDeviceLoginsPerClient, inAll: config.limits.maxPendingDeviceLogins });
   /** The API's own origin: its console (/console) signs in here. */
   const apiOrigin = new URL(config.apiUrl).origin;
 
@@ -263,9 +264,27 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     await answerTokens(res, grant.signedIn);
   }
 
-  async function deviceCode(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
+  /**
+   * RFC 8628 3.1: a device code for an unauthenticated terminal. Beyond the pending device logins
+   * a client address (its connection's peer) or the server may hold, 429 `slow_down` with
+   * `Retry-After`: the seconds until the first of them expires.
+   */
+  async function deviceCode(req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
     const provider = await providerOf(params);
-    const started = await startDeviceLogin(db, provider.uid, now());
+    const clientAddress = req.socket?.remoteAddress ?? "";
+    const started = await deviceLogins.start(provider.uid, clientAddress, now());
+    if ("tooMany" in started) {
+      log.info("device login refused", { reason: started.tooMany === "client" ? "too many pending for the client address" : "too many pending in all", clientAddress });
+      const whose = started.tooMany === "client" ? "this address has" : "the server has";
+      writeJson(
+        res,
+        429,
+        JSON.stringify({ error: "slow_down", error_description: `${whose} too many device logins waiting to be confirmed; retry in ${started.retryAfterSeconds} s` }),
+        noStore,
+        { "retry-after": String(started.retryAfterSeconds) },
+      );
+      return;
+    }
     const verificationUri = new URL(LOGIN_PATHS.device, config.apiUrl).toString();
     writeJson(
       res,

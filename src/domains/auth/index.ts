@@ -4,6 +4,7 @@
  */
 export {
   CODE_TTL_MS,
+  createDeviceLoginStarter,
   deviceLoginOf,
   failLogin,
   finishLogin,
@@ -12,11 +13,12 @@ export {
   redeemLoginCode,
   redirectDeviceLogin,
   startBrowserLogin,
-  startDeviceLogin,
   takeReturningLogin,
   type DeviceAuthorization,
+  type DeviceLoginRefused,
   type Grant,
   type GrantError,
+  type PendingDeviceLimits,
   type ReturningLogin,
   type UpstreamRequest,
 } from "./logins.js";

@@ -4,7 +4,7 @@ import type { PersonClaim } from "../../auth/principal.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { Database, Db } from "../schema.js";
 import type { SignedIn } from "./refresh.js";
-import { advanceLogin, insertLogin, liveLoginBy, pruneLogins, setLoginPoll, type LoginRow } from "./store/logins.js";
+import { advanceLogin, insertLogin, liveLoginBy, pendingDeviceLoginCount, pruneLogins, setLoginPoll, type LoginRow } from "./store/logins.js";
 import { newSecret, newUserCode, normalizeUserCode, secretHash } from "./store/secrets.js";
 
 /**
@@ -45,6 +45,7 @@ const blank = {
   identity_uid: "",
   person: "",
   error: "",
+  client_address: "",
 };
 
 const upstreamColumns = (upstream: UpstreamRequest) => ({ state_hash: secretHash(upstream.state), nonce: upstream.nonce, upstream_verifier: upstream.verifier });
@@ -79,23 +80,64 @@ export interface DeviceAuthorization {
   interval: number;
 }
 
-export async function startDeviceLogin(db: Db, providerUid: string, time: number): Promise<DeviceAuthorization> {
-  await pruneLogins(db, time);
-  const deviceCode = newSecret();
-  const userCode = newUserCode();
-  await insertLogin(db, {
-    ...blank,
-    uid: randomUUID(),
-    kind: "device",
-    provider_uid: providerUid,
-    status: "started",
-    device_code_hash: secretHash(deviceCode),
-    user_code: userCode,
-    poll_interval: DEVICE_POLL_INTERVAL_S,
-    create_time: time,
-    expire_time: time + LOGIN_TTL_MS,
-  });
-  return { deviceCode, userCode, expiresIn: LOGIN_TTL_MS / 1000, interval: DEVICE_POLL_INTERVAL_S };
+/** The most device logins pending at once (started, neither confirmed nor expired): per client address, and in all. */
+export interface PendingDeviceLimits {
+  perClient: number;
+  inAll: number;
+}
+
+/** A device login refused for too many pending: whose (`client`: the address's own, `all`), and in how many seconds one expires. */
+export interface DeviceLoginRefused {
+  tooMany: "client" | "all";
+  retryAfterSeconds: number;
+}
+
+/**
+ * Starts device logins (RFC 8628 3.1, 3.2) for unauthenticated clients, within `limits`: a client
+ * address with `perClient` pending, or the server with `inAll`, is refused (nothing written) until
+ * one expires, LOGIN_TTL_MS after its start. Starts run one at a time in this process, so counting
+ * and inserting do not interleave here (each other replica may add one more at once). Expired
+ * logins are deleted by the start that follows them.
+ */
+export function createDeviceLoginStarter(db: Db, limits: PendingDeviceLimits) {
+  let turn: Promise<unknown> = Promise.resolve();
+
+  async function start(providerUid: string, clientAddress: string, time: number): Promise<DeviceAuthorization | DeviceLoginRefused> {
+    const own = await pendingDeviceLoginCount(db, time, clientAddress);
+    if (own.count >= limits.perClient) return refused("client", own.firstExpiry, time);
+    const all = await pendingDeviceLoginCount(db, time);
+    if (all.count >= limits.inAll) return refused("all", all.firstExpiry, time);
+    await pruneLogins(db, time);
+    const deviceCode = newSecret();
+    const userCode = newUserCode();
+    await insertLogin(db, {
+      ...blank,
+      uid: randomUUID(),
+      kind: "device",
+      provider_uid: providerUid,
+      status: "started",
+      device_code_hash: secretHash(deviceCode),
+      user_code: userCode,
+      poll_interval: DEVICE_POLL_INTERVAL_S,
+      client_address: clientAddress,
+      create_time: time,
+      expire_time: time + LOGIN_TTL_MS,
+    });
+    return { deviceCode, userCode, expiresIn: LOGIN_TTL_MS / 1000, interval: DEVICE_POLL_INTERVAL_S };
+  }
+
+  return {
+    /** A device authorization for the client at `clientAddress`, or why not. */
+    start(providerUid: string, clientAddress: string, time: number): Promise<DeviceAuthorization | DeviceLoginRefused> {
+      const started = turn.then(() => start(providerUid, clientAddress, time));
+      turn = started.catch(() => undefined);
+      return started;
+    },
+  };
+}
+
+function refused(tooMany: DeviceLoginRefused["tooMany"], firstExpiry: number | undefined, time: number): DeviceLoginRefused {
+  return { tooMany, retryAfterSeconds: Math.max(1, Math.ceil(((firstExpiry ?? time) - time) / 1000)) };
 }
 
 /** The device login a person confirms by its user code (as typed), while it waits for them. */

@@ -2,6 +2,7 @@ import { Auth, file_platform_auth_v1_auth } from "../../../gen/platform/auth/v1/
 import { bind, type Domain } from "../domain.js";
 import { createAuthService } from "./auth-service.js";
 import { logins } from "./migrations/2026-11-29-0030-logins.js";
+import { loginClients } from "./migrations/2026-12-03-0040-login-clients.js";
 
 /**
  * Auth (`platform.auth.v1`): who the caller is, a person's registration, and the state of people
@@ -11,7 +12,7 @@ export const auth: Domain = {
   name: "auth",
   files: [file_platform_auth_v1_auth],
   services: [bind(Auth, (deps) => createAuthService(deps))],
-  migrations: { "2026-11-29-0030-logins": logins },
+  migrations: { "2026-11-29-0030-logins": logins, "2026-12-03-0040-login-clients": loginClients },
   ownedByGroup: [],
   deletedWithRepo: [],
 };

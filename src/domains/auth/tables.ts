@@ -35,6 +35,8 @@ export interface LoginTable {
   person: string;
   /** Why the login failed ("denied"), for the client. */
   error: string;
+  /** Device: the address the terminal asked from (its connection's peer), to bound its pending logins; "" for a browser login. */
+  client_address: string;
   create_time: number;
   expire_time: number;
 }

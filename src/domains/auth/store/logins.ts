@@ -30,3 +30,19 @@ export async function setLoginPoll(db: Db, uid: string, lastPollTime: number, po
 export async function pruneLogins(db: Db, before: number): Promise<void> {
   await db.deleteFrom("logins").where("expire_time", "<", before).execute();
 }
+
+/** Device logins waiting for their person (started, not yet confirmed) and unexpired at `now`: all, or those of `clientAddress`. */
+function pendingDeviceLogins(db: Db, now: number, clientAddress?: string) {
+  let query = db.selectFrom("logins").where("expire_time", ">", now).where("kind", "=", "device").where("status", "=", "started");
+  if (clientAddress !== undefined) query = query.where("client_address", "=", clientAddress);
+  return query;
+}
+
+/** How many device logins are pending (`pendingDeviceLogins`), and when the first of them expires (ms; undefined for none). */
+export async function pendingDeviceLoginCount(db: Db, now: number, clientAddress?: string): Promise<{ count: number; firstExpiry: number | undefined }> {
+  const row = await pendingDeviceLogins(db, now, clientAddress)
+    .select((eb) => [eb.fn.countAll<number | string | bigint>().as("count"), eb.fn.min("expire_time").as("first_expiry")])
+    .executeTakeFirst();
+  const first = row?.first_expiry;
+  return { count: Number(row?.count ?? 0), firstExpiry: first === null || first === undefined ? undefined : Number(first) };
+}
