@@ -102,6 +102,12 @@ export interface LoginConfig {
   refreshLifetimeMs: number;
   /** How long a login's refresh tokens live in all, ms: then the person signs in again. */
   refreshMaxLifetimeMs: number;
+  /**
+   * The same for a login through an organization's IdentityProvider (at most `refreshMaxLifetimeMs`):
+   * where the provider issues no refresh token a refresh cannot ask it whether the person is still
+   * in their groups, so what the groups granted is re-read from the provider at least this often.
+   */
+  organizationRefreshMaxLifetimeMs: number;
 }
 
 export const defaultLoginConfig: LoginConfig = {
@@ -112,15 +118,17 @@ export const defaultLoginConfig: LoginConfig = {
   accessTokenTtlSeconds: 3600,
   refreshLifetimeMs: 7 * 24 * 3600_000,
   refreshMaxLifetimeMs: 30 * 24 * 3600_000,
+  organizationRefreshMaxLifetimeMs: 12 * 3600_000,
 };
 
 export function loginConfigOf(config: ServerConfig): LoginConfig {
   return { ...defaultLoginConfig, ...config.login };
 }
 
-/** A login's refresh token lifetimes, as the auth domain takes them. */
-export function refreshLifetimesOf(login: LoginConfig): { lifetimeMs: number; maxLifetimeMs: number } {
-  return { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs: login.refreshMaxLifetimeMs };
+/** The refresh token lifetimes of a login, as the auth domain takes them: through an organization's provider when `organization`. */
+export function refreshLifetimesOf(login: LoginConfig, organization: boolean): { lifetimeMs: number; maxLifetimeMs: number } {
+  const maxLifetimeMs = organization ? Math.min(login.organizationRefreshMaxLifetimeMs, login.refreshMaxLifetimeMs) : login.refreshMaxLifetimeMs;
+  return { lifetimeMs: login.refreshLifetimeMs, maxLifetimeMs };
 }
 
 /** Where the token exchange may fetch another issuer's discovery document and JWKS from. */

@@ -65,6 +65,12 @@ const serveOptions: Record<string, OptionSpec> = {
   "login-token-lifetime": { type: "string", env: "LOGIN_TOKEN_LIFETIME", default: "1h", help: "lifetime of a person's access token; at most 1h (longer is cut to 1h)" },
   "refresh-token-lifetime": { type: "string", env: "REFRESH_TOKEN_LIFETIME", default: "7d", help: "how long a person's refresh token lives unused" },
   "refresh-token-max-lifetime": { type: "string", env: "REFRESH_TOKEN_MAX_LIFETIME", default: "30d", help: "how long a login's refresh tokens live in all; then the person signs in again" },
+  "org-refresh-token-max-lifetime": {
+    type: "string",
+    env: "ORG_REFRESH_TOKEN_MAX_LIFETIME",
+    default: "12h",
+    help: "the same for a login through an organization's identity provider (at most --refresh-token-max-lifetime)",
+  },
   "log-level": { type: "string", env: "LOG_LEVEL", default: "info", help: LOG_LEVELS.join(", ") },
   "audit-log": { type: "string", env: "AUDIT_LOG", help: "file the audit log (one JSON line per changing call on either host) is appended to, - for stdout; reopened on SIGHUP; default none" },
   "metrics-port": { type: "string", env: "METRICS_PORT", default: "9464", help: "port of GET /metrics (Prometheus), on --host; off: no metrics listener" },
@@ -185,6 +191,7 @@ function loginOf(o: Record<string, string | boolean | undefined>): Partial<Login
     accessTokenTtlSeconds,
     refreshLifetimeMs: durationMsOf(o, "refresh-token-lifetime"),
     refreshMaxLifetimeMs: durationMsOf(o, "refresh-token-max-lifetime"),
+    organizationRefreshMaxLifetimeMs: durationMsOf(o, "org-refresh-token-max-lifetime"),
   };
 }
 

@@ -11,7 +11,9 @@ import { walkLoginOverHttp } from "./login-walk.js";
  * (`loginOverHttp`) and a browser can both complete an authorization code flow.
  *
  * Clients are added at any time (`addClient`); one with no secret is public
- * (`token_endpoint_auth_method: "none"`) and must use PKCE (S256, the only method offered).
+ * (`token_endpoint_auth_method: "none"`) and must use PKCE (S256, the only method offered). A
+ * client added with `refreshTokens` gets a refresh token with every code it redeems, and a
+ * refresh answers an ID token with the account's claims as they are then.
  * The claims of the `openid`, `email`, `profile` and `groups` scopes (sub; email,
  * email_verified; name; groups) are put in the ID token itself, so a relying party has them
  * without calling userinfo.
@@ -23,6 +25,12 @@ export interface TestIdp {
   addClient(client: TestIdpClient): Promise<void>;
   /** An account the login form accepts under `login` (with any password); `sub` defaults to `login`. */
   setAccount(login: string, claims?: TestIdpAccount): void;
+  /** Deletes the account of `login`: its grants stay, but the provider refuses their refresh (`invalid_grant`). */
+  removeAccount(login: string): void;
+  /** Refresh tokens the provider accepted (`grant_type=refresh_token` answered 200). */
+  readonly refreshes: number;
+  /** While true, every request is answered 503 (the provider is down). */
+  unavailable: boolean;
   /**
    * Completes an authorization request over plain HTTP as the user `login`: follows
    * `authorizationUrl` (manual redirects, a cookie jar), posts the login form, follows the
@@ -42,6 +50,8 @@ export interface TestIdpClient {
   redirect_uris: string[];
   /** Defaults to client_secret_basic with a secret, none without. */
   token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
+  /** Allow the refresh_token grant: each code redeemed also answers a refresh token. */
+  refreshTokens?: boolean;
 }
 
 export interface TestIdpAccount {
@@ -204,6 +214,8 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
       groups: ["groups"],
     },
     conformIdTokenClaims: false,
+    // A refresh token for every code of a client allowed the grant (no `offline_access` consent asked).
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed("refresh_token"),
     clientDefaults: { grant_types: ["authorization_code"], response_types: ["code"], id_token_signed_response_alg: "RS256", token_endpoint_auth_method: "client_secret_basic" },
     ttl: {
       AccessToken: accessTokenTtlSeconds,
@@ -236,6 +248,11 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     },
   });
   provider.on("server_error", (_ctx, error) => serverErrors.push(error));
+  let refreshes = 0;
+  provider.on("grant.success", (ctx) => {
+    if ((ctx as { oidc?: { params?: { grant_type?: unknown } } }).oidc?.params?.grant_type === "refresh_token") refreshes++;
+  });
+  let unavailable = false;
   const callback = provider.callback();
 
   /** The login and consent prompts: GET shows the form (or consents), POST …/login signs in. */
@@ -273,6 +290,10 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
   }
 
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (unavailable) {
+      res.writeHead(503, { "content-type": "text/plain" }).end("down");
+      return;
+    }
     const path = (req.url ?? "/").split("?")[0];
     if (!path.startsWith("/interaction/")) {
       callback(req, res);
@@ -295,7 +316,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
       const metadata: AdapterPayload = {
         client_id: client.client_id,
         redirect_uris: client.redirect_uris,
-        grant_types: ["authorization_code"],
+        grant_types: client.refreshTokens ? ["authorization_code", "refresh_token"] : ["authorization_code"],
         response_types: ["code"],
         token_endpoint_auth_method: client.token_endpoint_auth_method ?? (client.client_secret === undefined ? "none" : "client_secret_basic"),
         ...(client.client_secret === undefined ? {} : { client_secret: client.client_secret }),
@@ -309,6 +330,21 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
       const account = { ...claims, sub: claims.sub ?? login };
       accounts.set(login, account);
       accountsBySub.set(account.sub, account);
+    },
+    removeAccount(login) {
+      const account = accounts.get(login);
+      if (!account) return;
+      accounts.delete(login);
+      accountsBySub.delete(account.sub);
+    },
+    get refreshes() {
+      return refreshes;
+    },
+    get unavailable() {
+      return unavailable;
+    },
+    set unavailable(value: boolean) {
+      unavailable = value;
     },
     loginOverHttp,
     close: () =>

@@ -8,6 +8,7 @@ import {
   deviceLoginOf,
   failLogin,
   finishLogin,
+  heldRefreshToken,
   pollDeviceLogin,
   redeemLoginCode,
   redirectDeviceLogin,
@@ -34,6 +35,7 @@ import type { TokenService } from "../tokens.js";
 import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
 import { page, redirect } from "./pages.js";
 import { causedByOutboundFetch, createProviderClients, ProviderUnreachable, type ProviderClient } from "./provider-clients.js";
+import { createProviderRecheck, ProviderUnavailableError } from "./provider-recheck.js";
 import { redirectAllowed } from "./redirect-policy.js";
 
 export const LOGIN_PATHS = {
@@ -91,7 +93,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   const domain = errorDomainOf(config);
   const callbackUrl = new URL(LOGIN_PATHS.callback, config.apiUrl).toString();
   const providers = createProviderClients({ db, secrets: options.secrets, login, callbackUrl, outbound: options.outbound });
-  const lifetimes = refreshLifetimesOf(login);
+  const recheck = createProviderRecheck({ db, secrets: options.secrets, providers, now });
   const deviceLogins = createDeviceLoginStarter(db, { perClient: config.limits.maxPendingDeviceLoginsPerClient, inAll: config.limits.maxPendingDeviceLogins });
   /** The API's own origin: its console (/console) signs in here. */
   const apiOrigin = new URL(config.apiUrl).origin;
@@ -238,7 +240,9 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       });
     const claims = answer.claims();
     if (!claims) throw new Error("the provider answered no ID token");
-    return admitPerson(db, provider, claims, now());
+    const signedIn = await admitPerson(db, provider, claims, now());
+    // Kept, sealed, for the refreshes of this login to ask the provider again.
+    return answer.refresh_token ? { ...signedIn, upstreamRefreshToken: options.secrets.seal(answer.refresh_token) } : signedIn;
   }
 
   async function answerTokens(res: NodeResponse, signedIn: SignedIn): Promise<void> {
@@ -340,19 +344,39 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     writeJson(res, 200, "{}", noStore);
   }
 
-  /** The hosted `POST /sts/exchange_refresh_token`: `Authorization: Bearer <refresh token>` → TokenPair. */
+  /**
+   * The hosted `POST /sts/exchange_refresh_token`: `Authorization: Bearer <refresh token>` →
+   * TokenPair, once the person's provider was asked again (`createProviderRecheck`): a session it
+   * ends is 401 and its family revoked; a provider that cannot be asked is 503 with nothing spent.
+   */
   async function refresh(req: NodeRequest, res: NodeResponse, _params: URLSearchParams, log: Logger): Promise<void> {
     const presented = bearerToken(req.headers.authorization);
     if (presented === undefined) {
       sendStatus(res, 401, { code: Code.Unauthenticated, message: "Unauthenticated: the request needs `Authorization: Bearer <refresh token>`" }, domain, noStore);
       return;
     }
-    const rotation = await rotateRefreshToken(db, presented, lifetimes, now());
-    if ("refused" in rotation) {
-      log.info("refresh refused", { reason: rotation.refused });
+    const refused = (reason: string) => {
+      log.info("refresh refused", { reason });
       sendStatus(res, 401, { code: Code.Unauthenticated, message: "Unauthenticated: the refresh token is not valid; sign in again" }, domain, { ...noStore, "www-authenticate": 'Bearer error="invalid_token"' });
+    };
+    const held = await heldRefreshToken(db, presented, now());
+    if ("refused" in held) return refused(held.refused);
+    let verdict;
+    try {
+      verdict = await recheck(held.signedIn);
+    } catch (error) {
+      if (!(error instanceof ProviderUnavailableError)) throw error;
+      log.warn("refresh deferred: the identity provider could not be asked", { provider: held.signedIn.person.idp, reason: error.message });
+      sendStatus(res, 503, { code: Code.Unavailable, message: "the identity provider could not be asked; retry" }, domain, { ...noStore, "retry-after": "5" });
       return;
     }
+    if ("ended" in verdict) {
+      await revokeRefreshToken(db, presented, now());
+      return refused(`the provider ended the session: ${verdict.ended}`);
+    }
+    const lifetimes = refreshLifetimesOf(login, verdict.signedIn.person.idp !== "");
+    const rotation = await rotateRefreshToken(db, presented, lifetimes, now(), verdict.signedIn);
+    if ("refused" in rotation) return refused(rotation.refused);
     const { signedIn, next } = rotation;
     const access = await personAccessToken(tokens, login, config.apiUrl, signedIn);
     writeJson(

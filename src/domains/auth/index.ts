@@ -22,4 +22,4 @@ export {
   type ReturningLogin,
   type UpstreamRequest,
 } from "./logins.js";
-export { revokeRefreshToken, rotateRefreshToken, startRefreshFamily, type IssuedRefreshToken, type RefreshLifetimes, type Rotation, type SignedIn } from "./refresh.js";
+export { heldRefreshToken, revokeRefreshToken, rotateRefreshToken, startRefreshFamily, type IssuedRefreshToken, type RefreshLifetimes, type Rotation, type SignedIn } from "./refresh.js";

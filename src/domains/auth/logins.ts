@@ -44,6 +44,7 @@ const blank = {
   last_poll_time: 0,
   identity_uid: "",
   person: "",
+  upstream_refresh_token: "",
   error: "",
   client_address: "",
 };
@@ -185,6 +186,7 @@ export async function finishLogin(db: Db, login: ReturningLogin, signedIn: Signe
     status: "signed_in",
     identity_uid: signedIn.identityUid,
     person: JSON.stringify(signedIn.person),
+    upstream_refresh_token: signedIn.upstreamRefreshToken ?? "",
     code_hash: code === undefined ? "" : secretHash(code),
     // The code is for the client waiting now; a device grant keeps the rest of its time for the poll.
     ...(code === undefined ? {} : { expire_time: time + CODE_TTL_MS }),
@@ -208,7 +210,7 @@ export type Grant = { signedIn: SignedIn } | GrantError;
 const pkceChallenge = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 
 function signedInOf(row: LoginRow): SignedIn {
-  return { identityUid: row.identity_uid, person: JSON.parse(row.person) as PersonClaim };
+  return { identityUid: row.identity_uid, person: JSON.parse(row.person) as PersonClaim, upstreamRefreshToken: row.upstream_refresh_token };
 }
 
 /**
@@ -218,7 +220,7 @@ function signedInOf(row: LoginRow): SignedIn {
 export async function redeemLoginCode(db: Kysely<Database>, grant: { code: string; verifier: string; redirectUri: string }, time: number): Promise<Grant> {
   return inTransaction(db, undefined, async (trx): Promise<Grant> => {
     const row = await liveLoginBy(trx, "code_hash", secretHash(grant.code), time);
-    if (!row || row.kind !== "browser" || !(await advanceLogin(trx, row.uid, "signed_in", { status: "redeemed" }))) {
+    if (!row || row.kind !== "browser" || !(await advanceLogin(trx, row.uid, "signed_in", { status: "redeemed", upstream_refresh_token: "" }))) {
       return { error: "invalid_grant", description: "the code is unknown, expired or already used" };
     }
     if (pkceChallenge(grant.verifier) !== row.code_challenge) return { error: "invalid_grant", description: "the code_verifier does not match the code_challenge" };
@@ -235,7 +237,7 @@ export async function pollDeviceLogin(db: Kysely<Database>, deviceCode: string, 
     if (row.status === "denied") return { error: "access_denied", description: row.error || "the sign-in was refused" };
     if (row.status === "redeemed") return { error: "invalid_grant", description: "the device code was already used" };
     if (row.status === "signed_in") {
-      if (!(await advanceLogin(trx, row.uid, "signed_in", { status: "redeemed" }))) return { error: "invalid_grant", description: "the device code was already used" };
+      if (!(await advanceLogin(trx, row.uid, "signed_in", { status: "redeemed", upstream_refresh_token: "" }))) return { error: "invalid_grant", description: "the device code was already used" };
       return { signedIn: signedInOf(row) };
     }
     if (time - Number(row.last_poll_time) < row.poll_interval * 1000) {

@@ -4,7 +4,7 @@ import type { PersonClaim } from "../../auth/principal.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { Database, Db } from "../schema.js";
 import { newSecret, secretHash } from "./store/secrets.js";
-import { insertRefreshToken, pruneRefreshTokens, refreshTokenByHash, revokeRefreshFamily, spendRefreshToken } from "./store/refresh-tokens.js";
+import { insertRefreshToken, pruneRefreshTokens, refreshTokenByHash, revokeRefreshFamily, spendRefreshToken, type RefreshTokenRow } from "./store/refresh-tokens.js";
 
 /**
  * Refresh tokens (OAuth 2.0 Security BCP, refresh token rotation): each use spends the token and
@@ -16,6 +16,8 @@ import { insertRefreshToken, pruneRefreshTokens, refreshTokenByHash, revokeRefre
 export interface SignedIn {
   identityUid: string;
   person: PersonClaim;
+  /** The refresh token the person's provider issued, sealed (src/store/secret-box.ts); absent or "" when it issued none. */
+  upstreamRefreshToken?: string;
 }
 
 export interface RefreshLifetimes {
@@ -38,6 +40,7 @@ async function issue(db: Db, signedIn: SignedIn, family: string, familyExpiry: n
     family,
     identity_uid: signedIn.identityUid,
     person: JSON.stringify(signedIn.person),
+    upstream_refresh_token: signedIn.upstreamRefreshToken ?? "",
     create_time: time,
     expire_time: expiry,
     family_expire_time: familyExpiry,
@@ -55,8 +58,33 @@ export async function startRefreshFamily(db: Db, signedIn: SignedIn, lifetimes: 
 
 export type Rotation = { signedIn: SignedIn; next: IssuedRefreshToken } | { refused: string };
 
-/** Spends `token` and answers the next of its family, or why not (for the log, never for the caller). */
-export async function rotateRefreshToken(db: Kysely<Database>, token: string, lifetimes: RefreshLifetimes, time: number): Promise<Rotation> {
+function signedInOf(row: RefreshTokenRow): SignedIn {
+  return { identityUid: row.identity_uid, person: JSON.parse(row.person) as PersonClaim, upstreamRefreshToken: row.upstream_refresh_token };
+}
+
+/**
+ * Who `token` speaks for, when it may be spent now (known, not revoked, not spent, not expired),
+ * or why not (for the log, never for the caller); nothing is spent. A spent token presented again
+ * revokes its family, as in `rotateRefreshToken`.
+ */
+export async function heldRefreshToken(db: Db, token: string, time: number): Promise<{ signedIn: SignedIn } | { refused: string }> {
+  const row = await refreshTokenByHash(db, secretHash(token));
+  if (!row) return { refused: "no such refresh token" };
+  if (row.revoked_time !== null) return { refused: "the refresh token's family was revoked" };
+  if (row.used_time !== null) {
+    await revokeRefreshFamily(db, row.family, time);
+    return { refused: "a spent refresh token was used again: its family is revoked" };
+  }
+  if (row.expire_time <= time) return { refused: "the refresh token has expired" };
+  return { signedIn: signedInOf(row) };
+}
+
+/**
+ * Spends `token` and answers the next of its family, or why not (for the log, never for the
+ * caller). The next speaks for `renewed` when given (what the provider said at this refresh),
+ * else for whom `token` spoke.
+ */
+export async function rotateRefreshToken(db: Kysely<Database>, token: string, lifetimes: RefreshLifetimes, time: number, renewed?: SignedIn): Promise<Rotation> {
   return inTransaction(db, undefined, async (trx): Promise<Rotation> => {
     const hash = secretHash(token);
     const row = await refreshTokenByHash(trx, hash);
@@ -68,7 +96,7 @@ export async function rotateRefreshToken(db: Kysely<Database>, token: string, li
       return { refused: "a spent refresh token was used again: its family is revoked" };
     }
     if (row.expire_time <= time) return { refused: "the refresh token has expired" };
-    const signedIn = { identityUid: row.identity_uid, person: JSON.parse(row.person) as PersonClaim };
+    const signedIn = renewed ?? signedInOf(row);
     return { signedIn, next: await issue(trx, signedIn, row.family, Number(row.family_expire_time), lifetimes, time) };
   });
 }

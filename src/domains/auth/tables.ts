@@ -33,6 +33,8 @@ export interface LoginTable {
   /** Once signed in: the identity and the person claim (JSON) the platform tokens will carry. */
   identity_uid: string;
   person: string;
+  /** Once signed in: the provider's refresh token, sealed (src/store/secret-box.ts); "" when it issued none. */
+  upstream_refresh_token: string;
   /** Why the login failed ("denied"), for the client. */
   error: string;
   /** Device: the address the terminal asked from (its connection's peer), to bound its pending logins; "" for a browser login. */
@@ -51,6 +53,11 @@ export interface RefreshTokenTable {
   identity_uid: string;
   /** The person claim (JSON) of the access tokens it yields. */
   person: string;
+  /**
+   * The provider's refresh token, sealed (src/store/secret-box.ts), that the next refresh asks the
+   * provider with; "" when the provider issued none, and once this token is spent (the next holds it).
+   */
+  upstream_refresh_token: string;
   create_time: number;
   expire_time: number;
   /** No token of the family outlives this. */

@@ -18,6 +18,7 @@ export {
   personOf,
   redeemerOf,
   redeemInvite,
+  refreshOrganizationPerson,
   registerForOrganization,
   serverWidePersonUid,
   signInServerWide,

@@ -129,6 +129,20 @@ export async function signInToOrganization(db: Db, provider: LoginProvider, pers
   return uid;
 }
 
+/**
+ * A person of an organization's provider refreshing their session, with what the provider says of
+ * them now: the identity is not created (undefined when it no longer exists: the session ends), and
+ * the role bindings its external group role mappings make are set to match `groups`, as at a login.
+ * Run in a transaction.
+ */
+export async function refreshOrganizationPerson(db: Db, provider: LoginProvider, person: Person, groups: readonly string[], time: number): Promise<string | undefined> {
+  const uid = organizationPersonUid(provider, person);
+  if (!(await identityExists(db, uid))) return undefined;
+  await touchLastSeen(db, uid, time);
+  if (provider.groupsClaim !== "") await syncMappedBindings(db, provider.uid, uid, new Set(groups), time);
+  return uid;
+}
+
 async function syncMappedBindings(db: Db, providerUid: string, identityUid: string, groups: ReadonlySet<string>, time: number): Promise<void> {
   const mappings = await db
     .selectFrom("external_group_role_mappings")

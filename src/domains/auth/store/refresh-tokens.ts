@@ -12,9 +12,14 @@ export function refreshTokenByHash(db: Db, hash: string): Promise<RefreshTokenRo
   return db.selectFrom("refresh_tokens").selectAll().where("token_hash", "=", hash).executeTakeFirst();
 }
 
-/** Spends a token; false when it was already spent (a concurrent use). */
+/** Spends a token, forgetting the provider's refresh token it held (the next one holds it); false when it was already spent (a concurrent use). */
 export async function spendRefreshToken(db: Db, hash: string, time: number): Promise<boolean> {
-  const result = await db.updateTable("refresh_tokens").set({ used_time: time }).where("token_hash", "=", hash).where("used_time", "is", null).executeTakeFirst();
+  const result = await db
+    .updateTable("refresh_tokens")
+    .set({ used_time: time, upstream_refresh_token: "" })
+    .where("token_hash", "=", hash)
+    .where("used_time", "is", null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
