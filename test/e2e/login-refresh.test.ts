@@ -166,13 +166,15 @@ for (const database of await testDatabases()) {
       assert.ok(serverExpiry > 7 * 24 * HOUR - 60_000, `the server's own: ${viaServer.refreshToken.expiry}`);
     });
 
-    test("a provider that cannot be asked: 503 with Retry-After, nothing spent; the same refresh token works once it is back", async () => {
+    test("a provider that cannot be asked: 502 naming it, with Retry-After, nothing spent; the same refresh token works once it is back", async () => {
       idp.setAccount("uma", { email: "uma@corp.example", email_verified: true, groups: ["admins"] });
       const first = await signIn("uma", corp);
       idp.unavailable = true;
       try {
         const deferred = await refresh(first.refreshToken);
-        assert.equal(deferred.status, 503, `the refresh was answered ${deferred.status} while the provider was down`);
+        assert.equal(deferred.status, 502, `the refresh was answered ${deferred.status} while the provider was down`);
+        const status = (await deferred.json()) as { message: string; details: { reason?: string }[] };
+        assert.ok(status.details.some((d) => d.reason === "IDENTITY_PROVIDER_UNREACHABLE"), JSON.stringify(status));
         assert.ok(Number(deferred.headers.get("retry-after")) > 0);
       } finally {
         idp.unavailable = false;

@@ -56,6 +56,8 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 4.1. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const MAX_CLIENT_STATE = 512;
+/** The reason of every answer about a provider the server cannot use (502, `Retry-After`). */
+const PROVIDER_UNREACHABLE = "IDENTITY_PROVIDER_UNREACHABLE";
 
 export interface LoginRoutesOptions {
   config: ServerConfig;
@@ -129,7 +131,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
       else if (isUnavailable(error)) sendStatus(res, 503, { code: Code.Unavailable, message: "the database is busy or unreachable; retry" }, domain, { ...noStore, "retry-after": "1" });
       else if (error instanceof ProviderUnreachable) {
         log.warn("identity provider unreachable", { path, issuer: error.issuer, error: error.message });
-        sendStatus(res, 502, { code: Code.Unavailable, reason: "IDENTITY_PROVIDER_UNREACHABLE", message: error.message }, domain, { ...noStore, "retry-after": "5" });
+        sendStatus(res, 502, { code: Code.Unavailable, reason: PROVIDER_UNREACHABLE, message: error.message }, domain, { ...noStore, "retry-after": "5" });
       }
       else {
         log.error("login route failed", { path, error: String(error) });
@@ -347,7 +349,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   /**
    * The hosted `POST /sts/exchange_refresh_token`: `Authorization: Bearer <refresh token>` →
    * TokenPair, once the person's provider was asked again (`createProviderRecheck`): a session it
-   * ends is 401 and its family revoked; a provider that cannot be asked is 503 with nothing spent.
+   * ends is 401 and its family revoked; a provider that cannot be asked is 502 with nothing spent.
    */
   async function refresh(req: NodeRequest, res: NodeResponse, _params: URLSearchParams, log: Logger): Promise<void> {
     const presented = bearerToken(req.headers.authorization);
@@ -367,7 +369,8 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     } catch (error) {
       if (!(error instanceof ProviderUnavailableError)) throw error;
       log.warn("refresh deferred: the identity provider could not be asked", { provider: held.signedIn.person.idp, reason: error.message });
-      sendStatus(res, 503, { code: Code.Unavailable, message: "the identity provider could not be asked; retry" }, domain, { ...noStore, "retry-after": "5" });
+      const message = `the identity provider ${held.signedIn.person.iss} could not be asked; nothing was spent, retry`;
+      sendStatus(res, 502, { code: Code.Unavailable, reason: PROVIDER_UNREACHABLE, message }, domain, { ...noStore, "retry-after": "5" });
       return;
     }
     if ("ended" in verdict) {
