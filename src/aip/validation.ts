@@ -2,6 +2,16 @@ import { invalidArgument, type FieldViolation } from "./errors.js";
 import { childUidLength, isUidp, MAX_UID_LENGTH } from "./uidp.js";
 
 /**
+ * The hosted API's patterns for the names and descriptions of its resources (hosted-api.md,
+ * "Validation regexes"), v1 and v2 alike; the lengths are ours (`Violations.name`, `.description`).
+ * Organization names (`ORGANIZATION_NAME`) and repo names are stricter: they are registry paths.
+ */
+export const RESOURCE_NAME = /^[a-z0-9 ._-]+$/;
+export const DESCRIPTION = /^[\S ]*$/;
+/** The longest description of any resource. */
+export const MAX_DESCRIPTION = 1024;
+
+/**
  * Collects every failing field of a request, then throws one INVALID_ARGUMENT
  * naming them all (spec 7 rule 1).
  */
@@ -39,6 +49,16 @@ export class Violations {
   }
 
   /** A free-text field of at most `max` characters with no control characters. */
+  /** A resource's name: lowercase letters, digits, spaces, `.`, `_`, `-` (RESOURCE_NAME), at most `max`. */
+  name(field: string, value: string, opts: { required?: boolean; max: number }): this {
+    return this.text(field, value, { ...opts, pattern: RESOURCE_NAME });
+  }
+
+  /** A resource's description: one line, no whitespace but spaces (DESCRIPTION), at most MAX_DESCRIPTION. */
+  description(field: string, value: string): this {
+    return this.text(field, value, { max: MAX_DESCRIPTION, pattern: DESCRIPTION });
+  }
+
   text(field: string, value: string, opts: { required?: boolean; max: number; pattern?: RegExp }): this {
     if (value === "") {
       if (opts.required) this.add(field, "is required");

@@ -69,11 +69,12 @@ test("bad uids are INVALID_ARGUMENT naming the field", async () => {
   }
 });
 
-test("organization names must fit registry paths; folder names are free text", async () => {
+test("organization names must fit registry paths; folder names follow the hosted pattern", async () => {
   const owner = api.as(api.ownerToken);
-  await assert.rejects(api.groups.createGroup({ parent: "", group: { name: "Has Spaces" } }, owner), (e) => code(e) === Code.InvalidArgument);
+  await assert.rejects(api.groups.createGroup({ parent: "", group: { name: "has spaces" } }, owner), (e) => code(e) === Code.InvalidArgument);
   await assert.rejects(api.groups.createGroup({ parent: "", group: { name: "x".repeat(65) } }, owner), (e) => code(e) === Code.InvalidArgument);
-  assert.ok(await api.groups.createGroup({ parent: api.org, group: { name: "Team Alpha (EU)" } }, owner));
+  assert.ok(await api.groups.createGroup({ parent: api.org, group: { name: "team alpha.eu_1-b" } }, owner));
+  await assert.rejects(api.groups.createGroup({ parent: api.org, group: { name: "Team Alpha (EU)" } }, owner), (e) => code(e) === Code.InvalidArgument);
   await assert.rejects(api.groups.createGroup({ parent: api.org, group: { name: "x".repeat(129) } }, owner), (e) => code(e) === Code.InvalidArgument);
   await assert.rejects(api.groups.createGroup({ parent: api.org, group: { name: "bad\u0000name" } }, owner), (e) => code(e) === Code.InvalidArgument);
 });

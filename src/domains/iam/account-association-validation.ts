@@ -14,8 +14,8 @@ const MAX_GITHUB_INSTALLATIONS = 100;
 
 /** Each cloud is optional; one that is given needs its required fields (the hosted service's rules). */
 export function checkAccountAssociationFields(violations: Violations, a: AccountAssociation, prefix = "account_association."): void {
-  violations.text(`${prefix}name`, a.name, { max: 128 });
-  violations.text(`${prefix}description`, a.description, { max: 1024 });
+  violations.name(`${prefix}name`, a.name, { max: 128 });
+  violations.description(`${prefix}description`, a.description);
   if (a.amazon) violations.text(`${prefix}amazon.account`, a.amazon.account, { required: true, max: 12, pattern: AMAZON_ACCOUNT });
   if (a.google) {
     violations.text(`${prefix}google.project_id`, a.google.projectId, { required: true, max: 30, pattern: GOOGLE_PROJECT_ID });

@@ -10,6 +10,7 @@ export function checkGroupFields(
   isOrganization: boolean,
   prefix = "group.",
 ): void {
-  violations.text(`${prefix}name`, group.name, isOrganization ? { required: true, max: 64, pattern: ORGANIZATION_NAME } : { required: true, max: 128 });
-  violations.text(`${prefix}description`, group.description, { max: 1024 });
+  if (isOrganization) violations.text(`${prefix}name`, group.name, { required: true, max: 64, pattern: ORGANIZATION_NAME });
+  else violations.name(`${prefix}name`, group.name, { required: true, max: 128 });
+  violations.description(`${prefix}description`, group.description);
 }

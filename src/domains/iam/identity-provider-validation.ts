@@ -16,8 +16,8 @@ const CLAIM = /^[\x21-\x7e]+$/;
  * (`pkce_enabled`) or one is kept from before (`secretKept`, an update that gives none).
  */
 export function checkIdentityProviderFields(violations: Violations, idp: IdentityProvider, options: { secretKept: boolean; allowHttpIssuers: boolean }, prefix = "identity_provider."): void {
-  violations.text(`${prefix}name`, idp.name, { required: true, max: 128 });
-  violations.text(`${prefix}description`, idp.description, { max: 1024 });
+  violations.name(`${prefix}name`, idp.name, { required: true, max: 128 });
+  violations.description(`${prefix}description`, idp.description);
   violations.uid(`${prefix}default_role`, idp.defaultRole, false);
   const oidc = oidcOf(idp);
   if (!oidc) {

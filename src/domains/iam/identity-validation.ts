@@ -3,9 +3,6 @@ import type { Violations } from "../../aip/validation.js";
 import { patternProblem } from "../../auth/claim-pattern.js";
 import { checkIssuerUrl } from "./issuer-validation.js";
 
-/** Identity names (spec 2). */
-export const IDENTITY_NAME = /^[a-z0-9 ._-]{1,}$/;
-
 const MAX_VALUE = 1024;
 const MAX_CLAIMS = 32;
 const MAX_JWKS = 64 * 1024;
@@ -90,8 +87,8 @@ export function checkIdentityFields(violations: Violations, identity: Identity, 
     if (value !== "" && value === issuers.kept) return;
     checkIssuerUrl(violations, field, value, { allowHttp: issuers.allowHttp, httpAllowedBy: "serve --allow-http-issuers", required });
   };
-  violations.text(`${prefix}name`, identity.name, { required: true, max: 128, pattern: IDENTITY_NAME });
-  violations.text(`${prefix}description`, identity.description, { max: 1024 });
+  violations.name(`${prefix}name`, identity.name, { required: true, max: 128 });
+  violations.description(`${prefix}description`, identity.description);
   const rel = identity.relationship;
   if (rel.case === "claimMatch") {
     const m = rel.value;

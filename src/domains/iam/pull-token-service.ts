@@ -10,7 +10,6 @@ import { principalKey } from "../../auth/principal.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../deps.js";
 import { identityFromRow } from "./identity-mapper.js";
-import { IDENTITY_NAME } from "./identity-validation.js";
 import { newPassword, passwordHash } from "./pull-token-passwords.js";
 import { checkBindingScope } from "./role-binding-validation.js";
 import { requireGrantable } from "./role-validation.js";
@@ -34,8 +33,8 @@ export function createPullTokensService({ db, now }: ServiceDeps): ServiceImpl<t
   return {
     async createPullToken(req, ctx) {
       const violations = new Violations().parent("parent", req.parent);
-      if (req.name !== "") violations.text("name", req.name, { max: 128, pattern: IDENTITY_NAME });
-      violations.text("description", req.description, { max: 1024 });
+      violations.name("name", req.name, { max: 128 });
+      violations.description("description", req.description);
       if (req.roleUid !== "") violations.uid("role_uid", req.roleUid);
       const ttlMs = req.ttl ? durationMs(req.ttl) : DEFAULT_PULL_TOKEN_TTL_MS;
       if (ttlMs < MIN_PULL_TOKEN_TTL_MS || ttlMs > MAX_PULL_TOKEN_TTL_MS) violations.add("ttl", "must be between 1 minute and 8760 hours");

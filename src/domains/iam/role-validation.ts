@@ -3,9 +3,6 @@ import { failedPrecondition, permissionDenied, unauthenticated, type ApiError } 
 import type { Violations } from "../../aip/validation.js";
 import type { Principal } from "../../auth/principal.js";
 
-/** Role names. */
-export const ROLE_NAME = /^[a-z0-9._-]{1,64}$/;
-
 /**
  * Checks a role's writable fields and returns its capability names, without
  * duplicates. Unknown and unspecified capabilities are named by index.
@@ -15,8 +12,8 @@ export function checkRoleFields(
   role: { name: string; description: string; capabilities: readonly Cap[] },
   prefix = "role.",
 ): string[] {
-  violations.text(`${prefix}name`, role.name, { required: true, max: 64, pattern: ROLE_NAME });
-  violations.text(`${prefix}description`, role.description, { max: 1024 });
+  violations.name(`${prefix}name`, role.name, { required: true, max: 64 });
+  violations.description(`${prefix}description`, role.description);
   const names = new Set<string>();
   role.capabilities.forEach((cap, i) => {
     const value = CapSchema.values.find((v) => v.number === cap);

@@ -8,7 +8,7 @@ export const MAX_README_BYTES = 256 * 1024;
 
 export function checkRepoFields(violations: Violations, repo: { name: string; description: string; immutableTags?: string[] }, prefix = "repo."): void {
   violations.text(`${prefix}name`, repo.name, { required: true, max: 255, pattern: REPO_NAME });
-  violations.text(`${prefix}description`, repo.description, { max: 1024 });
+  violations.description(`${prefix}description`, repo.description);
   if (repo.immutableTags !== undefined) checkImmutableTags(violations, repo.immutableTags, `${prefix}immutable_tags`);
 }
 
