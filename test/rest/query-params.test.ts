@@ -158,7 +158,11 @@ describe("query parameters into a request message", () => {
     assert.deepEqual(violations("flag=x&page_size=x&count=y").map((v) => v.field), ["flag", "page_size", "count"]);
   });
 
-  it("ignores parameters that name no field, at any depth", () => {
-    assert.deepEqual(apply("nope=1&uidp.nope=2&page_size=3").json, { pageSize: 3 });
+  it("refuses parameters that name no field, at any depth, naming each as Google's front ends do", () => {
+    assert.throws(
+      () => apply("nope=1&uidp.nope=2&page_size=3"),
+      (e: ConnectError) =>
+        e.code === Code.InvalidArgument && e.rawMessage === 'Invalid argument: nope: Unknown name "nope": the request has no such field; uidp.nope: Unknown name "uidp.nope": the request has no such field',
+    );
   });
 });

@@ -346,6 +346,7 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
         "@type": "type.googleapis.com/google.rpc.BadRequest",
         fieldViolations: [
           { field: "page_size", description: 'invalid int32: "ten"' },
+          { field: "colour", description: 'Unknown name "colour": the request has no such field' },
           { field: "order_by.x", description: "not a message field, cannot select a sub-field" },
         ],
       },
@@ -353,7 +354,7 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
     assert.equal(calls.length, 0);
   });
 
-  it("malformed JSON, a duplicate key or a mistyped known field is 400 naming the body field; unknown keys are ignored", async () => {
+  it("malformed JSON, a duplicate key, a mistyped known field or a key naming no field is 400 naming it", async () => {
     const fieldsOf = (r: { json?: Record<string, unknown> }) =>
       (r.json?.details as { fieldViolations?: { field: string; description: string }[] }[])[1].fieldViolations ?? [];
     const malformed = await call("POST", "/iam/v2/groups", "{not json");
@@ -364,14 +365,17 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
     assert.equal(twice.status, 400);
     assert.match(fieldsOf(twice)[0].description, /"description" appears more than once/);
 
-    const mistyped = await call("POST", "/iam/v2/groups", { name: "x", colour: "red", description: 5 });
+    const mistyped = await call("POST", "/iam/v2/groups", { name: "x", description: 5 });
     assert.equal(mistyped.status, 400);
     assert.deepEqual(fieldsOf(mistyped).map((v) => v.field), ["group.description"]);
-    assert.equal(calls.length, 0);
 
     const unknown = await call("POST", "/iam/v2/groups", { name: "x", colour: "red", owner: { team: "a" } });
-    assert.equal(unknown.status, 200, unknown.text);
-    assert.deepEqual(lastCreate, { parent: "", group: create(GroupSchema, { name: "x" }) });
+    assert.equal(unknown.status, 400, unknown.text);
+    assert.deepEqual(fieldsOf(unknown), [
+      { field: "group.colour", description: 'Unknown name "colour": platform.iam.v2.Group has no such field' },
+      { field: "group.owner", description: 'Unknown name "owner": platform.iam.v2.Group has no such field' },
+    ]);
+    assert.equal(calls.length, 0);
   });
 
   it("a body that is not declared JSON is 415; an empty one needs no type", async () => {

@@ -3,6 +3,7 @@ import type { DescEnum, DescField, DescMessage, Message } from "@bufbuild/protob
 import { reflect } from "@bufbuild/protobuf/reflect";
 import type { ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { base64Decode } from "@bufbuild/protobuf/wire";
+import { fieldNamed } from "../http/json-fields.js";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -31,28 +32,15 @@ export class FieldValueError extends Error {
   }
 }
 
-/** A path segment that names no field: REST callers' unknown parameters are ignored, not refused. */
+/** A path segment that names no field (`Unknown name`, as Google's REST front ends say). */
 export class UnknownFieldError extends FieldValueError {
   constructor(field: string) {
-    super(field, "unknown field");
+    super(field, `Unknown name "${field}": the request has no such field`);
   }
 }
-
-const fieldsByName = new WeakMap<DescMessage, Map<string, DescField>>();
 
 /** The field named `name` (proto or JSON name) of `desc`, or undefined. */
-export function findField(desc: DescMessage, name: string): DescField | undefined {
-  let byName = fieldsByName.get(desc);
-  if (!byName) {
-    byName = new Map();
-    for (const f of desc.fields) {
-      byName.set(f.jsonName, f);
-      byName.set(f.name, f);
-    }
-    fieldsByName.set(desc, byName);
-  }
-  return byName.get(name);
-}
+export const findField = fieldNamed;
 
 /**
  * Resolves a dotted path to its chain of fields. Throws FieldValueError naming `display`

@@ -1,6 +1,3 @@
-import type { DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { findField, messageOf } from "./field-path.js";
-
 /**
  * The first key that appears twice in one object of a JSON text, with its path (`group.name`),
  * or undefined. `text` must already parse (JSON.parse keeps the last duplicate silently, so
@@ -38,30 +35,4 @@ export function duplicateKey(text: string): string | undefined {
     }
   }
   return undefined;
-}
-
-/** A JSON object (not an array, not null). */
-export function isObject(json: JsonValue): json is JsonObject {
-  return typeof json === "object" && json !== null && !Array.isArray(json);
-}
-
-/**
- * `json` without the keys that name no field of `desc`, at every depth (a newer client's
- * fields, or the hosted service's that this server lacks). Well-known types keep their own
- * JSON forms untouched. Known fields are left as they are, so a wrong type still fails to parse.
- */
-export function withoutUnknownKeys(desc: DescMessage, json: JsonValue): JsonValue {
-  if (!isObject(json) || desc.typeName.startsWith("google.protobuf.")) return json;
-  const kept: JsonObject = {};
-  for (const [key, value] of Object.entries(json)) {
-    const field = findField(desc, key);
-    if (field === undefined) continue;
-    const target = messageOf(field);
-    if (target === undefined || value === null) kept[key] = value;
-    else if (field.fieldKind === "list" && Array.isArray(value)) kept[key] = value.map((v) => withoutUnknownKeys(target, v));
-    else if (field.fieldKind === "map" && isObject(value)) {
-      kept[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutUnknownKeys(target, v)]));
-    } else kept[key] = withoutUnknownKeys(target, value);
-  }
-  return kept;
 }

@@ -1,5 +1,5 @@
 import type { DescMessage, Message } from "@bufbuild/protobuf";
-import { FieldValueError, UnknownFieldError, isRepeated, protoPath, resolveFieldPath, setFieldFromString } from "./field-path.js";
+import { FieldValueError, isRepeated, protoPath, resolveFieldPath, setFieldFromString } from "./field-path.js";
 import { invalidArgumentError } from "../http/status-json.js";
 import type { FieldViolation } from "../../aip/errors.js";
 
@@ -19,9 +19,9 @@ export interface BoundFields {
  *   `uidp.childrenOf`); values convert per field type (see field-path.ts).
  * - A repeated field takes every occurrence of its parameter; a singular field given more
  *   than once (under any spelling) is an error.
- * - A parameter naming no field is ignored (a newer client's, or a cache buster), as
- *   gateways in front of gRPC services do.
- * - A bad value, or a parameter naming a field bound by the path or the body, throws
+ * - A bad value, a parameter naming no field (`?artifactName=` for `artifact_name` would
+ *   otherwise filter nothing and answer everything), or one naming a field bound by the path or
+ *   the body, throws
  *   INVALID_ARGUMENT (ConnectError) whose BadRequest lists every offending parameter by the
  *   name the client used.
  * Returns the proto paths that were set.
@@ -39,7 +39,6 @@ export function applyQueryParams(desc: DescMessage, message: Message, params: UR
       setFieldFromString(message, desc, chain, value, name);
       set.add(path);
     } catch (e) {
-      if (e instanceof UnknownFieldError) continue;
       if (!(e instanceof FieldValueError)) throw e;
       if (!violations.some((v) => v.field === e.field)) violations.push({ field: e.field, description: e.description });
     }

@@ -6,7 +6,8 @@ import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FieldBehavior, field_behavior } from "../../../gen/google/api/field_behavior_pb.js";
 import { findField } from "./field-path.js";
-import { duplicateKey, isObject, withoutUnknownKeys } from "./json-body.js";
+import { duplicateKey } from "./json-body.js";
+import { isObject, unknownJsonFields } from "../http/json-fields.js";
 import type { RestRoute } from "./http-rules.js";
 import type { NodeRequest } from "../http/node-types.js";
 import { invalidArgumentError, transcoderError } from "../http/status-json.js";
@@ -39,7 +40,8 @@ export function checkJsonContentType(headers: NodeRequest["headers"], bytes: Uin
  * Contracts:
  * - An empty (or blank) body is an empty message.
  * - `body: "*"`: the JSON is the request message. `body: "<field>"`: the JSON is that field.
- * - Keys naming no field are ignored, at every depth (docs/decisions.md, "REST mapping details").
+ * - A key naming no field, at any depth, is INVALID_ARGUMENT whose BadRequest names each such key
+ *   (`group.nmae`; docs/decisions.md, "REST mapping details").
  * - Malformed JSON, a key given twice in one object, or a known field whose value does not
  *   fit the schema throws INVALID_ARGUMENT whose BadRequest names the offending top-level key
  *   as a request field path (`group.name`), or the body itself (`group`, or `body` for `*`).
@@ -60,8 +62,10 @@ export function messageFromBody(route: RestRoute, bytes: Uint8Array): { message:
 
   const field = route.bodyField;
   const target: DescMessage | undefined = field === undefined ? input : field.fieldKind === "message" ? field.message : undefined;
-  const json = target === undefined ? raw : withoutUnknownKeys(target, raw);
   const prefix = field === undefined ? "" : `${field.name}.`;
+  const unknown = target === undefined ? [] : unknownJsonFields(target, raw, prefix);
+  if (unknown.length > 0) throw invalidArgumentError(unknown);
+  const json = raw;
   const message = create(input);
   try {
     if (field === undefined) {
