@@ -1,6 +1,7 @@
 import { notFound } from "../../aip/errors.js";
 import { blobSizes, touchBlobs, unlinkedBlobs } from "./store/blobs.js";
 import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "./store/manifests.js";
+import { shareReferenceLock } from "./store/reference-lock.js";
 import type { Db } from "../schema.js";
 import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
 
@@ -35,10 +36,11 @@ export interface RecordedManifest {
 
 /**
  * Stores `bytes` (parsed as `manifest`) as a manifest of the repo, with the manifests an
- * index names. Everything an index names must be in the repo, and with `requireBlobs` an
- * image's config and layers too, at the sizes its descriptors state; otherwise throws
- * MissingReferences (or MismatchedSizes) and writes nothing.
- * `platform` is the image's architecture and OS when its config blob is at hand.
+ * index names, in the caller's transaction, under the repo's reference lock (taken shared first:
+ * a retention pass removes nothing this names, or went first and then it is missing). Everything an
+ * index names must be in the repo, and with `requireBlobs` an image's config and layers too, at
+ * the sizes its descriptors state; otherwise throws MissingReferences (or MismatchedSizes) and
+ * writes nothing. `platform` is the image's architecture and OS when its config blob is at hand.
  */
 export async function recordManifest(
   db: Db,
@@ -47,6 +49,7 @@ export async function recordManifest(
   manifest: Manifest,
   options: { platform?: { architecture: string; os: string }; requireBlobs: boolean; now: number },
 ): Promise<RecordedManifest> {
+  await shareReferenceLock(db, repoUid);
   const digest = sha256Digest(bytes);
   const needed = referencedDigests(manifest);
   // Marked used before they are checked: a collection deleting one either went first (then it is missing) or spares it.

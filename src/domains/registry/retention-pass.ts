@@ -8,6 +8,7 @@ import type { Database, Db } from "../schema.js";
 import { recordHostChange } from "./events.js";
 import { immutableTagsOf } from "./immutable-tags.js";
 import { planRetention, type RetentionRules } from "./retention.js";
+import { takeReferenceLock } from "./store/reference-lock.js";
 import { getRepo } from "./store/repos.js";
 import { fenceRetentionLease } from "./store/retention-lease.js";
 import { effectiveRetentionPolicy, keepTagsOf, reposUnderPolicies, type RetentionPolicyRow } from "./store/retention-policies.js";
@@ -48,10 +49,12 @@ export function rulesOf(policy: RetentionPolicyRow): RetentionRules {
 /**
  * Applies every repo's retention policy once (retention.ts), a repo at a time, each in its own
  * transaction that first renews the lease (`fenceRetentionLease`): a process that lost the lease
- * removes nothing. Within the transaction the repo is read again and planned, a tag is deleted
- * only if it did not move since, a manifest only if no tag points at it; each deleted tag records
- * `platform.registry.tag.deleted`, and a repo that lost anything `platform.registry.retention.applied`
- * (a RetentionOutcome). Returns the repos something went from (or would), by uid.
+ * removes nothing. The transaction then takes the repo's reference lock (reference-lock.ts), so the
+ * repo is read and planned after every push naming its manifests committed, and no push names one
+ * until the removals commit; a tag is deleted only if it is still as read, a manifest only if no
+ * tag points at it; each deleted tag records `platform.registry.tag.deleted`, and a repo that lost
+ * anything `platform.registry.retention.applied` (a RetentionOutcome). Returns the repos something
+ * went from (or would), by uid.
  */
 export async function runRetentionPass(db: Kysely<Database>, options: RetentionPassOptions): Promise<RepoRetention[]> {
   const repos = options.repoUid === undefined ? await reposUnderPolicies(db) : [await getRepo(db, options.repoUid)];
@@ -88,10 +91,10 @@ async function applyToRepo(db: Kysely<Database>, repoUid: string, options: Reten
   if (holder === undefined) throw new Error("a retention pass that removes needs the lease's holder");
   return inTransaction(db, options.signal, async (trx) => {
     await fenceRetentionLease(trx, holder, Date.now() + (options.leaseMs ?? 60_000));
+    await takeReferenceLock(trx, repoUid);
     const planned = await planRepo(trx, repoUid, now);
     if (!planned) return undefined;
     const { repo, plan } = planned;
-    // What changed since the plan was read stays: a tag that moved, a manifest a tag now names.
     const deletedTags = [];
     for (const tag of plan.deleteTags) {
       const deleted = await deleteTagIfUnchanged(trx, tag);

@@ -6,6 +6,7 @@ import type { ListScope } from "../../list-query.js";
 import { getByUid, listPage, resourceTable, TIMES_ORDERABLE } from "../../resource-table.js";
 import type { Db } from "../../schema.js";
 import type { TagTable } from "../tables.js";
+import { shareReferenceLock } from "./reference-lock.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
@@ -63,7 +64,8 @@ export function listTags(db: Db, { name, digest, updatedSince, deprecated, hidde
  * `digest`, and records a digest change in the tag history. `deprecated`
  * undefined keeps the tag's flag (false for a new tag): a push moves a tag
  * without touching it. Must run in a
- * transaction so that the tag and its history never disagree. Throws NOT_FOUND
+ * transaction so that the tag and its history never disagree; takes the repo's
+ * reference lock shared (reference-lock.ts) before it writes. Throws NOT_FOUND
  * when the repo does not exist, TagImmutableError (immutable-tags.ts) when the
  * tag exists at another digest and matches an immutable pattern of the repo.
  */
@@ -73,6 +75,7 @@ export async function upsertTag(
   tag: { name: string; digest: string; deprecated?: boolean },
   now: number,
 ): Promise<TagRow> {
+  await shareReferenceLock(db, repoUid);
   await getRepo(db, repoUid);
   const deprecated = tag.deprecated ? 1 : 0;
   // History times never go backwards, so "oldest first" is also "in the order it happened".
