@@ -154,6 +154,7 @@ async function seedRegistry() {
       forms: 0,
       create_time: now,
       update_time: now,
+      push_time: 0,
     }));
     const created: TagHistoryRow[] = tags.map((t) => ({ repo_uid: t.repo_uid, tag_name: t.name, seq: 1, digest: t.digest, update_time: now }));
     for (let i = 0; i < tags.length; i += CHUNK) await trx.insertInto("tags").values(tags.slice(i, i + CHUNK)).execute();

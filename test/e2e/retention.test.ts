@@ -92,7 +92,7 @@ for (const database of await testDatabases()) {
       const now = Date.now();
       const ages = new Map<string, number>([...builds(0, BUILDS).map((t, i) => [t, (i + 1) * DAY] as const), ["latest", DAY / 2], ["v1.0", 400 * DAY], ["v1.1", 400 * DAY], ["release-1", 500 * DAY]]);
       for (const [tag, age] of ages) {
-        await server.store.db.updateTable("tags").set({ update_time: now - age }).where("repo_uid", "=", repoUid).where("name", "=", tag).execute();
+        await server.store.db.updateTable("tags").set({ update_time: now - age, push_time: now - age }).where("repo_uid", "=", repoUid).where("name", "=", tag).execute();
         await server.store.db.updateTable("manifests").set({ create_time: now - age }).where("repo_uid", "=", repoUid).where("digest", "=", manifestOf.get(tag)!).execute();
       }
     });

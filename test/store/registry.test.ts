@@ -137,6 +137,19 @@ for (const database of await testDatabases()) {
       );
     });
 
+    test("tags: a push records its time whether it moves the tag or not; other writes leave it; it never goes back", async () => {
+      const repo = await insertRepo(store.db, repoRow(folder, "push-times"));
+      const set = (d: number, now: number, pushed?: boolean) => inTransaction(store.db, undefined, (trx) => upsertTag(trx, repo.uid, { name: "app", digest: digest(d) }, now, { pushed }));
+      const times = (row: { update_time: number; push_time: number }) => [Number(row.update_time), Number(row.push_time)];
+      assert.deepEqual(times(await set(1, 100)), [100, 0], "created by CreateTag: never pushed");
+      assert.deepEqual(times(await set(1, 500, true)), [100, 500], "pushed where it points: pushed, unchanged");
+      assert.deepEqual(times(await set(1, 300, true)), [100, 500], "a push with an earlier clock does not take it back");
+      assert.deepEqual(times(await set(2, 600, true)), [600, 600], "pushed elsewhere: moved and pushed");
+      assert.deepEqual(times(await set(3, 700)), [700, 600], "moved by CreateTag: not a push");
+      assert.deepEqual((await readTagHistory(store.db, repo.uid, "app", { limit: 1000 })).map((h) => h.digest), [digest(1), digest(2), digest(3)], "a push that moves nothing adds no history");
+      await deleteTagByName(store.db, repo.uid, "app");
+    });
+
     test("manifests: bytes read back exactly, a digest is stored once per repo, deleting the repo removes them", async () => {
       const repo = await insertRepo(store.db, repoRow(folder, "images"));
       const content = Buffer.from([0, 255, 10, 13, 0x7b, 0x7d, 128]);

@@ -19,7 +19,7 @@ function repo(): RetentionInput {
     { name: "rel-1", age: 500 * DAY, n: 103 },
   ];
   return {
-    tags: tags.map((t) => ({ uid: `u-${t.name}`, name: t.name, digest: digest(t.n), update_time: NOW - t.age })),
+    tags: tags.map((t) => ({ uid: `u-${t.name}`, name: t.name, digest: digest(t.n), active_time: NOW - t.age })),
     manifests: tags.map((t) => ({ digest: digest(t.n), create_time: NOW - t.age, subject_digest: "" })),
     refs: [],
     immutableTags: ["rel-*"],
@@ -51,7 +51,7 @@ describe("planRetention: which tags go", () => {
 
   test("ties in update time are broken by name", () => {
     const input = repo();
-    const tags = ["c", "a", "b"].map((name) => ({ uid: name, name, digest: digest(1), update_time: NOW - DAY }));
+    const tags = ["c", "a", "b"].map((name) => ({ uid: name, name, digest: digest(1), active_time: NOW - DAY }));
     const plan = planRetention(rules({ keepLast: 2 }), { ...input, tags, immutableTags: [] }, NOW);
     assert.deepEqual(plan.deleteTags.map((t) => t.name), ["c"]);
   });
@@ -63,8 +63,8 @@ describe("planRetention: which untagged manifests go", () => {
     const m = (n: number, age: number, subject = 0) => ({ digest: digest(n), create_time: NOW - age, subject_digest: subject === 0 ? "" : digest(subject) });
     return {
       tags: [
-        { uid: "t1", name: "keep", digest: digest(1), update_time: NOW },
-        { uid: "t22", name: "sig", digest: digest(22), update_time: NOW },
+        { uid: "t1", name: "keep", digest: digest(1), active_time: NOW },
+        { uid: "t22", name: "sig", digest: digest(22), active_time: NOW },
       ],
       manifests: [m(1, 9 * DAY), m(2, 9 * DAY), m(3, DAY / 24), m(4, 9 * DAY), m(5, 9 * DAY), m(10, 9 * DAY), m(20, 9 * DAY, 1), m(21, 9 * DAY, 2), m(22, 9 * DAY, 5)],
       refs: [
@@ -93,7 +93,7 @@ describe("planRetention: which untagged manifests go", () => {
 
   test("a tag removed by the same pass leaves its manifest to go", () => {
     const input = graph();
-    input.tags = [...input.tags, { uid: "old", name: "old", digest: digest(4), update_time: NOW - 30 * DAY }];
+    input.tags = [...input.tags, { uid: "old", name: "old", digest: digest(4), active_time: NOW - 30 * DAY }];
     const plan = planRetention(rules({ expireAfterMs: 7 * DAY, keepTags: ["keep", "sig"], untaggedGraceMs: DAY }), input, NOW);
     assert.deepEqual(plan.deleteTags.map((t) => t.name), ["old"]);
     assert.ok(plan.deleteManifests.includes(digest(4)));

@@ -18,6 +18,7 @@ import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
 import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-organization.js";
 import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
 import { retention } from "./migrations/2026-12-02-0010-retention.js";
+import { tagPushTime } from "./migrations/2026-12-03-0010-tag-push-time.js";
 import { createReposService } from "./repos-service.js";
 import { createRetentionPoliciesService } from "./retention-policies-service.js";
 import { startRetentionWorker } from "./retention-worker.js";
@@ -53,6 +54,7 @@ export const registry: Domain = {
     "2026-11-28-0010-report-job-organization": reportJobOrganization,
     "2026-12-01-0010-immutable-tags": immutableTags,
     "2026-12-02-0010-retention": retention,
+    "2026-12-03-0010-tag-push-time": tagPushTime,
   },
   ownedByGroup: ["repos", "retention_policies"],
   workers: {

@@ -19,7 +19,8 @@ export interface RetentionRules {
 
 /** What the plan reads of a repo. */
 export interface RetentionInput {
-  tags: ReadonlyArray<{ uid: string; name: string; digest: string; update_time: number }>;
+  /** `active_time`: when the tag last changed (moved, re-created, deprecated) or a push set it, moved or not, epoch ms. */
+  tags: ReadonlyArray<{ uid: string; name: string; digest: string; active_time: number }>;
   manifests: ReadonlyArray<{ digest: string; create_time: number; subject_digest: string }>;
   /** Index → manifest it names. */
   refs: ReadonlyArray<{ parent_digest: string; child_digest: string }>;
@@ -50,11 +51,11 @@ export function planRetention<Tag extends RetentionInput["tags"][number]>(
 function tagsToDelete<Tag extends RetentionInput["tags"][number]>(rules: RetentionRules, tags: readonly Tag[], immutable: readonly string[], now: number): Tag[] {
   if (rules.keepLast === 0 && rules.expireAfterMs === 0) return [];
   const pinned = (tag: Tag) => immutablePatternOf(rules.keepTags, tag.name) !== undefined || immutablePatternOf(immutable, tag.name) !== undefined;
-  // The newest first, ties by name: the first `keepLast` of the tags no pattern keeps stay.
-  const ranked = tags.filter((t) => !pinned(t)).sort((a, b) => b.update_time - a.update_time || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // The most recently active first, ties by name: the first `keepLast` of the tags no pattern keeps stay.
+  const ranked = tags.filter((t) => !pinned(t)).sort((a, b) => b.active_time - a.active_time || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const expireBefore = rules.expireAfterMs === 0 ? Number.POSITIVE_INFINITY : now - rules.expireAfterMs;
   return ranked
-    .filter((tag, rank) => rank >= rules.keepLast && tag.update_time < expireBefore)
+    .filter((tag, rank) => rank >= rules.keepLast && tag.active_time < expireBefore)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 

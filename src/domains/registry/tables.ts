@@ -30,6 +30,8 @@ export interface TagTable {
   forms: number;
   create_time: number;
   update_time: number;
+  /** When a push (the registry host's, `registry import`) last set the tag, moved or not, epoch ms; 0: never. */
+  push_time: ColumnType<number, number | undefined, number>;
 }
 
 /**

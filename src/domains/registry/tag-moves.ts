@@ -6,9 +6,10 @@ import { findTagByName, upsertTag, type TagRow } from "./store/tags.js";
 import { tagFromRow } from "./tag-mapper.js";
 
 /**
- * Points tag `name` of a repo at `digest` (`upsertTag`) and records the move in the outbox in
- * the same transaction: `<prefix>.api.platform.registry.tag.created.v1` for a new tag,
- * `...tag.updated.v1` when it moved, nothing when it already pointed there; the body is the
+ * Points tag `name` of a repo at `digest` as a push (`upsertTag`: its push time is now, moved or
+ * not) and records the move in the outbox in the same transaction:
+ * `<prefix>.api.platform.registry.tag.created.v1` for a new tag, `...tag.updated.v1` when it
+ * moved, nothing when it already pointed there; the body is the
  * Tag (`platform.registry.v2.Tag`), the actor names the path (`act.via`). The registry
  * host's pushes and `registry import` move tags through it; CreateTag's event comes from the
  * RPC (`event-interceptor.ts`).
@@ -20,7 +21,7 @@ export async function moveTagWithEvent(
   options: HostEventOptions,
 ): Promise<TagRow> {
   const before = await findTagByName(trx, repo.uid, tag.name);
-  const row = await upsertTag(trx, repo.uid, tag, options.now);
+  const row = await upsertTag(trx, repo.uid, tag, options.now, { pushed: true });
   if (before && before.digest === row.digest) return row;
   await recordTagChange(trx, before ? "updated" : "created", repo, row, options);
   return row;

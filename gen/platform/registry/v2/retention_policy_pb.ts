@@ -25,10 +25,13 @@ export const file_platform_registry_v2_retention_policy: GenFile = /*@__PURE__*/
  *
  * A tag is removed when `keep_last` or `expire_after` is set and nothing keeps
  * it. What keeps a tag: a `keep_tags` pattern or an immutable tag pattern of
- * its repo matches it; it is among the `keep_last` most recently updated tags
- * of its repo that no pattern keeps; it was updated within `expire_after`.
+ * its repo matches it; it is among the `keep_last` most recently active tags
+ * of its repo that no pattern keeps; it was active within `expire_after`. A tag
+ * is active when it changes (moves, is re-created, is deprecated) and when a
+ * push sets it, whether or not the push moves it; a pull is not activity.
  * So `keep_last` alone keeps the newest N, `expire_after` alone keeps what
- * changed within that time, and both keep the newest N and everything recent.
+ * was pushed or changed within that time, and both keep the newest N and
+ * everything recent.
  *
  * An untagged manifest is removed when `untagged_grace` is set and nothing
  * keeps it. What keeps a manifest: a tag that stays points at it; it was pushed
@@ -62,7 +65,7 @@ export type RetentionPolicy = Message<"platform.registry.v2.RetentionPolicy"> & 
   repoUid: string;
 
   /**
-   * Keep the N most recently updated tags (ties by name); 0: no count rule.
+   * Keep the N most recently active tags (ties by name); 0: no count rule.
    * At most 100,000.
    *
    * @generated from field: int32 keep_last = 3;
@@ -78,7 +81,7 @@ export type RetentionPolicy = Message<"platform.registry.v2.RetentionPolicy"> & 
   keepTags: string[];
 
   /**
-   * Keep tags updated within this long; unset: no age rule. At least 1 minute.
+   * Keep tags active within this long; unset: no age rule. At least 1 minute.
    *
    * @generated from field: google.protobuf.Duration expire_after = 5;
    */

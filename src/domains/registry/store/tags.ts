@@ -63,7 +63,8 @@ export function listTags(db: Db, { name, digest, updatedSince, deprecated, hidde
  * Creates the tag `name` of a repo, or moves the existing one (same uid) to
  * `digest`, and records a digest change in the tag history. `deprecated`
  * undefined keeps the tag's flag (false for a new tag): a push moves a tag
- * without touching it. Must run in a
+ * without touching it. `pushed` (a push or an import sets the tag) records the
+ * time as the tag's `push_time`, whether it moved or not. Must run in a
  * transaction so that the tag and its history never disagree; takes the repo's
  * reference lock shared (reference-lock.ts) before it writes. Throws NOT_FOUND
  * when the repo does not exist, TagImmutableError (immutable-tags.ts) when the
@@ -74,6 +75,7 @@ export async function upsertTag(
   repoUid: string,
   tag: { name: string; digest: string; deprecated?: boolean },
   now: number,
+  options: { pushed?: boolean } = {},
 ): Promise<TagRow> {
   await shareReferenceLock(db, repoUid);
   await getRepo(db, repoUid);
@@ -81,7 +83,7 @@ export async function upsertTag(
   // History times never go backwards, so "oldest first" is also "in the order it happened".
   const last = await lastTagHistory(db, repoUid, tag.name);
   const time = Math.max(now, last ? Number(last.update_time) : 0);
-  const fresh: TagRow = { uid: newChildUid(repoUid), repo_uid: repoUid, name: tag.name, digest: tag.digest, deprecated, forms: tagForms(tag.name), create_time: time, update_time: time };
+  const fresh: TagRow = { uid: newChildUid(repoUid), repo_uid: repoUid, name: tag.name, digest: tag.digest, deprecated, forms: tagForms(tag.name), create_time: time, update_time: time, push_time: options.pushed ? time : 0 };
   const inserted = await db
     .insertInto("tags")
     .values(fresh)
@@ -92,10 +94,10 @@ export async function upsertTag(
   if (inserted) {
     row = inserted;
   } else {
-    // Locks the row (PostgreSQL) before reading it, so concurrent moves of one tag run one after the other.
+    // Locks the row (PostgreSQL) before reading it, so concurrent moves of one tag run one after the other; a push's time never goes back.
     const current = await db
       .updateTable("tags")
-      .set((eb) => ({ update_time: eb.ref("update_time") }))
+      .set((eb) => (options.pushed ? { push_time: eb.case().when("push_time", "<", time).then(time).else(eb.ref("push_time")).end() } : { update_time: eb.ref("update_time") }))
       .where("repo_uid", "=", repoUid)
       .where("name", "=", tag.name)
       .returningAll()
