@@ -107,6 +107,15 @@ for (const database of await testDatabases()) {
     const get = (repo: string, reference: string) =>
       client.request("GET", `/v2/${repo}/manifests/${reference}`, { headers: { accept: `${MEDIA_TYPE.ociManifest}, ${MEDIA_TYPE.ociIndex}` } });
 
+    /** The code of a registry error body, if it is one. */
+    const codeOf = (body: string): string | undefined => {
+      try {
+        return (JSON.parse(body) as { errors?: Array<{ code: string }> }).errors?.[0]?.code;
+      } catch {
+        return undefined;
+      }
+    };
+
     /** Runs `work` on every item, `limit` at a time. */
     async function pooled<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
       let next = 0;
@@ -188,14 +197,19 @@ for (const database of await testDatabases()) {
       });
       const unclean: string[] = [];
       await pooled(refused, CONCURRENCY, async (push) => {
-        const code = (JSON.parse(push.body!) as { errors?: Array<{ code: string }> }).errors?.[0]?.code;
+        const code = codeOf(push.body!);
         // An index whose child went first is refused; any push may find the store busy (retry).
         const lostRace = push.status === 400 && code === "MANIFEST_BLOB_UNKNOWN" && push.children.length > 0;
         if (!lostRace && !(push.status === 503 && code === "UNAVAILABLE")) unclean.push(`${push.repo}:${push.tag} answered ${push.status} ${push.body}`);
         if ((await get(push.repo, push.tag)).status !== 404) unclean.push(`${push.repo}:${push.tag} was refused but its tag exists`);
         if (push.children.length > 0 && (await get(push.repo, push.digest)).status !== 404) unclean.push(`${push.repo}:${push.tag} was refused but its index ${push.digest} exists`);
       });
-      const summary = `${acknowledged.length} acknowledged and ${refused.length} refused pushes, ${passes} passes`;
+      const answers = new Map<string, number>();
+      for (const push of refused) {
+        const answer = `${push.status} ${codeOf(push.body!)}`;
+        answers.set(answer, (answers.get(answer) ?? 0) + 1);
+      }
+      const summary = `${acknowledged.length} acknowledged and ${refused.length} refused pushes (${[...answers].map(([a, n]) => `${n} ${a}`).join(", ")}), ${passes} passes`;
       assert.deepEqual(lost, [], `${lost.length} acknowledged pushes no longer resolve (${summary})`);
       assert.deepEqual(unclean, [], `pushes not refused cleanly (${summary})`);
       assert.ok(acknowledged.length > 0, summary);
