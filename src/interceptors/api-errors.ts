@@ -8,7 +8,7 @@ import {
 } from "../../gen/google/rpc/error_details_pb.js";
 import { apiErrorOf } from "../aip/store-errors.js";
 import { StoreError } from "../store/errors.js";
-import { ApiError, codeName, resourceExhausted, unavailable, type ErrorKind } from "../aip/errors.js";
+import { ApiError, codeName, invalidField, resourceExhausted, unavailable, type ErrorKind } from "../aip/errors.js";
 import { isStorageFull, isUnavailable } from "../store/dialect.js";
 
 import { withFields, type Logger } from "../logger.js";
@@ -52,6 +52,9 @@ const CALLER_FAULTS: Array<{ match: (message: string) => boolean; message: (raw:
   },
 ];
 
+/** protobuf-es refusing a JSON key that names no field (Connect JSON; its decoder stops at the first). */
+const UNKNOWN_JSON_KEY = /^cannot decode message (\S+) from JSON: key "(.*)" is unknown$/;
+
 /**
  * Turns any error into a ConnectError carrying exactly one ErrorInfo (of `domain`) plus
  * the detail its kind calls for (spec 7). A store that is unreachable or locked
@@ -89,6 +92,8 @@ export function toConnectError(error: unknown, logger: Logger, domain: string, i
   }
   if (error instanceof ConnectError) {
     if (error.code === Code.Internal || error.code === Code.Unknown) return internal(error, logger, domain);
+    const unknown = error.code === Code.InvalidArgument ? UNKNOWN_JSON_KEY.exec(error.rawMessage) : null;
+    if (unknown) return toConnectError(invalidField(unknown[2], `Unknown name "${unknown[2]}": ${unknown[1]} has no such field`), logger, domain);
     if (error.findDetails(ErrorInfoSchema).length > 0) return error;
     const info = create(ErrorInfoSchema, { reason: codeName(error.code), domain });
     return new ConnectError(error.rawMessage, error.code, error.metadata, [{ desc: ErrorInfoSchema, value: info }], error);

@@ -25,7 +25,7 @@ import { createRegistryHost } from "../transport/oci/registry-host.js";
 import { createProbes, type Probes } from "../transport/http/probes.js";
 import { sendStatus } from "../transport/http/status-json.js";
 import { createApiDocsRoutes } from "../transport/rest/api-docs.js";
-import { withConnectUnaryPath } from "../transport/rpc/connect-unary.js";
+import { JSON_OPTIONS, withConnectUnaryPath } from "../transport/rpc/connect-unary.js";
 import { withGrpcUnaryPath } from "../transport/rpc/grpc-unary.js";
 import { createUnaryCaller, recordingRouter, type RecordedService } from "../transport/rpc/call.js";
 import { createRestTranscoder, type NodeRequest, type NodeResponse } from "../transport/rest/transcoder.js";
@@ -108,6 +108,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const adapter = connectNodeAdapter({
     interceptors: host.interceptors,
     readMaxBytes: config.limits.maxBodyBytes,
+    jsonOptions: JSON_OPTIONS,
     routes(r) {
       router = r;
       host.routes(recordingRouter(r, implementations));

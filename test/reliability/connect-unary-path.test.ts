@@ -131,7 +131,7 @@ describe("Connect unary on the real server: the fast path answers as the adapter
     { name: "binary success", path: GET_GROUP, headers: { "content-type": "application/proto" }, body: () => toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, get())), status: 200 },
     { name: "JSON with charset, any case", path: GET_GROUP, headers: { "content-type": "Application/JSON; charset=UTF-8" }, body: () => json(get()), status: 200 },
     { name: "connect-protocol-version 1 and a deadline not reached", path: GET_GROUP, headers: { "connect-protocol-version": "1", "connect-timeout-ms": "60000" }, body: () => json(get()), status: 200 },
-    { name: "unknown JSON fields are ignored", path: GET_GROUP, body: () => json({ ...get(), noSuchField: [1, 2] }), status: 200 },
+    { name: "an unknown JSON field is refused, named in a BadRequest", path: GET_GROUP, body: () => json({ ...get(), noSuchField: [1, 2] }), status: 400, undecodable: true },
     { name: "a large JSON answer, uncompressed", path: LIST_GROUPS, body: () => json({ pageSize: 100 }), status: 200 },
     { name: "a large JSON answer, gzip accepted", path: LIST_GROUPS, headers: { "accept-encoding": "gzip" }, body: () => json({ pageSize: 100 }), status: 200, encoding: "gzip" },
     { name: "a large JSON answer, br accepted", path: LIST_GROUPS, headers: { "accept-encoding": "br" }, body: () => json({ pageSize: 100 }), status: 200, encoding: "br" },

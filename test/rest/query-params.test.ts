@@ -162,7 +162,7 @@ describe("query parameters into a request message", () => {
     assert.throws(
       () => apply("nope=1&uidp.nope=2&page_size=3"),
       (e: ConnectError) =>
-        e.code === Code.InvalidArgument && e.rawMessage === 'Invalid argument: nope: Unknown name "nope": the request has no such field; uidp.nope: Unknown name "uidp.nope": the request has no such field',
+        e.code === Code.InvalidArgument && e.rawMessage === 'Invalid argument: nope: Unknown name "nope": rest.test.Req has no such field; uidp.nope: Unknown name "nope": rest.test.Inner has no such field',
     );
   });
 });

@@ -346,7 +346,7 @@ describe("REST transcoder over a real router and HTTP/1.1 server", () => {
         "@type": "type.googleapis.com/google.rpc.BadRequest",
         fieldViolations: [
           { field: "page_size", description: 'invalid int32: "ten"' },
-          { field: "colour", description: 'Unknown name "colour": the request has no such field' },
+          { field: "colour", description: 'Unknown name "colour": platform.iam.v2.ListGroupsRequest has no such field' },
           { field: "order_by.x", description: "not a message field, cannot select a sub-field" },
         ],
       },

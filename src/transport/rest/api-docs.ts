@@ -14,7 +14,9 @@ export const OPENAPI_INFO: Omit<OpenApiOptions, "describe"> = {
   description:
     "The REST/JSON face of the Platform API: each operation is a gRPC method served through its `google.api.http` rule " +
     "(the same method answers gRPC, gRPC-Web and Connect at the path its description names). `/<domain>/v2beta1/...` is an alias of `/<domain>/v2/...`. " +
-    "Field names are lowerCamel; query parameters also accept the proto names (`page_size`). Errors are `google.rpc.Status` bodies.",
+    "Field names are lowerCamel; query parameters also accept the proto names (`page_size`). Each operation accepts exactly the query " +
+    "parameters it lists: any other, and any body key that names no field, is 400 INVALID_ARGUMENT with a BadRequest naming each " +
+    "(`Unknown name`). Errors are `google.rpc.Status` bodies.",
 };
 
 /** Where `npm run generate` writes the document, from the package root. */

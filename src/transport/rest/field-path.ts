@@ -34,8 +34,8 @@ export class FieldValueError extends Error {
 
 /** A path segment that names no field (`Unknown name`, as Google's REST front ends say). */
 export class UnknownFieldError extends FieldValueError {
-  constructor(field: string) {
-    super(field, `Unknown name "${field}": the request has no such field`);
+  constructor(field: string, segment: string, message: DescMessage) {
+    super(field, `Unknown name "${segment}": ${message.typeName} has no such field`);
   }
 }
 
@@ -52,7 +52,7 @@ export function resolveFieldPath(desc: DescMessage, path: readonly string[], dis
   for (const name of path) {
     if (current === undefined) throw new FieldValueError(display, "not a message field, cannot select a sub-field");
     const field = findField(current, name);
-    if (!field) throw new UnknownFieldError(display);
+    if (!field) throw new UnknownFieldError(display, name, current);
     chain.push(field);
     current = field.fieldKind === "message" ? field.message : undefined;
   }

@@ -15,8 +15,13 @@ import type { UnaryPathOptions } from "./options.js";
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
-/** The adapter's JSON options: server.ts gives connectNodeAdapter none, so these are connect-es's defaults. */
-const JSON_OPTIONS = getJsonOptions(undefined);
+/**
+ * The JSON options of every Connect JSON call, this path's and the adapter's (server.ts gives it
+ * these): connect-es's defaults, but a key naming no field is refused, not ignored (a misspelled
+ * field must not be a silent no-op). protobuf-es stops at the first such key, which the error
+ * interceptor's rules name in a BadRequest (`toConnectError`).
+ */
+export const JSON_OPTIONS = getJsonOptions({ ignoreUnknownFields: false });
 /** connect-es's default `compressMinBytes`: a smaller body is never compressed. */
 const COMPRESS_MIN_BYTES = 1024;
 /** The response compressions connect-node's adapter offers by default, in its order, at its zlib settings (none given). */
