@@ -4,6 +4,7 @@
 import { Duplex, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { Decompress } from "fzstd";
+import { DEFAULT_MAX_ZSTD_WINDOW_BYTES, zstdFrameChecker } from "./zstd-frames.js";
 
 const GZIP = [0x1f, 0x8b];
 const ZSTD = [0x28, 0xb5, 0x2f, 0xfd];
@@ -18,12 +19,23 @@ const startsWith = (bytes: Buffer, magic: number[]) => magic.every((b, i) => byt
  */
 const ZSTD_SLICE = 512;
 
+export interface DecompressOptions {
+  /** Largest window a zstd frame may declare (DEFAULT_MAX_ZSTD_WINDOW_BYTES). */
+  maxZstdWindowBytes?: number;
+  /** Names the input in errors: `layer sha256:...`. */
+  name?: string;
+}
+
 /**
  * A zstd stream inflated with backpressure: each slice's output is yielded, and the next slice is
  * decoded only when the reader asks for more, so memory is fzstd's window plus one slice's output,
  * never the layer's (a bomb of 8 GiB of zeros in 269 KB is read as slowly as its reader reads).
+ * Each slice's frames are checked before fzstd sees it (`zstdFrameChecker`): a frame declaring a
+ * window over `maxZstdWindowBytes` fails the stream with an InventoryError before its window is
+ * allocated, and blocks over their frame's block maximum fail it too.
  */
-export function zstdDecompress(): Duplex {
+export function zstdDecompress(options: DecompressOptions = {}): Duplex {
+  const check = zstdFrameChecker(options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES, options.name ?? "the input");
   return Duplex.from(async function* (source: AsyncIterable<Buffer>) {
     let decoded: Uint8Array[] = [];
     const decoder = new Decompress((chunk) => {
@@ -36,7 +48,9 @@ export function zstdDecompress(): Duplex {
     };
     for await (const chunk of source) {
       for (let at = 0; at < chunk.length; at += ZSTD_SLICE) {
-        decoder.push(chunk.subarray(at, at + ZSTD_SLICE));
+        const slice = chunk.subarray(at, at + ZSTD_SLICE);
+        check(slice);
+        decoder.push(slice);
         yield* ready();
       }
     }
@@ -56,7 +70,7 @@ export function compressionOf(head: Buffer): "gzip" | "zstd" | "none" {
  * The decompressed bytes of `source`: peeks at its first chunk, then pipes it through the matching
  * decompressor. Errors of the source or the decompressor surface on the returned stream.
  */
-export async function decompressed(source: Readable): Promise<{ stream: Readable; compression: "gzip" | "zstd" | "none" }> {
+export async function decompressed(source: Readable, options: DecompressOptions = {}): Promise<{ stream: Readable; compression: "gzip" | "zstd" | "none" }> {
   const iterator = source[Symbol.asyncIterator]();
   let head = Buffer.alloc(0);
   let done = false;
@@ -79,7 +93,7 @@ export async function decompressed(source: Readable): Promise<{ stream: Readable
   );
   const compression = compressionOf(head);
   if (compression === "none") return { stream: rest, compression };
-  const inflate = compression === "gzip" ? createGunzip() : zstdDecompress();
+  const inflate = compression === "gzip" ? createGunzip() : zstdDecompress(options);
   rest.on("error", (error) => inflate.destroy(error));
   return { stream: rest.pipe(inflate), compression };
 }

@@ -13,3 +13,4 @@ export { parseCargoLock, parsePackageLock } from "./lockfiles.js";
 export { osvIdentity, packageOf, packageOfPurl, uniquePackages, type InventoryPackage } from "./package.js";
 export { formatPurl, parsePurl, purlIdentity, PurlError, type Purl } from "./purl.js";
 export { isSbomMediaType, parseSbom, type SbomPackages } from "./sbom.js";
+export { DEFAULT_MAX_ZSTD_WINDOW_BYTES } from "./zstd-frames.js";

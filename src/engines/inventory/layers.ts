@@ -10,6 +10,7 @@ import { pipeline } from "node:stream/promises";
 import { extract as tarExtract } from "tar-stream";
 import { decompressed } from "./decompress.js";
 import { InventoryError, stopReason } from "./errors.js";
+import { DEFAULT_MAX_ZSTD_WINDOW_BYTES } from "./zstd-frames.js";
 
 export interface LayerInput {
   /** For messages: `sha256:...`. */
@@ -31,6 +32,8 @@ export interface LayerLimits {
   maxFiles: number;
   /** Most bytes of wanted files held at once. */
   maxTotalBytes: number;
+  /** Largest window a zstd frame may declare (what its decoder allocates, from the header alone). */
+  maxZstdWindowBytes: number;
 }
 
 export const DEFAULT_LAYER_LIMITS: LayerLimits = {
@@ -40,6 +43,7 @@ export const DEFAULT_LAYER_LIMITS: LayerLimits = {
   maxLayerBytes: 64 * 1024 ** 3,
   maxFiles: 2000,
   maxTotalBytes: 256 * 1024 * 1024,
+  maxZstdWindowBytes: DEFAULT_MAX_ZSTD_WINDOW_BYTES,
 };
 
 const EXACT = new Set(["lib/apk/db/installed", "var/lib/dpkg/status", "etc/os-release", "usr/lib/os-release"]);
@@ -106,7 +110,7 @@ export interface LayerCache {
 }
 
 /** The cache key of a layer read under `limits`: its digest and the limits that decide its outcome. */
-const cacheKey = (digest: string, limits: LayerLimits) => `${digest} ${limits.maxFileBytes} ${limits.maxLayerBytes} ${limits.maxFiles} ${limits.maxTotalBytes}`;
+const cacheKey = (digest: string, limits: LayerLimits) => `${digest} ${limits.maxFileBytes} ${limits.maxLayerBytes} ${limits.maxFiles} ${limits.maxTotalBytes} ${limits.maxZstdWindowBytes}`;
 
 /** Bytes of wanted files a layer's changes hold. */
 export function changesBytes(changes: LayerChanges): number {
@@ -144,7 +148,7 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
   try {
     let compression: string;
     try {
-      ({ stream, compression } = await decompressed(source));
+      ({ stream, compression } = await decompressed(source, { maxZstdWindowBytes: limits.maxZstdWindowBytes, name: `layer ${layer.digest}` }));
     } catch (error) {
       if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
       return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
