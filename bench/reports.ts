@@ -7,7 +7,7 @@ import { createGunzip, gzipSync } from "node:zlib";
 import { extract as tarExtract, pack } from "tar-stream";
 import { readOsvFeed } from "../src/engines/advisories/osv/feed.js";
 import { startReportWorker } from "../src/domains/registry/report-worker.js";
-import { writeInventory, writeReport } from "../src/domains/registry/store/image-reports.js";
+import { replaceInventory, writeReport } from "../src/domains/registry/store/image-reports.js";
 import { enqueueMatches, pendingReportJobs } from "../src/domains/registry/store/report-jobs.js";
 import { importOsvFeed } from "../src/domains/vulnerabilities/osv-import.js";
 import { packageOf, readImageFiles } from "../src/engines/inventory/index.js";
@@ -96,13 +96,17 @@ const pool = Array.from({ length: 400 }, (_, i) => `crate-${i}`);
 const digestOf = (i: number) => `sha256:${i.toString(16).padStart(64, "0")}`;
 let seed = 42;
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const inventories: Array<Set<string>> = [];
+for (let i = 0; i < IMAGES; i++) {
+  const names = new Set<string>();
+  while (names.size < 40) names.add(pool[Math.floor(random() * pool.length)]);
+  for (let j = 0; j < (i % 10 === 0 ? 15 : 20); j++) names.add(`own-${i}-${j}`);
+  if (i % 10 === 0) while (names.size < 60) names.add(`vulnerable-${Math.floor(random() * 100)}`);
+  await replaceInventory(store.db, digestOf(i), [...names].map((n) => packageOf(`pkg:cargo/${n}@1.${Math.floor(random() * 10)}.0`)));
+  inventories.push(names);
+}
 await inTransaction(store.db, undefined, async (trx) => {
-  for (let i = 0; i < IMAGES; i++) {
-    const names = new Set<string>();
-    while (names.size < 40) names.add(pool[Math.floor(random() * pool.length)]);
-    for (let j = 0; j < (i % 10 === 0 ? 15 : 20); j++) names.add(`own-${i}-${j}`);
-    if (i % 10 === 0) while (names.size < 60) names.add(`vulnerable-${Math.floor(random() * 100)}`);
-    await writeInventory(trx, digestOf(i), [...names].map((n) => packageOf(`pkg:cargo/${n}@1.${Math.floor(random() * 10)}.0`)));
+  for (const [i, names] of inventories.entries()) {
     await writeReport(trx, { digest: digestOf(i), status: "done", reason: "", distro: "", packages: names.size, critical: 0, high: 0, medium: 0, low: 0, unknown: 0, create_time: 1, update_time: 1 }, []);
   }
 });

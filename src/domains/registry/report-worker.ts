@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
+import { appendAll, createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
 import type { Logger } from "../../logger.js";
 import type { ContentStore } from "./content/content-store.js";
 import type { Database, Db } from "../schema.js";
@@ -7,10 +7,11 @@ import { inTransaction } from "../../store/transaction.js";
 import { apiEventType, emitEvent } from "../events/index.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/index.js";
 import { inventoryImage } from "./image-inventory.js";
-import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, reportsOf, writeInventory, writeReport, type ImageReportRow } from "./store/image-reports.js";
+import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, replaceInventory, reportsOf, writeReport, type ImageReportRow } from "./store/image-reports.js";
 import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ClaimTurns, type ReportJobRow } from "./store/report-jobs.js";
 import { refreshResolvedReports } from "./store/resolved-vulns.js";
-import { candidateNames, countBySeverity, matchPackages, type Finding } from "./vulnerability-match.js";
+import { inTurns } from "./turns.js";
+import { candidateNames, countBySeverity, matchPackages, packagesNamed, type Finding } from "./vulnerability-match.js";
 
 /**
  * Works off the report queue in the server process: every `pollIntervalMs` it claims due jobs
@@ -60,19 +61,29 @@ const JOB_STOPPED = "the report worker stopped";
 const signature = (report: Pick<ImageReportRow, "status" | "reason" | "packages">, findings: readonly Pick<Finding, "advisoryId" | "purl" | "fixedVersion" | "severity">[]) =>
   JSON.stringify([report.status, report.reason, report.packages, findings.map((f) => [f.advisoryId, f.purl, f.fixedVersion, f.severity]).sort()]);
 
-/** Findings of stored packages against the advisories stored now. */
+/**
+ * Findings of stored packages against the advisories stored now. The packages are gone through in
+ * slices (`inTurns`): an image may hold hundreds of thousands.
+ */
 export async function findingsFor(db: Db, packages: readonly InventoryPackage[]): Promise<Finding[]> {
-  const advisories = await advisoriesNamed(db, candidateNames(packages));
-  const first = matchPackages(packages, advisories);
+  const names = new Set<string>();
+  await inTurns(packages, (slice) => {
+    for (const name of candidateNames(slice)) names.add(name);
+  });
+  const advisories: Awaited<ReturnType<typeof advisoriesNamed>> = [];
+  await inTurns([...names], async (slice) => appendAll(advisories, await advisoriesNamed(db, slice)));
+  const named: InventoryPackage[] = [];
+  await inTurns(packages, (slice) => appendAll(named, packagesNamed(slice, advisories)));
+  const first = matchPackages(named, advisories);
   if (first.every((f) => f.severity !== "UNKNOWN")) return first;
   const specific = await recordsDatabaseSpecific(db, first.filter((f) => f.severity === "UNKNOWN").map((f) => f.advisoryId));
-  return matchPackages(packages, advisories, (id) => specific.get(id));
+  return matchPackages(named, advisories, (id) => specific.get(id));
 }
 
 /**
- * Writes the outcome of a job in one transaction: the inventory (when read), the report and its
- * findings, an event per repo holding the image when the report is new or changed, the resolved
- * reports it completes, and the job's removal.
+ * Writes the outcome of a job: the inventory (when read) first, in slices (`replaceInventory`),
+ * then in one transaction the report and its findings, an event per repo holding the image when
+ * the report is new or changed, the resolved reports it completes, and the job's removal.
  */
 async function record(
   db: Kysely<Database>,
@@ -81,11 +92,11 @@ async function record(
   typePrefix: string,
   now: number,
 ): Promise<void> {
+  if (outcome.packages !== undefined) await replaceInventory(db, job.digest, outcome.packages);
   await inTransaction(db, undefined, async (trx) => {
     await ensureReport(trx, job.digest, now);
     const before = (await reportsOf(trx, [job.digest])).get(job.digest)!;
     const previous = (await findingsOf(trx, [job.digest])).get(job.digest) ?? [];
-    if (outcome.packages !== undefined) await writeInventory(trx, job.digest, outcome.packages);
     const counts = countBySeverity(outcome.findings);
     const row: ImageReportRow = {
       digest: job.digest,

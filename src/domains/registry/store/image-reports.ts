@@ -1,7 +1,9 @@
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { InventoryPackage } from "../../../engines/inventory/index.js";
-import type { Db } from "../../schema.js";
+import { inTransaction } from "../../../store/transaction.js";
+import type { Database, Db } from "../../schema.js";
 import type { ImageReportTable, ReportFindingTable } from "../report-tables.js";
+import { inTurns, ITEMS_PER_TURN, nextTurn } from "../turns.js";
 import { nameKey, type Finding } from "../vulnerability-match.js";
 
 export type ImageReportRow = Selectable<ImageReportTable>;
@@ -64,11 +66,27 @@ export async function packagesOf(db: Db, digest: string): Promise<InventoryPacka
   return rows;
 }
 
-/** Replaces the inventory of an image. */
-export async function writeInventory(db: Db, digest: string, packages: readonly InventoryPackage[]): Promise<void> {
-  await db.deleteFrom("image_packages").where("digest", "=", digest).execute();
-  const rows = packages.map((p) => ({ digest, purl: p.purl, ecosystem: p.ecosystem, name: p.name, name_key: nameKey(p.ecosystem, p.name), version: p.version }));
-  for (const part of chunks(rows, ROWS_PER_INSERT)) await db.insertInto("image_packages").values(part).execute();
+/**
+ * Replaces the inventory of an image, ITEMS_PER_TURN rows at a time, each slice in a transaction
+ * of its own and the event loop given back between two (`inTurns`): an inventory of 300,000
+ * packages is neither one long turn of the loop nor one transaction whose commit (with SQLite, and
+ * the checkpoint of its write-ahead log that follows) holds the loop for most of a second. Until
+ * the last slice is written, readers see part of the old or the new inventory: the image's report
+ * job, the only writer of it, holds the job's lease meanwhile.
+ */
+export async function replaceInventory(db: Kysely<Database>, digest: string, packages: readonly InventoryPackage[]): Promise<void> {
+  for (;;) {
+    const slice = db.selectFrom("image_packages").select("purl").where("digest", "=", digest).limit(ITEMS_PER_TURN);
+    const deleted = await db.deleteFrom("image_packages").where("digest", "=", digest).where("purl", "in", slice).executeTakeFirst();
+    if (Number(deleted.numDeletedRows) < ITEMS_PER_TURN) break;
+    await nextTurn();
+  }
+  await inTurns(packages, (slice) =>
+    inTransaction(db, undefined, async (trx) => {
+      const rows = slice.map((p) => ({ digest, purl: p.purl, ecosystem: p.ecosystem, name: p.name, name_key: nameKey(p.ecosystem, p.name), version: p.version }));
+      for (const part of chunks(rows, ROWS_PER_INSERT)) await trx.insertInto("image_packages").values(part).execute();
+    }),
+  );
 }
 
 /** Writes an image's report and replaces its findings. */
