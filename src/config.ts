@@ -25,6 +25,8 @@ export interface ServerConfig {
   advisoryFeeds?: Partial<AdvisoryFeedsConfig>;
   /** How the registry's retention policies are applied. Defaults in `defaultRetentionConfig`. */
   retention?: Partial<RetentionConfig>;
+  /** How images are scanned for their vulnerability reports, off the event loop. Defaults in `defaultScanConfig`. */
+  scan?: Partial<ScanConfig>;
   /** Blob GETs answered by a redirect to the blob's own URL in the content store (`serve --registry-storage-redirect`). Default: off, the registry sends the bytes. */
   blobRedirect?: BlobRedirectConfig;
   logLevel: LogLevel;
@@ -242,6 +244,27 @@ export const defaultRetentionConfig: RetentionConfig = { intervalMs: 3600_000, l
 /** The configuration's retention settings over the defaults. */
 export function retentionConfigOf(config: { retention?: Partial<RetentionConfig> }): RetentionConfig {
   return { ...defaultRetentionConfig, ...config.retention };
+}
+
+/**
+ * The threads that scan images for their vulnerability reports (docs/operations.md, "Vulnerability
+ * reports"): decompressing and walking layers, parsing package databases, lockfiles and SBOMs, off
+ * the event loop that serves both hosts.
+ */
+export interface ScanConfig {
+  /** Worker threads scans run on (`serve --scan-threads`); also the images scanned at once. */
+  threads: number;
+  /** Each thread's JS heap, bytes, a whole number of MiB (`--scan-thread-memory`): a scan that needs more fails, and its thread is replaced. */
+  threadMemoryBytes: number;
+  /** CPU time a scan may spend on one layer, or on an image's package files and SBOMs, ms (`--scan-cpu-budget`): then it fails, and its thread is replaced. */
+  cpuBudgetMs: number;
+}
+
+export const defaultScanConfig: ScanConfig = { threads: 2, threadMemoryBytes: 512 * 1024 ** 2, cpuBudgetMs: 120_000 };
+
+/** The configuration's scan settings over the defaults. */
+export function scanConfigOf(config: { scan?: Partial<ScanConfig> }): ScanConfig {
+  return { ...defaultScanConfig, ...config.scan };
 }
 
 /** Blob GETs redirected to a presigned URL of the bucket (docs/operations.md, "Blobs straight from the bucket"). */

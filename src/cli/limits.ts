@@ -1,4 +1,4 @@
-import { defaultLimits, type Limits } from "../config.js";
+import { defaultLimits, defaultScanConfig, type Limits, type ScanConfig } from "../config.js";
 import { BYTE_UNITS, UsageError, type OptionSpec } from "../command/options.js";
 
 type Unit = "bytes" | "count" | "duration";
@@ -36,6 +36,41 @@ export const limitOptions: Record<string, OptionSpec> = Object.fromEntries(
 export const poolSizeOption: Record<string, OptionSpec> = {
   "db-pool-size": { type: "string", env: "DB_POOL_SIZE", default: "10", help: "PostgreSQL: connections in the pool" },
 };
+
+const MiB = 1024 ** 2;
+
+/** The scan threads of the report worker (`serve --scan-threads`, `--scan-thread-memory`, `--scan-cpu-budget`; docs/operations.md). */
+export const scanOptions: Record<string, OptionSpec> = {
+  "scan-threads": {
+    type: "string",
+    env: "SCAN_THREADS",
+    default: String(defaultScanConfig.threads),
+    help: "threads that scan images for vulnerability reports (layers, package files), off the event loop; also the images scanned at once",
+  },
+  "scan-thread-memory": {
+    type: "string",
+    env: "SCAN_THREAD_MEMORY",
+    default: formatLimit(defaultScanConfig.threadMemoryBytes, "bytes"),
+    help: "JS heap of each scan thread (at least 16MiB); a scan that needs more fails and its thread is replaced",
+  },
+  "scan-cpu-budget": {
+    type: "string",
+    env: "SCAN_CPU_BUDGET",
+    default: formatLimit(defaultScanConfig.cpuBudgetMs, "duration"),
+    help: "CPU time a scan may spend on one layer, or on an image's package files and SBOMs; then it fails and its thread is replaced",
+  },
+};
+
+/** The scan settings from the parsed options; throws UsageError naming the flag of a value out of bounds. */
+export function scanConfigFrom(options: Record<string, string | boolean | undefined>): ScanConfig {
+  const memory = parseLimit("scan-thread-memory", String(options["scan-thread-memory"]), "bytes");
+  if (memory < 16 * MiB) throw new UsageError("--scan-thread-memory: at least 16MiB");
+  return {
+    threads: countOf("scan-threads", options),
+    threadMemoryBytes: Math.floor(memory / MiB) * MiB,
+    cpuBudgetMs: parseLimit("scan-cpu-budget", String(options["scan-cpu-budget"]), "duration"),
+  };
+}
 
 /** `Limits` from the parsed options; throws UsageError naming the flag of a value that is not a positive amount of its unit. */
 export function limitsOf(options: Record<string, string | boolean | undefined>): Limits {

@@ -1,7 +1,7 @@
 import { ORGANIZATION_CREATION_VALUES, type LoginConfig, type OrganizationCreation } from "../config.js";
 import { isLogLevel, LOG_LEVELS, type Logger } from "../logger.js";
 import type { AuditLog } from "../telemetry/audit-log.js";
-import { countOf, limitOptions, limitsOf, poolSizeOption } from "./limits.js";
+import { countOf, limitOptions, limitsOf, poolSizeOption, scanConfigFrom, scanOptions } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
 import { advisoryFeedOptions, advisoryFeedsOf, blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
@@ -82,6 +82,7 @@ const serveOptions: Record<string, OptionSpec> = {
     default: "1h",
     help: "how often the repos' retention policies are applied (one replica at a time), e.g. 15m; off: only by platform-api registry retention",
   },
+  ...scanOptions,
   ...poolSizeOption,
   ...limitOptions,
 };
@@ -264,6 +265,7 @@ async function serve(args: string[]): Promise<void> {
   const eventsRetryPeriodMs = durationMsOf(o, "events-retry-period");
   const eventsConcurrency = countOf("events-concurrency", o);
   const poolSize = countOf("db-pool-size", o);
+  const scan = scanConfigFrom(o);
   const tlsFiles = tlsFilesOf(o);
   const scheme = tlsFiles ? "https" : "http";
   const apiUrl = urlOf("api-url", o) ?? `${scheme}://localhost:${port}`;
@@ -313,6 +315,7 @@ async function serve(args: string[]): Promise<void> {
       },
       advisoryFeeds,
       retention,
+      scan,
       blobRedirect,
       logLevel,
       limits,

@@ -5,7 +5,7 @@ import type { SecretBox } from "../store/secret-box.js";
 import type { Store } from "../store/store.js";
 import type { Pager } from "../aip/pagination.js";
 import type { TokenService } from "../auth/tokens.js";
-import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, RetentionConfig } from "../config.js";
+import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, RetentionConfig, ScanConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "./registry/content/content-store.js";
 import type { Database } from "./schema.js";
@@ -55,6 +55,8 @@ export interface WorkerDeps {
   feedObserver?: FeedObserver;
   /** How the registry's retention policies are applied. */
   retention: RetentionConfig;
+  /** The threads images are scanned on for their vulnerability reports. */
+  scan: ScanConfig;
 }
 
 /** A background worker of a domain: started with the server, closed with it. */

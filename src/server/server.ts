@@ -11,7 +11,7 @@ import type { OutboundPolicy } from "../outbound/fetch.js";
 import { createConsoleRoutes } from "../transport/console/console-route.js";
 import type { TokenService } from "../auth/tokens.js";
 import { createUpstreamKeys } from "../auth/upstream-keys.js";
-import { advisoryFeedsConfigOf, eventsConfigOf, retentionConfigOf, type ServerConfig } from "../config.js";
+import { advisoryFeedsConfigOf, eventsConfigOf, retentionConfigOf, scanConfigOf, type ServerConfig } from "../config.js";
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../transport/rpc/framework-errors.js";
 import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
 import { withCors } from "../transport/http/cors.js";
@@ -206,6 +206,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
         ...{ db: store.db, tokens: host.tokens, logger, content, events: eventsConfigOf(config), apiUrl: config.apiUrl },
         advisoryFeeds: advisoryFeedsConfigOf(config),
         retention: retentionConfigOf(config),
+        scan: scanConfigOf(config),
         feedObserver: {
           synced: (r) => metrics.feedSynced(r.feed, r.result, r.result === "imported" ? r.counts : undefined),
           state: (row) => metrics.feedState(row.url, row.last_success_time, row.last_attempt_time),

@@ -1,5 +1,5 @@
 import { addAbortSignal, type Readable } from "node:stream";
-import { appendAll, InventoryError, isSbomMediaType, packagesOfFiles, parseSbom, readImageFiles, stopReason, uniquePackages, distroQualifier, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
+import { InventoryError, isSbomMediaType, packagesOfImage, readImageFiles, stopReason, distroQualifier, type AttachedSbom, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads } from "../../engines/inventory/index.js";
 import type { ContentStore } from "./content/content-store.js";
 import type { Db } from "../schema.js";
 import { ensureReport } from "./store/image-reports.js";
@@ -104,6 +104,8 @@ export interface InventoryOptions {
   cache?: LayerCache;
   /** The time the image may take, ms: then it throws InventoryError "reading the image took longer than ...". */
   timeoutMs?: number;
+  /** Where layers are read and packages parsed: these threads, or (without) the caller's own. */
+  threads?: Pick<ScanThreads, "readLayer" | "packagesOfImage">;
 }
 
 export interface ImageInventory {
@@ -112,10 +114,24 @@ export interface ImageInventory {
   packages: InventoryPackage[];
 }
 
+/** The SBOMs the referrers of image `digest` carry, each read when asked for. */
+async function* sbomsOf(db: Db, content: ContentStore, repoUid: string, digest: string, signal: AbortSignal): AsyncGenerator<AttachedSbom> {
+  for (const referrer of await referrersOf(db, repoUid, digest)) {
+    const attached = parseManifest(referrer.content, referrer.media_type);
+    if (attached.kind !== "image") continue;
+    const typed = isSbomMediaType(attached.artifactType);
+    for (const layer of attached.layers) {
+      if (!isSbomMediaType(layer.mediaType) && !(typed && /json|octet-stream/.test(layer.mediaType))) continue;
+      const what = `the SBOM ${layer.digest} (${layer.mediaType}) of referrer ${referrer.digest}`;
+      yield { bytes: await readBlob(content, layer, what, signal), what };
+    }
+  }
+}
+
 /**
  * Reads the inventory of image `digest` of repo `repoUid`. Throws InventoryError (the image's
- * report fails with its message: unreadable, a limit passed, out of time) or, for a store or
- * content store failure, the error itself.
+ * report fails with its message: unreadable, a limit passed, out of time or of a scan thread's CPU
+ * time or heap) or, for a store or content store failure or a scan thread's crash, the error itself.
  */
 export async function inventoryImage(db: Db, content: ContentStore, repoUid: string, digest: string, options: InventoryOptions = {}): Promise<ImageInventory> {
   const row = await findManifest(db, repoUid, digest);
@@ -134,21 +150,10 @@ export async function inventoryImage(db: Db, content: ContentStore, repoUid: str
     const layers = manifest.layers
       .filter((layer) => isLayerMediaType(layer.mediaType))
       .map((layer) => ({ digest: layer.digest, open: (): Readable => content.read(layer.digest) }));
-    const files = await readImageFiles(layers, options.limits, { signal: budget.signal, cache: options.cache });
-    const fromLayers = packagesOfFiles(files);
-    const fromSboms: InventoryPackage[] = [];
-    for (const referrer of await referrersOf(db, repoUid, digest)) {
-      const attached = parseManifest(referrer.content, referrer.media_type);
-      if (attached.kind !== "image") continue;
-      const typed = isSbomMediaType(attached.artifactType);
-      for (const layer of attached.layers) {
-        if (!isSbomMediaType(layer.mediaType) && !(typed && /json|octet-stream/.test(layer.mediaType))) continue;
-        const what = `the SBOM ${layer.digest} (${layer.mediaType}) of referrer ${referrer.digest}`;
-        const sbom = parseSbom(await readBlob(content, layer, what, budget.signal), what);
-        if (sbom) appendAll(fromSboms, sbom.packages);
-      }
-    }
-    return { distro: distroQualifier(fromLayers.distro), packages: uniquePackages([...fromLayers.packages, ...fromSboms]) };
+    const files = await readImageFiles(layers, options.limits, { signal: budget.signal, cache: options.cache, reader: options.threads?.readLayer });
+    const sboms = sbomsOf(db, content, repoUid, digest, budget.signal);
+    const inventory = options.threads ? await options.threads.packagesOfImage(files, sboms, budget.signal) : await packagesOfImage(files, sboms);
+    return { distro: distroQualifier(inventory.distro), packages: inventory.packages };
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", stop);

@@ -58,7 +58,8 @@ export const registry: Domain = {
   },
   ownedByGroup: ["repos", "retention_policies"],
   workers: {
-    reports: ({ db, content, logger, events }) => startReportWorker({ db, content, logger, typePrefix: events.typePrefix }),
+    reports: ({ db, content, logger, events, scan }) =>
+      startReportWorker({ db, content, logger, typePrefix: events.typePrefix, scan: { size: scan.threads, heapMb: scan.threadMemoryBytes / 1024 ** 2, cpuBudgetMs: scan.cpuBudgetMs } }),
     retention: ({ db, logger, events, retention: config }) => startRetentionWorker({ db, config, logger, typePrefix: events.typePrefix }),
   },
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies"],

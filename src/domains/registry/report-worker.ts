@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { appendAll, createLayerCache, InventoryError, type InventoryPackage, type LayerCache, type LayerLimits } from "../../engines/inventory/index.js";
+import { appendAll, createLayerCache, createScanThreads, InventoryError, SCAN_THREADS_DEFAULTS, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads, type ScanThreadsOptions } from "../../engines/inventory/index.js";
 import type { Logger } from "../../logger.js";
 import type { ContentStore } from "./content/content-store.js";
 import type { Database, Db } from "../schema.js";
@@ -23,7 +23,9 @@ import { candidateNames, countBySeverity, matchPackages, packagesNamed, type Fin
  * limit or out of time fails its report with the reason at once. Pushes never wait for it.
  * Organizations take turns: jobs are claimed round robin between them, and one organization holds
  * at most `perOrganization` of the `concurrency` slots, so its slow or hostile images leave the
- * others a slot. Layers read for one image are kept for the next (`createLayerCache`).
+ * others a slot. Layers read for one image are kept for the next (`createLayerCache`). Layers are
+ * read and packages parsed on scan threads (`createScanThreads`, one per slot by default), never
+ * on the event loop that serves the hosts.
  */
 
 export interface ReportWorkerOptions {
@@ -33,8 +35,10 @@ export interface ReportWorkerOptions {
   /** The first segments of the report events' types. */
   typePrefix: string;
   pollIntervalMs?: number;
-  /** Jobs worked at once. */
+  /** Jobs worked at once; default the scan threads' size. */
   concurrency?: number;
+  /** The scan threads inventories run on: their number, heap and CPU budget (SCAN_THREADS_DEFAULTS). */
+  scan?: Partial<ScanThreadsOptions>;
   /** Jobs of one organization worked at once; default half of `concurrency`, at least 1. */
   perOrganization?: number;
   /** The time one image's inventory may take, ms (less than `leaseMs`, or another worker would take the job meanwhile). */
@@ -46,7 +50,7 @@ export interface ReportWorkerOptions {
   now?: () => number;
 }
 
-export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, concurrency: 2, leaseMs: 10 * 60_000, maxAttempts: 5, inventoryTimeoutMs: 5 * 60_000 };
+export const REPORT_WORKER_DEFAULTS = { pollIntervalMs: 500, leaseMs: 10 * 60_000, maxAttempts: 5, inventoryTimeoutMs: 5 * 60_000 };
 
 export interface ReportWorker {
   /** Stops claiming, aborts the jobs in flight (given back to the queue, nothing of them written) and waits for them. */
@@ -149,9 +153,15 @@ async function record(
   });
 }
 
-/** Works one claimed job to its end (written, failed, or left to a retry). */
+/** Works one claimed job to its end (written, failed, or left to a retry); inventories on `threads` when given, else on the caller's thread. */
 export async function runReportJob(
-  options: Pick<ReportWorkerOptions, "db" | "content" | "logger" | "typePrefix" | "limits" | "inventoryTimeoutMs"> & { now: () => number; maxAttempts: number; signal?: AbortSignal; cache?: LayerCache },
+  options: Pick<ReportWorkerOptions, "db" | "content" | "logger" | "typePrefix" | "limits" | "inventoryTimeoutMs"> & {
+    now: () => number;
+    maxAttempts: number;
+    signal?: AbortSignal;
+    cache?: LayerCache;
+    threads?: ScanThreads;
+  },
   job: ReportJobRow,
 ): Promise<void> {
   const { db, content, logger, now } = options;
@@ -172,7 +182,13 @@ export async function runReportJob(
     }
     let inventory;
     try {
-      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, { limits: options.limits, signal: options.signal, cache: options.cache, timeoutMs: options.inventoryTimeoutMs });
+      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, {
+        limits: options.limits,
+        signal: options.signal,
+        cache: options.cache,
+        timeoutMs: options.inventoryTimeoutMs,
+        threads: options.threads,
+      });
     } catch (error) {
       if (!(error instanceof InventoryError) || options.signal?.aborted) throw error;
       logger.warn("image inventory failed", { digest: job.digest, reason: error.message });
@@ -212,7 +228,9 @@ export async function queueMissingReports(db: Kysely<Database>, now: number): Pr
 }
 
 export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
-  const settings = { ...REPORT_WORKER_DEFAULTS, ...options };
+  const scan = { ...SCAN_THREADS_DEFAULTS, ...options.scan };
+  const settings = { ...REPORT_WORKER_DEFAULTS, concurrency: scan.size, ...options };
+  const threads = createScanThreads(scan);
   const turns: ClaimTurns = { perOrganization: options.perOrganization ?? Math.max(1, Math.floor(settings.concurrency / 2)), held: new Map(), served: new Set() };
   const cache = createLayerCache();
   const now = options.now ?? Date.now;
@@ -229,7 +247,7 @@ export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
       if (room <= 0) return 0;
       const jobs = await claimReportJobs(options.db, now(), settings.leaseMs, room, turns);
       for (const job of jobs) {
-        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, inventoryTimeoutMs: settings.inventoryTimeoutMs, signal: controller.signal, cache }, job)
+        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, inventoryTimeoutMs: settings.inventoryTimeoutMs, signal: controller.signal, cache, threads }, job)
           .catch((error: unknown) => options.logger.error("report job failed", { digest: job.digest, error: String(error) }))
           .finally(() => {
             const held = (turns.held.get(job.organization) ?? 1) - 1;
@@ -261,6 +279,7 @@ export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
       controller.abort(new Error(JOB_STOPPED));
       await starting;
       await Promise.allSettled([...inFlight]);
+      await threads.close();
     },
     async drain() {
       await starting;

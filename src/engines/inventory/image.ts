@@ -6,7 +6,8 @@ import { parseApkInstalled } from "./apk.js";
 import { parseOsRelease, type Distro } from "./distro.js";
 import { parseDpkgStatus } from "./dpkg.js";
 import { parseCargoLock, parsePackageLock } from "./lockfiles.js";
-import type { InventoryPackage } from "./package.js";
+import { uniquePackages, type InventoryPackage } from "./package.js";
+import { parseSbom } from "./sbom.js";
 
 export interface FileInventory {
   distro?: Distro;
@@ -39,4 +40,26 @@ export function packagesOfFiles(files: ReadonlyMap<string, Buffer>): FileInvento
     else if (base === "Cargo.lock") appendAll(packages, parseCargoLock(text(path)!, path));
   }
   return distro === undefined ? { packages } : { distro, packages };
+}
+
+/** An SBOM attached to an image: its bytes, and what names it in errors. */
+export interface AttachedSbom {
+  bytes: Uint8Array;
+  what: string;
+}
+
+/**
+ * The packages of an image without repeats (`uniquePackages`): those its files name
+ * (`packagesOfFiles`), then those of each of `sboms` in turn (documents of another kind skipped).
+ * Throws InventoryError naming the file or SBOM that is not what it claims to be; rejects with
+ * what `sboms` rejects with.
+ */
+export async function packagesOfImage(files: ReadonlyMap<string, Buffer>, sboms: AsyncIterable<AttachedSbom>): Promise<FileInventory> {
+  const { distro, packages } = packagesOfFiles(files);
+  for await (const sbom of sboms) {
+    const parsed = parseSbom(sbom.bytes, sbom.what);
+    if (parsed) appendAll(packages, parsed.packages);
+  }
+  const unique = uniquePackages(packages);
+  return distro === undefined ? { packages: unique } : { distro, packages: unique };
 }

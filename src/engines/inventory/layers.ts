@@ -119,25 +119,21 @@ export function changesBytes(changes: LayerChanges): number {
   return total;
 }
 
+/** What reading one layer's bytes came to. */
+export interface LayerBytesRead {
+  outcome: LayerOutcome;
+  /** The limit that cut the read short was the image's remaining budget, not the layer's own limit. */
+  overBudget: boolean;
+}
+
 /**
- * Reads one layer with at most `budget` decompressed bytes (the image's remaining bytes, when fewer
- * than `limits.maxLayerBytes`). `lasting` tells whether the outcome would be the same on any other
- * read: false when the store failed to deliver the bytes, the read was stopped, or the image's budget
- * (not the layer's limit) cut it short.
+ * Reads one layer's bytes as stored (`source`, which it consumes and destroys on failure) with at
+ * most `limit` decompressed bytes: its changes and the bytes it decompressed to, or the
+ * InventoryError its bytes earn (`signal`'s reason once it is aborted). Never rejects.
  */
-async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number, signal?: AbortSignal): Promise<{ outcome: LayerOutcome; lasting: boolean }> {
-  if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
+export async function readLayerBytes(source: Readable, digest: string, limits: LayerLimits, limit: number, signal?: AbortSignal): Promise<LayerBytesRead> {
   const changes: LayerChanges = { removed: [], opaque: [], written: new Map() };
-  const limit = Math.min(limits.maxLayerBytes, budget);
   let held = 0;
-  let source: Readable;
-  try {
-    source = layer.open();
-  } catch (error) {
-    return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
-  }
-  let sourceFailed = false;
-  source.once("error", () => (sourceFailed = true));
   let stream: Readable | undefined;
   const onAbort = () => {
     const reason = stopReason(signal!);
@@ -148,10 +144,10 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
   try {
     let compression: string;
     try {
-      ({ stream, compression } = await decompressed(source, { maxZstdWindowBytes: limits.maxZstdWindowBytes, name: `layer ${layer.digest}` }));
+      ({ stream, compression } = await decompressed(source, { maxZstdWindowBytes: limits.maxZstdWindowBytes, name: `layer ${digest}` }));
     } catch (error) {
-      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
-      return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
+      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, overBudget: false };
+      return { outcome: { error: new InventoryError(`layer ${digest} cannot be read: ${(error as Error).message}`) }, overBudget: false };
     }
     const extract = tarExtract();
     let total = 0;
@@ -163,7 +159,7 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
           overBudget = limit < limits.maxLayerBytes;
           callback(
             new InventoryError(
-              overBudget ? `the image's layers decompress to more than ${limits.maxImageBytes} bytes` : `layer ${layer.digest} decompresses to more than ${limits.maxLayerBytes} bytes`,
+              overBudget ? `the image's layers decompress to more than ${limits.maxImageBytes} bytes` : `layer ${digest} decompresses to more than ${limits.maxLayerBytes} bytes`,
             ),
           );
         } else if (signal?.aborted) callback(stopReason(signal));
@@ -175,7 +171,7 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
     try {
       for await (const entry of extract) {
         const header = entry.header;
-        const path = entryPath(header.name, layer.digest);
+        const path = entryPath(header.name, digest);
         const base = posix.basename(path);
         if (base.startsWith(".wh.")) {
           const dir = posix.dirname(path) === "." ? "" : posix.dirname(path);
@@ -190,11 +186,11 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
         }
         if (header.type === "file" || header.type === "contiguous-file") {
           if (!changes.written.has(path) && changes.written.size >= limits.maxFiles) {
-            throw new InventoryError(`layer ${layer.digest}: more than ${limits.maxFiles} package databases and lockfiles`);
+            throw new InventoryError(`layer ${digest}: more than ${limits.maxFiles} package databases and lockfiles`);
           }
-          const content = await readEntry(entry, limits.maxFileBytes, path, layer.digest);
+          const content = await readEntry(entry, limits.maxFileBytes, path, digest);
           held += content.length;
-          if (held > limits.maxTotalBytes) throw new InventoryError(`layer ${layer.digest}: package databases and lockfiles exceed ${limits.maxTotalBytes} bytes`);
+          if (held > limits.maxTotalBytes) throw new InventoryError(`layer ${digest}: package databases and lockfiles exceed ${limits.maxTotalBytes} bytes`);
           changes.written.set(path, content);
         } else {
           // A link or directory where a wanted file was: the file is gone from this layer on.
@@ -207,26 +203,50 @@ async function walkLayer(layer: LayerInput, limits: LayerLimits, budget: number,
       stream.destroy();
       extract.destroy();
       await feeding;
-      const lasting = !sourceFailed && !signal?.aborted && !overBudget;
-      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting };
-      if (error instanceof InventoryError) return { outcome: { error }, lasting };
+      if (signal?.aborted) return { outcome: { error: stopReason(signal) }, overBudget };
+      if (error instanceof InventoryError) return { outcome: { error }, overBudget };
       const what = compression === "none" ? "tar" : `${compression}-compressed tar`;
-      return { outcome: { error: new InventoryError(`layer ${layer.digest} is not a valid ${what}: ${(error as Error).message}`) }, lasting };
+      return { outcome: { error: new InventoryError(`layer ${digest} is not a valid ${what}: ${(error as Error).message}`) }, overBudget };
     }
     await feeding;
-    if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
-    return { outcome: { changes, bytes: total }, lasting: true };
+    if (signal?.aborted) return { outcome: { error: stopReason(signal) }, overBudget: false };
+    return { outcome: { changes, bytes: total }, overBudget: false };
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }
 }
+
+/**
+ * Reads one layer with at most `budget` decompressed bytes (the image's remaining bytes, when fewer
+ * than `limits.maxLayerBytes`). `lasting` tells whether the outcome would be the same on any other
+ * read: false when the store failed to deliver the bytes, the read was stopped, or the image's budget
+ * (not the layer's limit) cut it short. Rejects only for a failure of the reader itself (a scan
+ * thread that crashed), never for the layer's bytes.
+ */
+export type LayerReader = (layer: LayerInput, limits: LayerLimits, budget: number, signal?: AbortSignal) => Promise<{ outcome: LayerOutcome; lasting: boolean }>;
+
+/** A LayerReader that reads in this thread; never rejects. */
+export const readLayerHere: LayerReader = async (layer, limits, budget, signal) => {
+  if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
+  let source: Readable;
+  try {
+    source = layer.open();
+  } catch (error) {
+    return { outcome: { error: new InventoryError(`layer ${layer.digest} cannot be read: ${(error as Error).message}`) }, lasting: false };
+  }
+  let sourceFailed = false;
+  source.once("error", () => (sourceFailed = true));
+  const read = await readLayerBytes(source, layer.digest, limits, Math.min(limits.maxLayerBytes, budget), signal);
+  if (signal?.aborted) return { outcome: { error: stopReason(signal) }, lasting: false };
+  return { outcome: read.outcome, lasting: !sourceFailed && !read.overBudget };
+};
 
 /** One layer's outcome: from `cache` when it holds it, else read (and kept there when lasting). */
 async function readLayer(layer: LayerInput, limits: LayerLimits, budget: number, options: ReadOptions): Promise<{ changes: LayerChanges; bytes: number }> {
   const key = cacheKey(layer.digest, limits);
   let outcome = options.cache?.get(key);
   if (outcome === undefined) {
-    const read = await walkLayer(layer, limits, budget, options.signal);
+    const read = await (options.reader ?? readLayerHere)(layer, limits, budget, options.signal);
     outcome = read.outcome;
     if (read.lasting) options.cache?.set(key, outcome);
   }
@@ -239,6 +259,8 @@ export interface ReadOptions {
   signal?: AbortSignal;
   /** Outcomes of layers read for earlier images (one cache may serve any limits: they are part of its keys). */
   cache?: LayerCache;
+  /** Reads each layer not in the cache; default `readLayerHere`, in this thread (`createScanThreads` reads on worker threads). */
+  reader?: LayerReader;
 }
 
 /** Bytes of the distinct file contents `maps` hold between them. */
