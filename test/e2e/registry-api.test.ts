@@ -143,9 +143,9 @@ describeOverWires("Registry API", {}, ({ server, wire, wireName }) => {
       const filter = await fetch(`http://127.0.0.1:${server().apiPort}/registry/v2/tags?uidp.children_of=${repoUid}&order_by=name&deprecated=false`, {
         headers: { authorization: `Bearer ${server().ownerToken}` },
       });
-      assert.equal(filter.status, 200, "a deprecated filter is an unknown parameter, ignored");
-      const unfiltered = (await filter.json()) as { tags: JsonObject[] };
-      assert.deepEqual(unfiltered.tags.map((t) => t.deprecated), [true, false], "and filters nothing");
+      assert.equal(filter.status, 400, "a deprecated filter is an unknown parameter, refused (it would filter nothing)");
+      const refused = (await filter.json()) as { message: string };
+      assert.match(refused.message, /deprecated: Unknown name "deprecated"/);
       // No route: 404. Under a tag's path, `eol` can only be read as a (malformed) tag uid: 400 on `uid`.
       const expected: Array<[string, number, string]> = [
         ["/registry/v2/eol", 404, "no route"],

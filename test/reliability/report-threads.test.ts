@@ -203,7 +203,8 @@ describe("a scan past its thread's bounds", { timeout: 5 * 60_000 }, () => {
   test("past --scan-cpu-budget: the image fails with the reason, and the next image is scanned on a new thread", async (t) => {
     const server = await startServer("cpu", ["--scan-threads", "1", "--scan-cpu-budget", "1s"]);
     try {
-      const bomb = blobOf(await zstdRleFrame({ windowDescriptor: zstdWindowDescriptor(7), blocks: 32_768 }), ZSTD);
+      // 16 GiB of RLE blocks: well over a second of CPU on any machine (4 GiB took 0.9 s here when quiet).
+      const bomb = blobOf(await zstdRleFrame({ windowDescriptor: zstdWindowDescriptor(7), blocks: 4 * 32_768 }), ZSTD);
       const result = await server.scan("cpu-bomb", [bomb]);
       describeScan(t, "RLE bomb with a 1 s CPU budget", result);
       assert.equal(result.report.status, "STATUS_FAILED", JSON.stringify(result.report));
