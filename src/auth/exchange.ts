@@ -144,9 +144,10 @@ async function verifySignature(token: string, keys: JWTVerifyGetKey, issuer: str
  * theirs. With claim_match, the unverified `iss` is first compared with the identity's issuer, or
  * matched against its issuer pattern (nothing is fetched for any other issuer), then the token is
  * verified with that issuer's published keys, and only then are the other claims (subject,
- * audience, claims and their patterns) matched. An identity with both must satisfy both.
+ * audience, claims and their patterns) matched. An identity with both must satisfy both. Without
+ * `upstream` (the registry's passwords) only static keys verify: nothing is fetched.
  */
-export async function verifyForIdentity(token: string, identity: ExchangeIdentity, upstream: UpstreamKeys, now: number): Promise<JWTPayload> {
+export async function verifyForIdentity(token: string, identity: ExchangeIdentity, upstream: UpstreamKeys | undefined, now: number): Promise<JWTPayload> {
   let unverified: JWTPayload;
   try {
     unverified = decodeJwt(token);
@@ -174,6 +175,7 @@ export async function verifyForIdentity(token: string, identity: ExchangeIdentit
   } else {
     if (!isExchangeable(claimMatch!)) throw new ExchangeRefused("the identity's claim_match needs an issuer and a subject (exact or pattern)");
     if (!issuerMatches(claimMatch!, iss)) throw new ExchangeRefused(`issuer ${JSON.stringify(iss)} does not match`);
+    if (upstream === undefined) throw new ExchangeRefused("the identity has no static keys: only the token exchange fetches an issuer's keys");
     claims = await verifySignature(token, upstream.keysFor(iss), iss, now);
   }
   if (claimMatch) {

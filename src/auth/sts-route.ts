@@ -1,5 +1,5 @@
 import { createRegistry } from "@bufbuild/protobuf";
-import { bearerToken, sameUrl } from "../transport/http/credentials.js";
+import { bearerToken } from "../transport/http/credentials.js";
 import { Code } from "@connectrpc/connect";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { ApiError, errorDomainOf } from "../aip/errors.js";
@@ -23,10 +23,13 @@ import { CLOCK_TOLERANCE_SECONDS, ExchangeRefused, UPSTREAM_ALGORITHMS, verifyFo
 import type { TokenService } from "./tokens.js";
 import { UpstreamFetchError, type UpstreamKeys } from "./upstream-keys.js";
 import { requestIdOf } from "../telemetry/request-id.js";
+import { readTokenRequest, type TokenRequest } from "./token-request.js";
+import { restrictionClaims } from "./token-restriction.js";
 
 export const STS_EXCHANGE_PATH = "/sts/exchange";
 
-const PARAMETERS = new Set(["identity", "aud", "identity_provider"]);
+/** The exchange's own parameters; `aud`, `cap` and `scope(s)` are every token request's (token-request.ts). */
+const OWN_PARAMETERS = ["identity", "identity_provider"];
 const FORM_TYPE = "application/x-www-form-urlencoded";
 /** The one answer for every token that does not make the caller the identity: it tells nothing about which identities exist. */
 const NO_MATCH = "Unauthenticated: the token does not match the identity";
@@ -78,8 +81,8 @@ export function createStsRoute(options: StsRouteOptions) {
   };
 
   async function handle(req: NodeRequest, res: NodeResponse, path: string, query: string, logger: Logger): Promise<void> {
-    if (req.method !== "POST") {
-      sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, target.domain, { allow: "POST" });
+    if (req.method !== "POST" && req.method !== "GET") {
+      sendStatus(res, 405, { code: Code.Unimplemented, reason: "METHOD_NOT_ALLOWED", message: `Method ${req.method} is not allowed on ${path}` }, target.domain, { allow: "GET, POST" });
       return;
     }
 
@@ -98,37 +101,28 @@ export function createStsRoute(options: StsRouteOptions) {
       return;
     }
 
-    // Parameters: the query and a form body, each at most once.
-    const violations: FieldViolation[] = [];
-    const params = new Map<string, string>();
+    // Parameters: the query and a form body.
+    const bodyViolations: FieldViolation[] = [];
     const sources = [new URLSearchParams(query)];
     if (body.byteLength > 0) {
       const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
-      if (type !== FORM_TYPE) violations.push({ field: "body", description: `must be ${FORM_TYPE} (or send the parameters in the query)` });
+      if (type !== FORM_TYPE) bodyViolations.push({ field: "body", description: `must be ${FORM_TYPE} (or send the parameters in the query)` });
       else sources.push(new URLSearchParams(Buffer.from(body).toString("utf8")));
     }
-    for (const source of sources) {
-      for (const [name, value] of source) {
-        if (!PARAMETERS.has(name)) violations.push({ field: name, description: "unknown parameter (expected identity, identity_provider and aud)" });
-        else if (params.has(name)) violations.push({ field: name, description: "given more than once" });
-        else params.set(name, value);
-      }
-    }
-    const identityUid = params.get("identity") ?? "";
-    const providerUid = params.get("identity_provider") ?? "";
+    const { request, violations } = readTokenRequest(sources, OWN_PARAMETERS, config);
+    violations.unshift(...bodyViolations);
+    const identityUid = request.own.get("identity") ?? "";
+    const providerUid = request.own.get("identity_provider") ?? "";
     if (identityUid === "" && providerUid === "" && !login.issuer) violations.push({ field: "identity", description: "required: the uid of the identity to act as" });
     else if (identityUid !== "" && providerUid !== "") violations.push({ field: "identity_provider", description: "names a person's provider: give identity or identity_provider, not both" });
     else if (identityUid !== "" && (!isUidp(identityUid) || isRoot(identityUid))) violations.push({ field: "identity", description: "must be an identity uid" });
     else if (providerUid !== "" && !isUidp(providerUid)) violations.push({ field: "identity_provider", description: "must be an identity provider uid" });
-    const requested = params.get("aud") ?? config.apiUrl;
-    const audience = [config.apiUrl, config.registryUrl].find((url) => sameUrl(url, requested));
-    if (audience === undefined) violations.push({ field: "aud", description: `must be ${config.apiUrl} or ${config.registryUrl}` });
     if (violations.length > 0) {
       invalid(res, violations);
       return;
     }
 
-    if (identityUid === "") return exchangeForPerson(res, bearer, providerUid, audience!, logger);
+    if (identityUid === "") return exchangeForPerson(res, bearer, providerUid, request, logger);
 
     let identity;
     try {
@@ -161,8 +155,9 @@ export function createStsRoute(options: StsRouteOptions) {
       if (!isUnavailable(error)) throw error;
       logger.warn("sts exchange: last seen time not recorded", { identity: identity.uid, error: String(error) });
     });
-    const { token, expiry } = await tokens.issue({ subject: identity.uid, audience: audience! });
-    logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience });
+    const { audiences: audience, restriction } = request;
+    const { token, expiry } = await tokens.issue({ subject: identity.uid, audience, claims: restriction && restrictionClaims(restriction) });
+    logger.info("sts exchange", { identity: identity.uid, issuer: claims.iss, subject: claims.sub, audience, ...restriction });
     writeJson(res, 200, JSON.stringify({ token, expiry: expiry.toISOString() }), noStore);
   }
 
@@ -171,7 +166,7 @@ export function createStsRoute(options: StsRouteOptions) {
    * the organization's IdentityProvider `identity_provider` (audience its client id), and the answer
    * is that person's own platform token and a refresh token (the hosted RawToken), as a login gives.
    */
-  async function exchangeForPerson(res: NodeResponse, bearer: string, providerUid: string, audience: string, logger: Logger): Promise<void> {
+  async function exchangeForPerson(res: NodeResponse, bearer: string, providerUid: string, request: TokenRequest, logger: Logger): Promise<void> {
     let provider: { uid: string; issuer: string; clientId: string; organization?: LoginProvider };
     try {
       const organization = providerUid === "" ? undefined : await loginProviderOf(db, secrets, providerUid);
@@ -200,7 +195,7 @@ export function createStsRoute(options: StsRouteOptions) {
       return;
     }
     const signedIn = await admitPerson(db as Kysely<Database>, provider, claims, now());
-    logger.info("sts exchange", { person: signedIn.identityUid, issuer: claims.iss, subject: claims.sub, audience });
-    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db as Kysely<Database>, tokens, login, audience, signedIn, now())), noStore);
+    logger.info("sts exchange", { person: signedIn.identityUid, issuer: claims.iss, subject: claims.sub, audience: request.audiences, ...request.restriction });
+    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db as Kysely<Database>, tokens, login, request, signedIn, now())), noStore);
   }
 }

@@ -26,8 +26,8 @@ export const UNKNOWN_KID_READ_INTERVAL_MS = 1000;
 export interface IssueOptions {
   /** The identity uid. */
   subject: string;
-  /** The API's or the registry's public URL. */
-  audience: string;
+  /** The API's or the registry's public URL, or both. */
+  audience: string | string[];
   /** Seconds, capped at MAX_TOKEN_TTL_SECONDS. */
   ttlSeconds?: number;
   /** Extra claims (e.g. registry access). */
@@ -188,7 +188,7 @@ export async function createTokenService(db: Db, issuer: string, now: () => numb
         .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signing.kid, typ: "JWT" })
         .setIssuer(issuer)
         .setSubject(subject)
-        .setAudience(audience)
+        .setAudience(Array.isArray(audience) && audience.length === 1 ? audience[0] : audience)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + ttl)
         .setJti(randomUUID())

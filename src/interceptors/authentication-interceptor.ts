@@ -4,6 +4,7 @@ import { bearerToken } from "../transport/http/credentials.js";
 import { unauthenticated } from "../aip/errors.js";
 import type { GrantsCache } from "../auth/grants-cache.js";
 import { grantsFrom, principalKey, type Principal } from "../auth/principal.js";
+import { restrictedGrants, restrictionOf } from "../auth/token-restriction.js";
 import { personOf } from "../auth/person-token.js";
 import type { TokenService } from "../auth/tokens.js";
 
@@ -58,7 +59,7 @@ function describe(claims: Claims) {
 async function principalOf(claims: Claims, grants: GrantsCache): Promise<Principal> {
   const { token, person } = describe(claims);
   const held = await grants.grantsOf(claims.sub);
-  if (held !== undefined) return { identityUid: claims.sub, grants: held, token, person: person?.claim };
+  if (held !== undefined) return { identityUid: claims.sub, grants: restrictedGrants(held, restrictionOf(claims)), token, person: person?.claim };
   if (person?.unregisteredUid === claims.sub) return { identityUid: claims.sub, grants: grantsFrom([]), token, person: person.claim, unregistered: true };
   throw unauthenticated("the token's identity no longer exists");
 }

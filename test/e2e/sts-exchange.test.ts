@@ -238,10 +238,10 @@ describe("audience and parameters", () => {
     assertInvalid({ status: json.status, body: (await json.json()) as Answer["body"] }, "body");
   });
 
-  test("other methods are 405; an oversized body is 413", async () => {
-    const get = await fetch(`${server.apiUrl}/sts/exchange`);
-    assert.equal(get.status, 405);
-    assert.equal(get.headers.get("allow"), "POST");
+  test("methods other than GET and POST are 405; an oversized body is 413", async () => {
+    const put = await fetch(`${server.apiUrl}/sts/exchange`, { method: "PUT" });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get("allow"), "GET, POST");
     const big = await fetch(`${server.apiUrl}/sts/exchange`, {
       method: "POST",
       headers: { authorization: "Bearer x", "content-type": "application/x-www-form-urlencoded" },

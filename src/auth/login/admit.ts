@@ -7,6 +7,8 @@ import type { Database } from "../../domains/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { PERSON_CLAIM } from "../person-token.js";
 import type { PersonClaim } from "../principal.js";
+import type { TokenRequest } from "../token-request.js";
+import { restrictionClaims } from "../token-restriction.js";
 import type { TokenService } from "../tokens.js";
 
 /** The provider a person signed in with: the server-wide one (`uid` "") or an organization's. */
@@ -57,17 +59,19 @@ export async function issuePersonTokens(
   db: Kysely<Database>,
   tokens: TokenService,
   login: LoginConfig,
-  audience: string,
+  request: Pick<TokenRequest, "audiences" | "restriction">,
   signedIn: SignedIn,
   time: number,
 ): Promise<{ token: string; expiry: string; refreshToken: string }> {
-  const access = await personAccessToken(tokens, login, audience, signedIn);
+  const access = await personAccessToken(tokens, login, request, signedIn);
   const refresh = await startRefreshFamily(db, signedIn, refreshLifetimesOf(login, signedIn.person.idp !== ""), time);
   return { token: access.token, expiry: access.expiry.toISOString(), refreshToken: refresh.token };
 }
 
-export function personAccessToken(tokens: TokenService, login: LoginConfig, audience: string, signedIn: SignedIn) {
-  return tokens.issue({ subject: signedIn.identityUid, audience, ttlSeconds: login.accessTokenTtlSeconds, claims: { [PERSON_CLAIM]: signedIn.person } });
+/** A person's access token for `request`'s audiences, narrowed to its restriction when it has one. */
+export function personAccessToken(tokens: TokenService, login: LoginConfig, request: Pick<TokenRequest, "audiences" | "restriction">, signedIn: SignedIn) {
+  const claims = { [PERSON_CLAIM]: signedIn.person, ...(request.restriction && restrictionClaims(request.restriction)) };
+  return tokens.issue({ subject: signedIn.identityUid, audience: request.audiences, ttlSeconds: login.accessTokenTtlSeconds, claims });
 }
 
 /** A claim's string values: a string, or the strings of an array. */

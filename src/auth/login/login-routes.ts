@@ -30,7 +30,10 @@ import { requestIdOf } from "../../telemetry/request-id.js";
 import { BodyRefusedError, readBody } from "../../transport/http/body-reader.js";
 import { bearerToken } from "../../transport/http/credentials.js";
 import type { NodeRequest, NodeResponse } from "../../transport/http/node-types.js";
-import { sendStatus, writeJson } from "../../transport/http/status-json.js";
+import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../../transport/http/status-json.js";
+import { createRegistry } from "@bufbuild/protobuf";
+import { file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
+import { readTokenRequest } from "../token-request.js";
 import type { TokenService } from "../tokens.js";
 import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
 import { page, redirect } from "./pages.js";
@@ -56,6 +59,8 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 4.1. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const MAX_CLIENT_STATE = 512;
+/** The detail types a Status written here may carry. */
+const STATUS_REGISTRY = createRegistry(file_google_rpc_error_details);
 /** The reason of every answer about a provider the server cannot use (502, `Retry-After`). */
 const PROVIDER_UNREACHABLE = "IDENTITY_PROVIDER_UNREACHABLE";
 
@@ -107,7 +112,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     [LOGIN_PATHS.deviceCode]: { method: "POST", handle: deviceCode },
     [LOGIN_PATHS.device]: { method: "GET,POST", handle: device },
     [LOGIN_PATHS.revoke]: { method: "POST", handle: revoke },
-    [LOGIN_PATHS.refresh]: { method: "POST", handle: refresh },
+    [LOGIN_PATHS.refresh]: { method: "GET,POST", handle: refresh },
   };
 
   return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
@@ -248,7 +253,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   }
 
   async function answerTokens(res: NodeResponse, signedIn: SignedIn): Promise<void> {
-    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db, tokens, login, config.apiUrl, signedIn, now())), noStore);
+    writeJson(res, 200, JSON.stringify(await issuePersonTokens(db, tokens, login, { audiences: [config.apiUrl] }, signedIn, now())), noStore);
   }
 
   async function token(_req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
@@ -351,7 +356,13 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
    * TokenPair, once the person's provider was asked again (`createProviderRecheck`): a session it
    * ends is 401 and its family revoked; a provider that cannot be asked is 502 with nothing spent.
    */
-  async function refresh(req: NodeRequest, res: NodeResponse, _params: URLSearchParams, log: Logger): Promise<void> {
+  async function refresh(req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger): Promise<void> {
+    // `aud`, `cap` and `scope(s)` choose the access token's audiences and narrow it (token-request.ts); nothing else is taken.
+    const { request, violations } = readTokenRequest([params], [], config);
+    if (violations.length > 0) {
+      writeStatus(res, 400, invalidArgumentError(violations), { registry: STATUS_REGISTRY, domain }, noStore);
+      return;
+    }
     const presented = bearerToken(req.headers.authorization);
     if (presented === undefined) {
       sendStatus(res, 401, { code: Code.Unauthenticated, message: "Unauthenticated: the request needs `Authorization: Bearer <refresh token>`" }, domain, noStore);
@@ -381,7 +392,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     const rotation = await rotateRefreshToken(db, presented, lifetimes, now(), verdict.signedIn);
     if ("refused" in rotation) return refused(rotation.refused);
     const { signedIn, next } = rotation;
-    const access = await personAccessToken(tokens, login, config.apiUrl, signedIn);
+    const access = await personAccessToken(tokens, login, request, signedIn);
     writeJson(
       res,
       200,

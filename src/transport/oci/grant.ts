@@ -1,4 +1,5 @@
 import { grantsFrom, type Grants } from "../../auth/principal.js";
+import { restrictedGrants, type TokenRestriction } from "../../auth/token-restriction.js";
 import { findOrganizationByName, grantsOf } from "../../domains/iam/index.js";
 import { findRepository, type RepositoryName } from "../../domains/registry/index.js";
 import type { Db } from "../../domains/schema.js";
@@ -54,13 +55,14 @@ export const CATALOG_ENTRY: CatalogEntry = { type: "registry", name: "catalog", 
 export type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 
 /**
- * The identity `subject` (a verified token's `sub`) with its role bindings as they are now.
+ * The identity `subject` (a verified token's `sub`) with its role bindings as they are now, within
+ * the token's `restriction` (its claims' `restrictionOf`; none for a pull token).
  * Throws 401 (with `challenge`) when the identity no longer exists: its tokens died with it.
  */
-export async function identityCaller(db: Db, subject: string, challenge: ResponseHeaders): Promise<Caller> {
+export async function identityCaller(db: Db, subject: string, challenge: ResponseHeaders, restriction?: TokenRestriction): Promise<Caller> {
   const pairs = await grantsOf(db, subject);
   if (pairs === undefined) fail(401, "UNAUTHORIZED", "the token's identity no longer exists", null, challenge);
-  return { subject, grants: grantsFrom(pairs) };
+  return { subject, grants: restrictedGrants(grantsFrom(pairs), restriction) };
 }
 
 function notFound(name: RepositoryName): never {

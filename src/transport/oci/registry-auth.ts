@@ -6,6 +6,7 @@ import type { RepositoryName } from "../../domains/registry/index.js";
 import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 import { pullTokenLive } from "../../domains/iam/index.js";
+import { restrictionOf } from "../../auth/token-restriction.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
@@ -79,7 +80,7 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
   const subject = claims.sub ?? "";
   if (claims.access === undefined && subject !== ANONYMOUS_SUBJECT) {
     const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
-    return Object.assign({}, await grant(ctx, await identityCaller(ctx.db, subject, challenge), { name, actions: [action] }), { subject });
+    return Object.assign({}, await grant(ctx, await identityCaller(ctx.db, subject, challenge, restrictionOf(claims)), { name, actions: [action] }), { subject });
   }
   if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, subject, challengeScope(name, action));
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
@@ -105,5 +106,5 @@ export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): 
   }
   if (claims.sub === ANONYMOUS_SUBJECT) return { subject: ANONYMOUS_SUBJECT };
   const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: CATALOG_SCOPE, error: "invalid_token" }) };
-  return identityCaller(ctx.db, claims.sub, challenge);
+  return identityCaller(ctx.db, claims.sub, challenge, restrictionOf(claims));
 }

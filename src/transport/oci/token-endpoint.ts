@@ -1,16 +1,22 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { bearerToken } from "../http/credentials.js";
 import { writeJson } from "../http/status-json.js";
-import { acceptPullToken } from "../../domains/iam/index.js";
+import { acceptPullToken, getIdentity } from "../../domains/iam/index.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, NO_STORE, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
+import { restrictionClaims, restrictionOf, type TokenRestriction } from "../../auth/token-restriction.js";
+import { isUidp } from "../../aip/uidp.js";
+import { ExchangeRefused, verifyForIdentity } from "../../auth/exchange.js";
+import { NotFoundError } from "../../store/errors.js";
 import { DELETE, isCatalogScope, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
 /** Registry tokens live 5 minutes: long enough for a pull, short enough that a revoked binding stops working soon. */
 export const REGISTRY_TOKEN_TTL_SECONDS = 300;
 /** Most scopes one token request may ask for. */
 export const MAX_SCOPES = 8;
+/** The longest signed password (a JWT) read: far above a static key's token, far below a header's bound. */
+const MAX_SIGNED_PASSWORD = 8192;
 
 /** What a request to `/token` authenticates with: a platform token (as a Bearer token or Basic's password), or a pull token's username and password. */
 type Credential = { token: string; via: "bearer" | "basic" } | { username: string; password: string };
@@ -39,7 +45,7 @@ function credentialOf(req: NodeRequest, registryUrl: string): Credential | undef
  * Who asks, and for a pull token until when its registry tokens may live. Notes the kind of
  * credential and, once verified, its subject as the request's actor (`ctx.note`).
  */
-async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<{ caller: Caller; pullTokenExpiry?: number }> {
+async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<CallerOf> {
   const { config, tokens, db, note } = ctx;
   const credential = credentialOf(req, config.registryUrl);
   note.credential = credential === undefined ? "none" : "username" in credential ? "pull_token" : credential.via;
@@ -49,10 +55,11 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
   }
   const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: challengeScope, error: "invalid_token" }) };
   if ("username" in credential) {
-    const accepted = await acceptPullToken(db, credential.username, credential.password, ctx.now());
+    const signed = isJwt(credential.password);
+    const accepted = signed ? await acceptSignedPassword(ctx, credential.username, credential.password) : await acceptPullToken(db, credential.username, credential.password, ctx.now());
     if (accepted === undefined) fail(401, "UNAUTHORIZED", "the pull token is unknown, revoked or expired", null, invalid);
     note.actor = { subject: accepted.identity, pullToken: true };
-    return { caller: await identityCaller(db, accepted.identity, invalid), pullTokenExpiry: accepted.expireTime };
+    return { caller: await identityCaller(db, accepted.identity, invalid), pullToken: { expireTime: accepted.expireTime, ours: !signed } };
   }
   let claims;
   try {
@@ -64,7 +71,48 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
     fail(401, "UNAUTHORIZED", "a registry token cannot be exchanged for another; use a platform token", null, invalid);
   }
   note.actor = { subject: claims.sub };
-  return { caller: await identityCaller(db, claims.sub, invalid) };
+  const restriction = restrictionOf(claims);
+  return { caller: await identityCaller(db, claims.sub, invalid, restriction), restriction };
+}
+
+/**
+ * Who asks: `caller`; for a pull token, until when its registry tokens may live and whether it is
+ * one of ours (its registry tokens then say so, and each use checks it still lives); for a platform
+ * token, the restriction it carries.
+ */
+interface CallerOf {
+  caller: Caller;
+  pullToken?: { expireTime: number; ours: boolean };
+  restriction?: TokenRestriction;
+}
+
+/** Three dot-separated base64url parts: a JWT, not one of our `pap_` passwords. */
+function isJwt(password: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(password) && password.length <= MAX_SIGNED_PASSWORD;
+}
+
+/**
+ * The hosted service's pull tokens: `username` is a static-keys identity's uid, the password a JWT
+ * its key signed (issuer, subject and expiry checked as the token exchange checks them). Its
+ * registry tokens end when the JWT does. Undefined when it does not verify.
+ */
+async function acceptSignedPassword(ctx: RegistryContext, username: string, password: string): Promise<{ identity: string; expireTime: number } | undefined> {
+  if (!isUidp(username)) return undefined;
+  let identity;
+  try {
+    identity = await getIdentity(ctx.db, username);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+  if (identity.static_keys === "") return undefined;
+  try {
+    const claims = await verifyForIdentity(password, identity, undefined, ctx.now());
+    return { identity: identity.uid, expireTime: (claims.exp ?? 0) * 1000 };
+  } catch (error) {
+    if (error instanceof ExchangeRefused) return undefined;
+    throw error;
+  }
 }
 
 /** Joins entries naming the same repository. */
@@ -97,8 +145,8 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   // The catalog scope is granted to every caller: `/v2/_catalog` lists what the token's subject may pull.
   const catalog = texts.some(isCatalogScope);
   const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
-  const { caller, pullTokenExpiry } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
-  if (pullTokenExpiry !== undefined) ctx.note.change = { action: "registry.pull_token.use", resource: texts.join(" ") };
+  const { caller, pullToken, restriction } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  if (pullToken !== undefined) ctx.note.change = { action: "registry.pull_token.use", resource: texts.join(" ") };
 
   const entries: AccessEntry[] = [];
   let firstFailure: RegistryFailure | undefined;
@@ -112,13 +160,18 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   }
   if (entries.length === 0 && !catalog && firstFailure !== undefined) throw firstFailure;
 
-  // A pull token's registry tokens end with it, and say they came from one (the endpoints then check it still lives).
-  const ttlSeconds = pullTokenExpiry === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((pullTokenExpiry - ctx.now()) / 1000)));
+  // A pull token's registry tokens end with it; ours also say they came from one (the endpoints then check it still lives).
+  const ttlSeconds = pullToken === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((pullToken.expireTime - ctx.now()) / 1000)));
   const { token, expiry } = await tokens.issue({
     subject: caller.subject,
     audience: config.registryUrl,
     ttlSeconds,
-    claims: { access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])], ...(pullTokenExpiry === undefined ? {} : { [PULL_TOKEN_CLAIM]: true }) },
+    // A restricted platform token's registry token keeps the restriction (the catalog lists within it).
+    claims: {
+      access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])],
+      ...(pullToken?.ours ? { [PULL_TOKEN_CLAIM]: true } : {}),
+      ...(restriction === undefined ? {} : restrictionClaims(restriction)),
+    },
   });
   const issuedAt = new Date(expiry.getTime() - ttlSeconds * 1000);
   writeJson(res, 200, JSON.stringify({ token, access_token: token, expires_in: ttlSeconds, issued_at: issuedAt.toISOString() }), REGISTRY_VERSION_HEADERS, NO_STORE, { pragma: "no-cache" });
