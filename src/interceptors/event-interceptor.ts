@@ -25,7 +25,8 @@ import { withTransactionHook } from "../store/transaction.js";
  *   Empty (the created or updated resource, with its uid and times), else (a Delete) its
  *   request; as `eventBody` writes it: protojson without secret and INPUT_ONLY fields;
  * - subject: the answer's `uid` (v1: `id`), else its first `*_uid` field, else the uid of what
- *   the transaction returned, else the request's `uid` or its resource's `uid`;
+ *   the transaction returned, else the request's `uid` or its resource's `uid`, else the group the
+ *   call was authorized on (AcceptTerms: the group whose terms were accepted);
  * - group: the group the call was authorized on, else the subject's organization;
  * - actor: the caller's identity;
  * - a v1 call writes the event of the v2 call it made (`v2CallKey`): the v2 method's type and
@@ -40,8 +41,8 @@ export function eventInterceptor(options: { typePrefix: string; now: () => numbe
     return withTransactionHook(async (trx, result) => {
       const { method, message } = req.contextValues.get(v2CallKey) ?? { method: req.method as DescMethod, message: req.message as Message };
       const answer = method.output.typeName !== EmptySchema.typeName && isMessage(result, method.output) ? result : undefined;
-      const subject = (answer && answerUid(method.output, answer)) ?? uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? "";
       const scope = req.contextValues.get(scopeKey);
+      const subject = (answer && answerUid(method.output, answer)) ?? uidOf(result) ?? requestUid(message as unknown as Record<string, unknown>) ?? scope ?? "";
       const group = scope ?? (isUidp(subject) ? rootOf(subject) : "");
       const principal = req.contextValues.get(principalKey);
       const [desc, body] = answer ? [method.output, answer] : [method.input, message];

@@ -43,12 +43,20 @@ export function createAuthService({ db, now }: ServiceDeps): ServiceImpl<typeof 
       const violations = new Violations().text("code", req.code, { required: true, max: 128 });
       violations.throwIfAny();
       if (req.identityId !== "" && req.identityId !== caller.identityUid) throw invalidField("identity_id", "must be empty or the caller's own identity");
-      return inTransaction(db, ctx.signal, async (trx) => {
-        const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
-        // The event's group: the one the person joined.
-        ctx.values.set(scopeKey, done.groupUid);
-        return create(SessionSchema, { identity: done.identityUid, group: done.groupUid });
-      });
+      // A second registration with the same code answers the same Session and changes nothing: no event.
+      let bound = false;
+      return inTransaction(
+        db,
+        ctx.signal,
+        async (trx) => {
+          const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
+          bound = done.bound;
+          // The event's group: the one the person joined.
+          ctx.values.set(scopeKey, done.groupUid);
+          return create(SessionSchema, { identity: done.identityUid, group: done.groupUid });
+        },
+        { changed: () => bound },
+      );
     },
   };
 }

@@ -146,10 +146,11 @@ export function cloudEventHeaders(event: EventRow, source: string, token: string
     "ce-id": event.id,
     "ce-source": source,
     "ce-type": event.type,
-    "ce-subject": event.subject,
     "ce-time": new Date(Number(event.time)).toISOString(),
     "ce-group": event.group_uid,
     "ce-audience": "customer",
+    // CloudEvents 1.0: `subject`, when present, is a non-empty string.
+    ...(event.subject === "" ? {} : { "ce-subject": event.subject }),
     ...(event.body_type === "" ? {} : { "ce-bodytype": event.body_type }),
   };
 }

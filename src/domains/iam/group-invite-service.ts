@@ -107,10 +107,18 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       const caller = ctx.values.get(principalKey);
       if (!caller) throw unauthenticated("redeeming an invite needs `Authorization: Bearer <token>`");
       new Violations().text("code", req.code, { required: true, max: 128 }).throwIfAny();
-      return inTransaction(db, ctx.signal, async (trx) => {
-        const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
-        return create(RedeemGroupInviteResponseSchema, { roleBindingUid: done.bindingUid, groupUid: done.groupUid, roleUid: done.roleUid });
-      });
+      // Redeeming again answers the binding the identity has and changes nothing: no event.
+      let bound = false;
+      return inTransaction(
+        db,
+        ctx.signal,
+        async (trx) => {
+          const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
+          bound = done.bound;
+          return create(RedeemGroupInviteResponseSchema, { roleBindingUid: done.bindingUid, groupUid: done.groupUid, roleUid: done.roleUid });
+        },
+        { changed: () => bound },
+      );
     },
   };
 }

@@ -176,6 +176,8 @@ export interface Redemption {
   roleUid: string;
   /** The binding made, or the one the identity already had. */
   bindingUid: string;
+  /** Whether this redemption made the binding (false: the identity had it; nothing changed). */
+  bound: boolean;
 }
 
 /**
@@ -212,11 +214,12 @@ export async function redeemInvite(
   if (redeemer.person && isRoot(identityUid) && identityUid === serverWidePersonUid(redeemer.person)) await ensureServerWidePerson(db, redeemer.person, time);
   else if (!(await identityExists(db, identityUid))) throw notFound("identity", identityUid);
   let bindingUid = await existingBinding(db, invite.group_uid, identityUid, invite.role_uid);
+  const bound = !bindingUid;
   if (!bindingUid) {
     if (invite.single_use === 1 && !(await markGroupInviteUsed(db, invite.uid, time))) throw inviteUsed(invite.uid);
     bindingUid = (await bindRole(db, invite.group_uid, identityUid, invite.role_uid, time)).uid;
   }
-  return { identityUid, groupUid: invite.group_uid, roleUid: invite.role_uid, bindingUid };
+  return { identityUid, groupUid: invite.group_uid, roleUid: invite.role_uid, bindingUid, bound };
 }
 
 /** The person a platform token's `person` claim describes. */
