@@ -14,6 +14,7 @@ import { createUpstreamKeys } from "../auth/upstream-keys.js";
 import { advisoryFeedsConfigOf, eventsConfigOf, retentionConfigOf, scanConfigOf, type ServerConfig } from "../config.js";
 import { frameworkErrorAsApiError, withFrameworkErrorsAsApiErrors } from "../transport/rpc/framework-errors.js";
 import { withSpecGrpcMessage } from "../transport/rpc/grpc-message.js";
+import { withMessageJsonAnswers } from "../transport/rpc/adapter-json.js";
 import { withCors } from "../transport/http/cors.js";
 import { connectionKey, protocolKey, type WireProtocol } from "../interceptors/request-context.js";
 import { createDualListener, cutShort, type DualListener, type FailureAnswer } from "../transport/listener.js";
@@ -112,7 +113,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     routes(r) {
       router = r;
       host.routes(recordingRouter(r, implementations));
-      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(handler, logger, errorDomain)));
+      r.handlers.forEach((handler, i) => (r.handlers[i] = withFrameworkErrorsAsApiErrors(withMessageJsonAnswers(handler), logger, errorDomain)));
     },
     contextValues: rpcContextValues,
   });

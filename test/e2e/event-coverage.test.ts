@@ -32,9 +32,9 @@ import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
 import { serverWidePersonUid } from "../../src/domains/iam/index.js";
 import { API_SERVICES } from "../../src/domains/index.js";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
-import { getOption } from "@bufbuild/protobuf";
+import { fromJson, getOption } from "@bufbuild/protobuf";
 import { eventType } from "../../src/interceptors/event-interceptor.js";
-import { hiddenFromEvents } from "../../src/domains/events/event-body.js";
+import { eventBody } from "../../src/domains/events/event-body.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { serveOverWires } from "../support/over-wires.js";
@@ -56,8 +56,12 @@ const V1_WITHOUT_TWIN = new Set(["platform.registry.v1.Registry/UpdateTag", "pla
 const NOT_WALKED: Record<string, string> = {};
 
 /** An answer as its event carries it: without the fields no event carries (secrets, INPUT_ONLY). */
+/**
+ * An answer (canonical proto JSON, as the wires give it) as its event writes it: the one rendering
+ * (`messageJson`), without the fields no event carries (secret and input-only ones, at any depth).
+ */
 function asInEvent(desc: DescMessage, answer: JsonObject): JsonObject {
-  return Object.fromEntries(Object.entries(answer).filter(([key]) => !desc.fields.some((f) => f.jsonName === key && hiddenFromEvents(f))));
+  return eventBody(desc, fromJson(desc, answer));
 }
 
 /** A new identity of the organization with no binding, and its token. */

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { JsonObject } from "@bufbuild/protobuf";
+import { fromJson, type JsonObject } from "@bufbuild/protobuf";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { SubscriptionsService } from "../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
@@ -23,6 +23,8 @@ import { importImages } from "../../src/domains/registry/import.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { messageJson } from "../../src/aip/message-json.js";
+import { RepoSchema } from "../../gen/platform/registry/v2/repo_pb.js";
 import { connectWire, methodOf, WIRE_NAMES, type Wire } from "../support/wires.js";
 
 /** A CloudEvent as a sink received it. */
@@ -158,7 +160,7 @@ describe("events are delivered, signed, in order, and only for committed changes
     assert.equal(first.headers["ce-audience"], "customer");
     assert.equal(first.headers["ce-bodytype"], "platform.registry.v2.Repo");
     assert.equal(first.body.actor.subject, server.ownerUid);
-    assert.deepEqual(first.body.body, repo.body, "a created event's body is the created resource, uid and times included");
+    assert.deepEqual(first.body.body, messageJson(RepoSchema, fromJson(RepoSchema, repo.body!)), "a created event's body is the created resource as every answer renders it, uid and times included");
     assert.equal(first.body.body.uid, repoUid);
     assert.equal(received[1].headers["ce-bodytype"], "platform.registry.v2.Repo");
     assert.deepEqual([received[1].body.body.uid, received[1].body.body.description], [repoUid, "d"], "an updated event's body is the resource as updated");

@@ -6,7 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
-import { responseJson } from "../../src/transport/rest/response-json.js";
+import { messageJson } from "../../src/aip/message-json.js";
 
 /** What a call returned, the same shape whatever the protocol. */
 export interface Outcome {
@@ -157,14 +157,14 @@ export function restWire(port: number): Wire {
 
 /**
  * A successful REST body, checked against the REST conventions (every implicit field written,
- * timestamps with milliseconds: src/transport/rest/response-json.ts), then in canonical proto JSON so that
+ * timestamps with milliseconds: src/aip/message-json.ts), then in canonical proto JSON so that
  * outcomes compare equal across wires.
  */
 function canonicalRestBody(method: DescMethod, json: JsonObject): JsonObject {
   if (method.output.typeName === "google.protobuf.Empty") return json;
   const message = fromJson(method.output, json, { registry: detailRegistry });
   const protoFieldNames = isV1(method.parent);
-  assert.deepEqual(json, responseJson(method.output, message, detailRegistry, { protoFieldNames }), `REST conventions of ${method.output.typeName}`);
+  assert.deepEqual(json, messageJson(method.output, message, { registry: detailRegistry, protoFieldNames }), `REST conventions of ${method.output.typeName}`);
   return toJson(method.output, message, { registry: detailRegistry }) as JsonObject;
 }
 

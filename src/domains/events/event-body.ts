@@ -1,15 +1,16 @@
-import { getOption, toJson, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
+import { getOption, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
+import { messageJson } from "../../aip/message-json.js";
 import { field_behavior, FieldBehavior } from "../../../gen/google/api/field_behavior_pb.js";
 import { secret } from "../../../gen/platform/common/v1/events_pb.js";
 
 /**
- * The body of an event about a proto message: the message as protojson (JSON names, fields at
- * their default left out, as the hosted service writes it) without the fields no event carries,
+ * The body of an event about a proto message: the message as every answer writes it
+ * (`messageJson`: JSON names, zero values written, timestamps with milliseconds) without the fields no event carries,
  * at any depth: those marked `(platform.common.v1.secret)` (an invite's code, a client secret)
  * and INPUT_ONLY ones (what a caller sends but a Get never shows).
  */
 export function eventBody(desc: DescMessage, message: Message): JsonObject {
-  return withoutHidden(desc, toJson(desc, message, { alwaysEmitImplicit: false }) as JsonObject);
+  return withoutHidden(desc, messageJson(desc, message) as JsonObject);
 }
 
 /** Whether a field is left out of event bodies. */

@@ -8,7 +8,7 @@ import type { UnaryAnswer } from "../rpc/call.js";
 import { encodedOnce } from "../rpc/encoded-once.js";
 import { responseHeaders } from "../rpc/headers.js";
 import type { RestRoute } from "./http-rules.js";
-import { responseJson } from "./response-json.js";
+import { messageJson } from "../../aip/message-json.js";
 
 /** Writes a failed call's error as a Status, with its headers worth passing on; a 401 with a Bearer challenge. */
 export function writeCallError(req: NodeRequest, res: NodeResponse, error: ConnectError, target: StatusTarget): void {
@@ -31,7 +31,7 @@ export function writeAnswer(res: NodeResponse, route: RestRoute, answer: UnaryAn
   }
   const protoFieldNames = isV1(route.method.parent);
   const body = encodedOnce(answer.message, `rest json ${protoFieldNames} ${route.responseField?.name ?? ""}`, () => {
-    let json = responseJson(output, answer.message, target.registry, { protoFieldNames });
+    let json = messageJson(output, answer.message, { registry: target.registry, protoFieldNames });
     if (route.responseField) json = (json as Record<string, JsonValue>)[protoFieldNames ? route.responseField.name : route.responseField.jsonName] ?? null;
     return JSON.stringify(json);
   });

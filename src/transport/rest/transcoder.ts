@@ -83,7 +83,7 @@ export type RestHandler = (req: NodeRequest, res: NodeResponse) => Promise<boole
  *
  * Answers:
  * - success: 200 with the output message as JSON (lowerCamel names, int64 as strings, zero
- *   values written, timestamps with milliseconds: see response-json.ts), or only the
+ *   values written, timestamps with milliseconds: see aip/message-json.ts), or only the
  *   `response_body` field; a google.protobuf.Empty output is 200 with an empty body.
  * - errors: a google.rpc.Status JSON body, HTTP status from the standard gRPC mapping; a 401
  *   carries `WWW-Authenticate: Bearer` (RFC 6750, `bearerChallenge`).

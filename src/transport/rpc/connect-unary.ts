@@ -1,6 +1,6 @@
 import { promisify } from "node:util";
 import { brotliCompress, gzip } from "node:zlib";
-import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { fromBinary, fromJsonString, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { getJsonOptions } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, contentTypeUnaryRegExp, errorToJsonBytes, parseTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
@@ -10,6 +10,7 @@ import { encodedOnce } from "./encoded-once.js";
 import { MAX_TIMEOUT_MS, startExchange, writeOrDestroy, type CallOutcome } from "./exchange.js";
 import { headerValue, responseHeaders } from "./headers.js";
 import { unaryMethodsByPath } from "./method-paths.js";
+import { messageJson } from "../../aip/message-json.js";
 import type { UnaryPathOptions } from "./options.js";
 
 const gzipAsync = promisify(gzip);
@@ -18,8 +19,9 @@ const brotliAsync = promisify(brotliCompress);
 /**
  * The JSON options of every Connect JSON call, this path's and the adapter's (server.ts gives it
  * these): connect-es's defaults, but a key naming no field is refused, not ignored (a misspelled
- * field must not be a silent no-op). protobuf-es stops at the first such key, which the error
- * interceptor's rules name in a BadRequest (`toConnectError`).
+ * field must not be a silent no-op; protobuf-es stops at the first such key, which the error
+ * interceptor's rules name in a BadRequest, `toConnectError`). Answers are written as every answer
+ * is (`messageJson`): here by this path, through the adapter by `withMessageJsonAnswers`.
  */
 export const JSON_OPTIONS = getJsonOptions({ ignoreUnknownFields: false });
 /** connect-es's default `compressMinBytes`: a smaller body is never compressed. */
@@ -139,13 +141,13 @@ async function write(res: NodeResponse, outcome: CallOutcome<Body>, binary: bool
 }
 
 /** An answer's body, and its content coding when compressed. */
-interface Body {
+export interface Body {
   bytes: Uint8Array | Promise<Uint8Array>;
   encoding?: string;
 }
 
 /** `bytes` compressed when the client accepts `compression` and they are 1 KiB or more, as connect-es does. */
-function compressedIfAccepted(bytes: Uint8Array, compression: string | undefined): Body {
+export function compressedIfAccepted(bytes: Uint8Array, compression: string | undefined): Body {
   if (compression === undefined || bytes.byteLength < COMPRESS_MIN_BYTES) return { bytes };
   return { bytes: COMPRESSIONS[compression](bytes), encoding: compression };
 }
@@ -172,7 +174,7 @@ function encodeBinary(method: DescMethod, message: Message): Uint8Array {
 
 function encodeJson(method: DescMethod, message: Message): Uint8Array {
   try {
-    return Buffer.from(toJsonString(method.output, message, JSON_OPTIONS));
+    return Buffer.from(JSON.stringify(messageJson(method.output, message)));
   } catch (e) {
     throw ConnectError.from(e, Code.Internal);
   }
@@ -207,7 +209,11 @@ async function readMessage(req: NodeRequest, max: number): Promise<Buffer> {
 
 /** The response compression connect-es negotiates from `accept-encoding`: the first offered name it lists. */
 function compressionOf(req: NodeRequest): string | undefined {
-  const accepted = headerValue(req.headers["accept-encoding"]);
+  return negotiatedCompression(headerValue(req.headers["accept-encoding"]));
+}
+
+/** The first name of an `accept-encoding` value that connect-es compresses with, or undefined. */
+export function negotiatedCompression(accepted: string | null): string | undefined {
   if (accepted === null || accepted === "") return undefined;
   for (const name of accepted.split(",")) {
     const trimmed = name.trim();

@@ -1,22 +1,32 @@
 import { toJson } from "@bufbuild/protobuf";
 import type { DescField, DescMessage, JsonObject, JsonValue, Message, Registry } from "@bufbuild/protobuf";
-import { messageOf } from "./field-path.js";
 
 /**
- * The JSON of a REST answer (docs/decisions.md, "REST responses"):
+ * The one JSON rendering of a message, whatever carries it: REST answers, Connect's JSON answers
+ * and event bodies (docs/decisions.md, "One JSON rendering"):
  * - every implicit-presence field is written, zero values included (`false`, `0`, `""`, `[]`),
- *   as gateways in front of gRPC services emit them; unset `optional` and message fields stay absent;
- * - every google.protobuf.Timestamp carries exactly three fraction digits (`...T10:00:00.000Z`);
+ *   as the hosted service's gateway emits them; unset `optional` and message fields stay absent;
+ * - every google.protobuf.Timestamp carries exactly three fraction digits (`...T10:00:00.000Z`,
+ *   the contract's "ISO 8601 UTC with milliseconds"; still canonical proto3 JSON);
  * - with `protoFieldNames` (the answers of v1 methods, as the hosted v1 gateway wrote them),
  *   keys are proto field names (`created_at`), else JSON names (`createTime`).
+ * `registry` resolves `google.protobuf.Any` values.
  */
-export function responseJson(desc: DescMessage, message: Message, registry: Registry, options: { protoFieldNames?: boolean } = {}): JsonValue {
+export function messageJson(desc: DescMessage, message: Message, options: { registry?: Registry; protoFieldNames?: boolean } = {}): JsonValue {
   const protoFieldNames = options.protoFieldNames ?? false;
-  const json = toJson(desc, message, { registry, alwaysEmitImplicit: true, useProtoFieldName: protoFieldNames });
+  const json = toJson(desc, message, { registry: options.registry, alwaysEmitImplicit: true, useProtoFieldName: protoFieldNames });
   return withMillisecondTimes(desc, json, protoFieldNames ? (f) => f.name : (f) => f.jsonName);
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
+
+/** The message a field holds (singular, in a list, or as a map's values), or undefined for scalars and enums. */
+function messageOf(field: DescField): DescMessage | undefined {
+  if (field.fieldKind === "message") return field.message;
+  if (field.fieldKind === "list" && field.listKind === "message") return field.message;
+  if (field.fieldKind === "map" && field.mapKind === "message") return field.message;
+  return undefined;
+}
 const RFC3339 = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/;
 
 /** `2026-11-23T10:00:00Z` -> `2026-11-23T10:00:00.000Z`; finer fractions are cut to milliseconds. */
@@ -62,4 +72,14 @@ function withMillisecondTimes(desc: DescMessage, json: JsonValue, keyOf: (field:
     } else object[key] = withMillisecondTimes(target, value, keyOf);
   }
   return object;
+}
+
+/** Whether messages of `desc` can hold a google.protobuf.Timestamp, at any depth. */
+export function holdsTimestamps(desc: DescMessage): boolean {
+  return desc.typeName === TIMESTAMP || fieldsLeadingToTimes(desc).length > 0;
+}
+
+/** Canonical proto3 JSON of `desc` (JSON names) with every Timestamp given exactly three fraction digits, in place. */
+export function withMillisecondTimestamps(desc: DescMessage, json: JsonValue): JsonValue {
+  return withMillisecondTimes(desc, json, (f) => f.jsonName);
 }
