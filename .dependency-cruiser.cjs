@@ -2,9 +2,13 @@
  * The layering of src/ (docs/architecture.md), checked by `npm run check` (`npm run deps`):
  *
  *   cli, server (composition root)        may import anything
- *   transport (listener, http, rpc, rest, oci), interceptors, auth, system, telemetry
+ *   transport (listener, http, rpc, rest, oci, auth), interceptors, system, telemetry
  *                                         reach a domain only through its face (index.ts)
  *   domains/<d>                           reach another domain only through its face; no transport
+ *   domains/kit (domain, schema, tables, standard methods, jobs)
+ *                                         below the domains: imports none of them (but the tables' types)
+ *   access (tokens, principal, capabilities, rules)
+ *                                         imports no domain, no transport
  *   aip (AIP helpers), store, engines,
  *   command (the command-line kit)       import nothing above them
  *   cli/client (login, whoami, ...)      a client of the API: node, openid-client/jose and the command kit only
@@ -22,20 +26,41 @@ module.exports = {
       name: "domain-through-its-face",
       severity: "error",
       comment: "Outside the domains, a domain is reached only through its face (src/domains/<d>/index.ts).",
-      from: { path: "^src/", pathNot: "^src/domains/" },
-      to: { path: "^src/domains/[^/]+/", pathNot: "^src/domains/[^/]+/index\\.ts$" },
+      from: { path: "^src/", pathNot: ["^src/domains/", "^src/server/(domains|commands)\\.ts$"] },
+      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/[^/]+/index\\.ts$", "^src/domains/kit/"] },
+    },
+    {
+      name: "only-the-domain-list-loads-modules",
+      severity: "error",
+      comment: "The domain list (src/server/domains.ts) and the command list load a domain's module or commands; nothing else reaches past a face.",
+      from: { path: "^src/server/(domains|commands)\\.ts$" },
+      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/[^/]+/(index|module|commands)\\.ts$", "^src/domains/kit/"] },
     },
     {
       name: "domain-to-domain-through-its-face",
       severity: "error",
-      comment: "A domain reaches another domain only through that one's face.",
-      from: { path: "^src/domains/([^/]+)/" },
-      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/$1/", "^src/domains/[^/]+/index\\.ts$"] },
+      comment: "A domain reaches another domain only through that one's face; the kit below them is reached directly.",
+      from: { path: "^src/domains/([^/]+)/", pathNot: "^src/domains/kit/" },
+      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/$1/", "^src/domains/[^/]+/index\\.ts$", "^src/domains/kit/"] },
+    },
+    {
+      name: "kit-below-the-domains",
+      severity: "error",
+      comment: "The domain kit (src/domains/kit/) is what every domain builds on: it imports no domain (the shared schema joins their table types only).",
+      from: { path: "^src/domains/kit/", pathNot: "^src/domains/kit/(schema|deps)\\.ts$" },
+      to: { path: "^src/domains/", pathNot: "^src/domains/kit/" },
+    },
+    {
+      name: "access-imports-no-domain",
+      severity: "error",
+      comment: "Access (tokens, principal, capabilities, rules) is the kernel the domains and hosts share: it imports no domain, no transport, no host.",
+      from: { path: "^src/access/" },
+      to: { path: "^src/(domains|transport|server|cli|interceptors|system|telemetry)/" },
     },
     {
       name: "domains-no-transport",
       severity: "error",
-      comment: "A domain is independent of the wires and hosts that serve it.",
+      comment: "A domain is independent of the wires and hosts that serve it, the token and login routes (transport/auth) included.",
       from: { path: "^src/domains/" },
       to: { path: "^src/(transport|server|cli|interceptors|system|telemetry)/" },
     },

@@ -12,7 +12,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/store/migrations/**", "src/domains/*/migrations/**", "src/domains/list-query.ts"],
+    files: ["src/store/migrations/**", "src/domains/*/migrations/**", "src/domains/kit/list-query.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {

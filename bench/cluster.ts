@@ -9,7 +9,7 @@ import { TagsService } from "../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../src/aip/uidp.js";
 import { insertGroup } from "../src/domains/iam/store/groups.js";
 import { insertRepo } from "../src/domains/registry/store/repos.js";
-import { openStore } from "../src/domains/open-store.js";
+import { openStore } from "../src/server/open-store.js";
 import { bootstrapChild, startChildServer, type ChildServer } from "../test/support/child-server.js";
 import { POSTGRES_URL } from "../test/support/databases.js";
 import { grpcClient, type ProtocolClient } from "./clients.js";

@@ -13,7 +13,7 @@ import { insertRepo } from "../src/domains/registry/store/repos.js";
 import { createLogger } from "../src/logger.js";
 import { createFileContentStore } from "../src/domains/registry/content/content-store.js";
 import { createServer } from "../src/server/server.js";
-import { openStore } from "../src/domains/open-store.js";
+import { openStore } from "../src/server/open-store.js";
 import { inTransaction } from "../src/store/transaction.js";
 
 /**

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readOsvFeed } from "../src/engines/advisories/osv/feed.js";
 import { importOsvFeed, type ImportCounts } from "../src/domains/vulnerabilities/osv-import.js";
-import { openStore } from "../src/domains/open-store.js";
+import { openStore } from "../src/server/open-store.js";
 import { cpuMicros, type TimedPass } from "./servers/messages.js";
 import { feedFiles } from "./servers/osv-feed.js";
 

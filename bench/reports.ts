@@ -13,7 +13,7 @@ import { importOsvFeed } from "../src/domains/vulnerabilities/osv-import.js";
 import { packageOf, readImageFiles } from "../src/engines/inventory/index.js";
 import { createLogger } from "../src/logger.js";
 import { createFileContentStore } from "../src/domains/registry/content/content-store.js";
-import { openStore } from "../src/domains/open-store.js";
+import { openStore } from "../src/server/open-store.js";
 import { inTransaction } from "../src/store/transaction.js";
 
 /**

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fromBinary, createFileRegistry, type DescEnum, type DescField, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { API_SERVICES } from "../src/domains/index.js";
+import { API_SERVICES } from "../src/server/domains.js";
 import { OPENAPI_FILE, OPENAPI_INFO } from "../src/transport/rest/api-docs.js";
 import { buildOpenApi } from "../src/transport/rest/openapi.js";
 

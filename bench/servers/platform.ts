@@ -11,7 +11,7 @@ import { createFileContentStore } from "../../src/domains/registry/content/conte
 import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";
 import { pushManifest } from "../../src/domains/registry/push.js";
 import { createServer } from "../../src/server/server.js";
-import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/access/capabilities.js";
 import { linkBlob, recordBlob } from "../../src/domains/registry/store/blobs.js";
 import { insertGroup, type GroupRow } from "../../src/domains/iam/store/groups.js";
 import type { IdentityRow } from "../../src/domains/iam/store/identities.js";
@@ -20,7 +20,7 @@ import type { RoleBindingRow } from "../../src/domains/iam/store/role-bindings.j
 import type { TagHistoryRow } from "../../src/domains/registry/store/tag-history.js";
 import { upsertTag, type TagRow } from "../../src/domains/registry/store/tags.js";
 import pg from "pg";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { POSTGRES_URL } from "../../test/support/databases.js";
 import { announce } from "./messages.js";
 import { seedAdvisories } from "./seed-advisories.js";

@@ -3,7 +3,7 @@ import { OsvRecordError } from "../../src/engines/advisories/osv/errors.js";
 import type { FeedEntry } from "../../src/engines/advisories/osv/feed.js";
 import { parseOsvDocument } from "../../src/engines/advisories/osv/parse.js";
 import { importOsvFeed, type ImportCounts } from "../../src/domains/vulnerabilities/osv-import.js";
-import type { Database } from "../../src/domains/schema.js";
+import type { Database } from "../../src/domains/kit/schema.js";
 import { cpuMicros, type TimedPass } from "./messages.js";
 import { ADVISORY_COUNT, derivedCopies, FILTER_NAMES, type DerivedRecord } from "./osv-feed.js";
 

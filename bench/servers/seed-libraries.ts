@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
 import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import type { LibraryPackage } from "../../src/engines/package-feeds/library-package.js";
-import type { Database } from "../../src/domains/schema.js";
+import type { Database } from "../../src/domains/kit/schema.js";
 
 /**
  * The library figure's data: the npm, PyPI and Maven metadata shipped in test/fixtures/libraries

@@ -4,7 +4,7 @@ import type { AuditLog } from "../telemetry/audit-log.js";
 import { countOf, limitOptions, limitsOf, poolSizeOption, scanConfigFrom, scanOptions } from "./limits.js";
 import { CommandError, flag, parse, parseDuration, storeOptions, usage, UsageError, type OptionSpec } from "../command/options.js";
 import type { Command } from "../command/command.js";
-import { advisoryFeedOptions, advisoryFeedsOf, blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../domains/commands.js";
+import { advisoryFeedOptions, advisoryFeedsOf, blobRedirectOf, blobRedirectOptions, contentStoreOf, contentStoreOptions, DOMAIN_COMMANDS, type CommandContext } from "../server/commands.js";
 import { CLIENT_COMMANDS } from "./client/commands.js";
 
 // Each command imports what it runs with once its options are read (dynamic imports below):
@@ -281,7 +281,7 @@ async function serve(args: string[]): Promise<void> {
   const credentials = tlsFiles && (await readTlsCredentials(tlsFiles).catch((error: unknown) => {
     throw error instanceof TlsCredentialsError ? new CommandError(error.message) : error;
   }));
-  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../domains/open-store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
+  const [{ openStore }, { createServer }, { startTracingFromEnv }] = await Promise.all([import("../server/open-store.js"), import("../server/server.js"), import("../telemetry/tracing.js")]);
   const logger = createLogger(logLevel);
   // The server's one line to stderr (where it listens) must not end it when nobody reads stderr any more.
   process.stderr.on("error", () => {});
@@ -418,7 +418,7 @@ async function bootstrap(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("bootstrap", "Create an organization with an owner identity; print {organization, identity, token}.", bootstrapOptions));
   if (!o.org) throw new UsageError("--org is required");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../auth/tokens.js")]);
+  const [{ openStore }, { bootstrapOrganization }, { createTokenService }] = await Promise.all([import("../server/open-store.js"), import("../server/bootstrap.js"), import("../access/tokens.js")]);
   const store = await openStore(o.db as string);
   try {
     const now = Date.now();
@@ -451,9 +451,9 @@ async function owners(args: string[]): Promise<void> {
   if (o.help) return void process.stdout.write(usage("owners", "Print {organization, owners: [{uid, name}]}: the identities bound to the owner role on it.", ownersOptions));
   if (!o.org) throw new UsageError("--org is required");
   const [{ openStore }, { findOrganizationByName, ownersOf }, { builtInRole }] = await Promise.all([
-    import("../domains/open-store.js"),
+    import("../server/open-store.js"),
     import("../domains/iam/index.js"),
-    import("../auth/capabilities.js"),
+    import("../access/capabilities.js"),
   ]);
   const store = await openStore(o.db as string);
   try {
@@ -468,7 +468,7 @@ async function owners(args: string[]): Promise<void> {
 
 async function token(args: string[]): Promise<void> {
   const o = parse(args, tokenOptions);
-  const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../aip/uidp.js"), import("../auth/tokens.js")]);
+  const [{ isUidp }, { createTokenService, MAX_TOKEN_TTL_SECONDS }] = await Promise.all([import("../aip/uidp.js"), import("../access/tokens.js")]);
   if (o.help) return void process.stdout.write(usage("token", `Print a fresh access token for an existing identity, living at most ${MAX_TOKEN_TTL_SECONDS / 3600}h.`, tokenOptions));
   let ttl: number;
   try {
@@ -480,7 +480,7 @@ async function token(args: string[]): Promise<void> {
   const identity = o.identity as string | undefined;
   if (!identity || !isUidp(identity)) throw new UsageError("--identity must be the uid of an identity");
   const apiUrl = apiUrlOf(o);
-  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../domains/open-store.js"), import("../server/bootstrap.js"), import("../domains/iam/index.js")]);
+  const [{ openStore }, { prepareStore }, { getIdentity }] = await Promise.all([import("../server/open-store.js"), import("../server/bootstrap.js"), import("../domains/iam/index.js")]);
   const store = await openStore(o.db as string);
   try {
     await prepareStore(store, Date.now());
@@ -506,7 +506,7 @@ async function runCommand<Context>(name: string, command: Command<Context>, args
 async function runDeclared(name: string, args: string[]): Promise<void> {
   if (Object.hasOwn(CLIENT_COMMANDS, name)) return runCommand(name, CLIENT_COMMANDS[name], args, undefined);
   const context: CommandContext = {
-    openStore: async (url, databaseOptions) => (await import("../domains/open-store.js")).openStore(url, databaseOptions),
+    openStore: async (url, databaseOptions) => (await import("../server/open-store.js")).openStore(url, databaseOptions),
   };
   await runCommand(name, DOMAIN_COMMANDS[name], args, context);
 }

@@ -1,6 +1,6 @@
-import { DEFAULT_KEY_ACTIVATION_DELAY_MS, KEY_RELOAD_INTERVAL_MS, KEY_RETIREMENT_DELAY_MS, keyStates, rotateSigningKeys } from "../auth/signing-keys.js";
+import { DEFAULT_KEY_ACTIVATION_DELAY_MS, KEY_RELOAD_INTERVAL_MS, KEY_RETIREMENT_DELAY_MS, keyStates, rotateSigningKeys } from "../access/signing-keys.js";
 import { listSigningKeys } from "../store/server-keys.js";
-import { openStore } from "../domains/open-store.js";
+import { openStore } from "../server/open-store.js";
 import { parse, parseDuration, storeOptions, usage, type OptionSpec } from "../command/options.js";
 
 const rotateOptions: Record<string, OptionSpec> = {
@@ -10,7 +10,7 @@ const rotateOptions: Record<string, OptionSpec> = {
 const listOptions: Record<string, OptionSpec> = { db: storeOptions.db };
 
 /**
- * `keys rotate` and `keys list`: the server's signing keys (src/auth/signing-keys.ts). Prints JSON.
+ * `keys rotate` and `keys list`: the server's signing keys (src/access/signing-keys.ts). Prints JSON.
  * `usageError` makes the CLI's usage error (exit 2) from a message.
  */
 export async function signingKeysCommand(args: string[], usageError: (message: string) => Error): Promise<void> {

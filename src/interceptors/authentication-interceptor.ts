@@ -2,11 +2,11 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { bearerToken } from "../transport/http/credentials.js";
 import { unauthenticated } from "../aip/errors.js";
-import type { GrantsCache } from "../auth/grants-cache.js";
-import { grantsFrom, principalKey, type Principal } from "../auth/principal.js";
-import { restrictedGrants, restrictionOf } from "../auth/token-restriction.js";
-import { personOf } from "../auth/person-token.js";
-import type { TokenService } from "../auth/tokens.js";
+import type { GrantsCache } from "../domains/iam/index.js";
+import { grantsFrom, principalKey, type Principal } from "../access/principal.js";
+import { restrictedGrants, restrictionOf } from "../access/token-restriction.js";
+import { personOf } from "../access/person-token.js";
+import type { TokenService } from "../access/tokens.js";
 
 /**
  * Verifies `Authorization: Bearer <token>` when present and puts the caller in

@@ -2,8 +2,8 @@ import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../aip/errors.js";
 import { isRoot, isUidp, stripSegments } from "../aip/uidp.js";
-import { principalKey, scopeKey, visibilityKey } from "../auth/principal.js";
-import { requirementOf, type Requirement } from "../auth/rules.js";
+import { principalKey, scopeKey, visibilityKey } from "../access/principal.js";
+import { requirementOf, type Requirement } from "../access/rules.js";
 
 /**
  * Enforces each RPC's declared `(platform.common.v1.auth)` rule before the

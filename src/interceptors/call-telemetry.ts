@@ -1,7 +1,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, type ConnectError, type StreamRequest, type StreamResponse, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { codeName } from "../aip/errors.js";
-import { principalKey, scopeKey } from "../auth/principal.js";
+import { principalKey, scopeKey } from "../access/principal.js";
 import type { Logger } from "../logger.js";
 import { ANONYMOUS, type AuditLog } from "../telemetry/audit-log.js";
 import { auditedMethod, type AuditedMethod } from "../telemetry/audited-methods.js";

@@ -4,7 +4,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isUidp, rootOf } from "../aip/uidp.js";
 import { v2CallKey } from "../aip/v1/call.js";
-import { principalKey, scopeKey } from "../auth/principal.js";
+import { principalKey, scopeKey } from "../access/principal.js";
 import { apiEventType, emitEvent, eventBody } from "../domains/events/index.js";
 import { withTransactionHook } from "../store/transaction.js";
 

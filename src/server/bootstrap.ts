@@ -1,4 +1,4 @@
-import { builtInRole, BUILT_IN_ROLES } from "../auth/capabilities.js";
+import { builtInRole, BUILT_IN_ROLES } from "../access/capabilities.js";
 import { newChildUid, newRootUid } from "../aip/uidp.js";
 import { Violations } from "../aip/validation.js";
 import { checkGroupFields } from "../domains/iam/index.js";
@@ -6,7 +6,7 @@ import { insertGroup } from "../domains/iam/index.js";
 import { insertIdentity } from "../domains/iam/index.js";
 import { bindRole } from "../domains/iam/index.js";
 import { syncBuiltInRoles } from "../domains/iam/index.js";
-import { type Store } from "../domains/open-store.js";
+import { type Store } from "./open-store.js";
 import { inTransaction } from "../store/transaction.js";
 
 /** Brings stored data the code owns (built-in roles) up to date. Run before serving. */

@@ -2,7 +2,7 @@
  * The store's own tables, and the conventions of every table: times are integer epoch
  * milliseconds and booleans 0/1, so rows read back the same on SQLite and PostgreSQL; uid and name
  * columns use byte-order collation, which the uidp prefix ranges rely on. The domains' tables
- * join these in src/domains/schema.ts.
+ * join these in src/domains/kit/schema.ts.
  */
 
 export interface SigningKeyTable {

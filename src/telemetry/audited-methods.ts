@@ -1,6 +1,6 @@
 import { ScalarType, type DescField, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import { PUBLIC_INFRASTRUCTURE_SERVICES } from "../auth/rules.js";
+import { PUBLIC_INFRASTRUCTURE_SERVICES } from "../access/rules.js";
 
 /**
  * Which RPCs the audit log records, and what each one changed.

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
-import { GRANTS_MAX_AGE_MS } from "../../src/auth/grants-cache.js";
+import { builtInRole } from "../../src/access/capabilities.js";
+import { GRANTS_MAX_AGE_MS } from "../../src/domains/iam/index.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { bootstrapChild, CHILD_API_URL, runCli, startChildServer, type Bootstrapped, type ChildServer } from "../support/child-server.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

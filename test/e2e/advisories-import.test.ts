@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { promisify } from "node:util";
 import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { makeZip } from "../support/zip-writer.js";
 import { BIN } from "../support/repo.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { defaultAdvisoryFeedsConfig } from "../../src/config.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "../../src/domains/vulnerabilities/feed-sync.js";
 import { feedPolicy } from "../../src/domains/vulnerabilities/feed-worker.js";
 import { feedRows, takeFeedLease } from "../../src/domains/vulnerabilities/store/feeds.js";

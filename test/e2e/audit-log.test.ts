@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { bindRole, insertIdentity } from "../../src/domains/iam/index.js";
 import { bootstrapChild, startChildServer } from "../support/child-server.js";
 import { buildImage, writeLayout } from "../support/oci-layout.js";

@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { ALL_CAPABILITIES, builtInRole, type BuiltInRoleName } from "../../src/auth/capabilities.js";
+import { ALL_CAPABILITIES, builtInRole, type BuiltInRoleName } from "../../src/access/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { serveOverWires } from "../support/over-wires.js";

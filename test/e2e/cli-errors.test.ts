@@ -8,7 +8,7 @@ import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
 import pg from "pg";
 import { dropFresh, testDatabases } from "../support/databases.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { randomUUID } from "node:crypto";
 import { bootstrapChild, startChildServer } from "../support/child-server.js";
 import { BIN } from "../support/repo.js";

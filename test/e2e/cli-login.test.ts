@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { walkLoginOverHttp } from "../support/login-walk.js";
 import { startTestIdp, type TestIdp } from "../support/test-idp.js";

@@ -13,7 +13,7 @@ import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { chromiumSkip, launchChromium } from "../support/browser.js";
 import { startTestIdp, type TestIdp } from "../support/test-idp.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";

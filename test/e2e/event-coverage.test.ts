@@ -27,10 +27,10 @@ import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js
 import { RetentionPoliciesService } from "../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { Auth } from "../../gen/platform/auth/v1/auth_pb.js";
-import { serverWidePersonUid } from "../../src/domains/iam/index.js";
-import { API_SERVICES } from "../../src/domains/index.js";
+import { serverWidePersonUid } from "../../src/access/person-token.js";
+import { API_SERVICES } from "../../src/server/domains.js";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { fromJson, getOption } from "@bufbuild/protobuf";
 import { eventType } from "../../src/interceptors/event-interceptor.js";

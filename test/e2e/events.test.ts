@@ -17,7 +17,7 @@ import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { createLogger } from "../../src/logger.js";
 import { createFileContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createServer } from "../../src/server/server.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { createHash } from "node:crypto";
 import { importImages } from "../../src/domains/registry/import.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";

@@ -6,7 +6,7 @@ import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_ser
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/access/capabilities.js";
 import { describeOverWires } from "../support/over-wires.js";
 import { detailOf, methodOf, reasonOf, violatedFields as fields } from "../support/wires.js";
 

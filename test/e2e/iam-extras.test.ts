@@ -11,7 +11,7 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { detailOf, methodOf, reasonOf, type Outcome } from "../support/wires.js";

@@ -13,7 +13,7 @@ import { Roles } from "../../gen/platform/iam/v1/role_pb.js";
 import { PingService } from "../../gen/platform/ping/v1/ping_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { describeOverWires } from "../support/over-wires.js";
 import { rest } from "../support/v1-differential.js";
 import { detailOf, methodOf, reasonOf, type Outcome } from "../support/wires.js";

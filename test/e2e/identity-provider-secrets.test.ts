@@ -2,7 +2,7 @@
 // (pkce_enabled) needs none. Over REST, against a real server.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers read loosely

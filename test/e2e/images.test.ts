@@ -14,7 +14,7 @@ import { linkedBlobSize } from "../../src/domains/registry/store/blobs.js";
 import { findManifest } from "../../src/domains/registry/store/manifests.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
 import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { serveOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";

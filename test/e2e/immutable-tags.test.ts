@@ -10,7 +10,7 @@ import { Registry } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { isSealed } from "../../src/store/secret-box.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { openStoredSecret } from "../support/sealed-secrets.js";

@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import * as oidc from "openid-client";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { chromiumSkip, launchChromium } from "../support/browser.js";
 import { dropFresh, testDatabases } from "../support/databases.js";

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { MEDIA_TYPE } from "../../src/domains/registry/manifest.js";

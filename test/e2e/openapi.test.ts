@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { DescMethod } from "@bufbuild/protobuf";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
-import { API_SERVICES } from "../../src/domains/index.js";
+import { API_SERVICES } from "../../src/server/domains.js";
 import { OPENAPI_INFO } from "../../src/transport/rest/api-docs.js";
 import { resolveFieldPath } from "../../src/transport/rest/field-path.js";
 import { routesFromServices } from "../../src/transport/rest/http-rules.js";

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { PullTokensService } from "../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { bindRole, insertIdentity } from "../../src/domains/iam/index.js";
 import { writeLayout, type BuiltLayout } from "../support/oci-layout.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";

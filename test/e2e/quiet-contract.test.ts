@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { cloudEventHeaders } from "../../src/domains/events/dispatcher.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";

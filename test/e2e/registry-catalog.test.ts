@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";

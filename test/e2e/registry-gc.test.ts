@@ -11,7 +11,7 @@ import { createFileContentStore } from "../../src/domains/registry/content/conte
 import { collectGarbage, DEFAULT_GC_GRACE_MS, UPLOAD_LIFETIME_MS } from "../../src/domains/registry/gc.js";
 import { linkBlob, recordBlob } from "../../src/domains/registry/store/blobs.js";
 import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { buildImage, writeLayout, type BuiltImage } from "../support/oci-layout.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { BIN } from "../support/repo.js";

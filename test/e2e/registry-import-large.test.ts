@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { writeLargeLayout } from "../support/oci-layout.js";
 import { BIN, inRepo } from "../support/repo.js";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { runRetentionPass } from "../../src/domains/registry/retention-pass.js";
 import { leasedRetentionPass } from "../../src/domains/registry/retention-worker.js";
 import { RetentionLeaseLost, takeRetentionLease } from "../../src/domains/registry/store/retention-lease.js";

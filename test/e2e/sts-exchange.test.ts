@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
-import { builtInRole } from "../../src/auth/capabilities.js";
-import { ExchangeRefused, verifyForIdentity } from "../../src/auth/exchange.js";
-import { createUpstreamKeys, UpstreamFetchError } from "../../src/auth/upstream-keys.js";
+import { builtInRole } from "../../src/access/capabilities.js";
+import { ExchangeRefused, verifyForIdentity } from "../../src/transport/auth/exchange.js";
+import { createUpstreamKeys, UpstreamFetchError } from "../../src/transport/auth/upstream-keys.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { getIdentity, insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";

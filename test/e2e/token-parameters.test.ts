@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from "jose";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";

@@ -12,7 +12,7 @@ import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_ser
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { RetentionPoliciesService } from "../../gen/platform/registry/v2/retention_policies_service_pb.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { testDatabases } from "../support/databases.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { methodOf, violatedFields, type Outcome } from "../support/wires.js";

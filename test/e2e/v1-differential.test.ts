@@ -16,7 +16,7 @@ import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_pro
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
-import { builtInRole, capabilityOfString, capabilityString } from "../../src/auth/capabilities.js";
+import { builtInRole, capabilityOfString, capabilityString } from "../../src/access/capabilities.js";
 import { defined, describeDifferentialOnEveryDatabase, rest, type DifferentialKind } from "../support/v1-differential.js";
 
 /**

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { MODIFIED_IDS_LIMITS } from "../../src/engines/advisories/osv/modified-ids.js";
-import { openStore } from "../../src/domains/open-store.js";
+import { openStore } from "../../src/server/open-store.js";
 import { feedRows } from "../../src/domains/vulnerabilities/store/feeds.js";
 import { startChildServer, type ChildServer } from "../support/child-server.js";
 import { dropFresh, testDatabases } from "../support/databases.js";

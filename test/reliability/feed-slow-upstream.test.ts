@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { defaultAdvisoryFeedsConfig, type AdvisoryFeedsConfig } from "../../src/config.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "../../src/domains/vulnerabilities/feed-sync.js";
 import { feedPolicy } from "../../src/domains/vulnerabilities/feed-worker.js";
 import { dropFresh, testDatabases } from "../support/databases.js";

@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { serveOverWires } from "../support/over-wires.js";

@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import type { OrganizationCreation } from "../../src/config.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { allWires, methodOf, reasonOf, restWire, type Wire } from "../support/wires.js";

@@ -15,7 +15,7 @@ import { reportsOf } from "../../src/domains/registry/store/image-reports.js";
 import { createLogger } from "../../src/logger.js";
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { importImages } from "../../src/domains/registry/import.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { blobOf, imageOfLayers, tarOf, writeImagesLayout } from "../support/oci-layout.js";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { MAX_TOKEN_TTL_SECONDS } from "../../src/auth/tokens.js";
+import { MAX_TOKEN_TTL_SECONDS } from "../../src/access/tokens.js";
 import { signWithServerKey } from "../support/forged-tokens.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { methodOf, type Wire } from "../support/wires.js";

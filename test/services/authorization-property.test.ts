@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import fc from "fast-check";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES } from "../../src/access/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 

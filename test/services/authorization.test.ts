@@ -4,9 +4,9 @@ import { readdirSync } from "node:fs";
 import { create, createFileRegistry, type DescField, type DescFile, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
-import { API_SERVICES } from "../../src/domains/index.js";
-import { principalKey, grantsFrom } from "../../src/auth/principal.js";
-import { requirementOf } from "../../src/auth/rules.js";
+import { API_SERVICES } from "../../src/server/domains.js";
+import { principalKey, grantsFrom } from "../../src/access/principal.js";
+import { requirementOf } from "../../src/access/rules.js";
 import { authorizationInterceptor } from "../../src/interceptors/authorization-interceptor.js";
 import { inRepo } from "../support/repo.js";
 

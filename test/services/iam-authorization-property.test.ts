@@ -13,7 +13,7 @@ import { PullTokensService } from "../../gen/platform/iam/v2/pull_tokens_service
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
 import { TermsService } from "../../gen/platform/iam/v2/terms_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES } from "../../src/access/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";

@@ -4,7 +4,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, ResourceInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
-import { builtInRole } from "../../src/auth/capabilities.js";
+import { builtInRole } from "../../src/access/capabilities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 
 const code = (e: unknown) => ConnectError.from(e).code;

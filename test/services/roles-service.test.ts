@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, PreconditionFailureSchema, ResourceInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { Cap } from "../../gen/platform/common/v1/authorization_pb.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/access/capabilities.js";
 import { startInProcess, type InProcessApi } from "../support/in-process.js";
 
 const code = (e: unknown) => ConnectError.from(e).code;

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from "jose";
 import { ApiError } from "../../src/aip/errors.js";
-import { newSigningKey } from "../../src/auth/signing-keys.js";
-import { createTokenService, UNKNOWN_KID_READ_INTERVAL_MS, type TokenService } from "../../src/auth/tokens.js";
+import { newSigningKey } from "../../src/access/signing-keys.js";
+import { createTokenService, UNKNOWN_KID_READ_INTERVAL_MS, type TokenService } from "../../src/access/tokens.js";
 import { insertSigningKey } from "../../src/store/server-keys.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 
 const ISSUER = "http://api.test";
 let store: Store;

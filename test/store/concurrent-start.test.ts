@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { BUILT_IN_ROLES } from "../../src/auth/capabilities.js";
-import { createTokenService } from "../../src/auth/tokens.js";
+import { BUILT_IN_ROLES } from "../../src/access/capabilities.js";
+import { createTokenService } from "../../src/access/tokens.js";
 import { prepareStore } from "../../src/server/bootstrap.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { serverSecret } from "../../src/store/server-keys.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /**

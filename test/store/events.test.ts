@@ -4,7 +4,7 @@ import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { claimDeliveries, deliveryFailed, deliverySucceeded, emitEvent, pruneOutbox, type ClaimedDelivery, type DeliveryTurns } from "../../src/domains/events/store/outbox.js";
 import { deleteSubscription, deliveryCounts, insertSubscription } from "../../src/domains/events/store/subscriptions.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

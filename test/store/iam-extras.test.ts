@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { InUseError, StoreError } from "../../src/store/errors.js";
 import { apiErrorOf } from "../../src/aip/store-errors.js";
-import { OWNERSHIP } from "../../src/domains/index.js";
+import { OWNERSHIP } from "../../src/server/domains.js";
 import { getRole } from "../../src/domains/iam/store/roles.js";
 import { checkRoleScope } from "../../src/domains/iam/role-binding-validation.js";
 import { after, before, describe, test } from "node:test";
 import { ApiError } from "../../src/aip/errors.js";
 import { createPager } from "../../src/aip/pagination.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/access/capabilities.js";
 import {
   getAccountAssociation,
   insertAccountAssociation,
@@ -42,7 +42,7 @@ import {
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { syncBuiltInRoles } from "../../src/domains/iam/store/roles.js";
 import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "../../src/domains/iam/store/terms.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 const kind = (e: unknown) => (e instanceof StoreError ? apiErrorOf(e).kind : e instanceof ApiError ? e.kind : String(e));

@@ -5,7 +5,7 @@ import { apiErrorOf } from "../../src/aip/store-errors.js";
 import { ApiError } from "../../src/aip/errors.js";
 import { createPager, type Page } from "../../src/aip/pagination.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
-import { BUILT_IN_ROLES, builtInRole } from "../../src/auth/capabilities.js";
+import { BUILT_IN_ROLES, builtInRole } from "../../src/access/capabilities.js";
 import { insertGroup } from "../../src/domains/iam/store/groups.js";
 import { createIdentity, deleteIdentity, getIdentity, identityOrderable, listIdentities, updateIdentity, type IdentityRow } from "../../src/domains/iam/store/identities.js";
 import {
@@ -17,7 +17,7 @@ import {
   setBindingRole,
 } from "../../src/domains/iam/store/role-bindings.js";
 import { deleteRole, getRole, insertRole, listRoles, roleOrderable, syncBuiltInRoles, updateRole } from "../../src/domains/iam/store/roles.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

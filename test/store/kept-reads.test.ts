@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { createPager } from "../../src/aip/pagination.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "../../src/domains/iam/store/groups.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { isKept } from "../../src/store/kept-reads.js";
 import { coalesced, PgKeptReads } from "../../src/store/pg-kept-reads.js";
 import { StatementCache } from "../../src/store/sqlite-driver.js";

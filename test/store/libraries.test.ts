@@ -7,8 +7,8 @@ import { countArtifacts, listArtifacts, listArtifactVersions } from "../../src/d
 import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { openDatabase } from "../../src/store/dialect.js";
-import type { Database } from "../../src/domains/schema.js";
-import { migrate, openStore, type Store } from "../../src/domains/open-store.js";
+import type { Database } from "../../src/domains/kit/schema.js";
+import { migrate, openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { inRepo } from "../support/repo.js";
 

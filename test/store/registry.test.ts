@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { StoreError } from "../../src/store/errors.js";
 import { apiErrorOf } from "../../src/aip/store-errors.js";
-import { OWNERSHIP } from "../../src/domains/index.js";
+import { OWNERSHIP } from "../../src/server/domains.js";
 import { ApiError } from "../../src/aip/errors.js";
 import { createPager } from "../../src/aip/pagination.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
@@ -32,7 +32,7 @@ import {
 } from "../../src/domains/registry/store/manifests.js";
 import { readTagHistory } from "../../src/domains/registry/store/tag-history.js";
 import { deleteTag, deleteTagByName, findTagByName, listTagNames, listTags, tagOrderable, upsertTag } from "../../src/domains/registry/store/tags.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { decodeProtectedHeader } from "jose";
 import { ApiError } from "../../src/aip/errors.js";
-import { KEY_RETIREMENT_DELAY_MS, keyStates, retiredKeys, rotateSigningKeys } from "../../src/auth/signing-keys.js";
-import { createTokenService, type TokenService } from "../../src/auth/tokens.js";
+import { KEY_RETIREMENT_DELAY_MS, keyStates, retiredKeys, rotateSigningKeys } from "../../src/access/signing-keys.js";
+import { createTokenService, type TokenService } from "../../src/access/tokens.js";
 import { listSigningKeys } from "../../src/store/server-keys.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 
 /**

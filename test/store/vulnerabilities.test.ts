@@ -9,7 +9,7 @@ import type { FeedEntry } from "../../src/engines/advisories/osv/feed.js";
 import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js";
 import { importOsvFeed, StrictImportError } from "../../src/domains/vulnerabilities/osv-import.js";
 import { filteredAdvisories, type AdvisoryFilter } from "../../src/domains/vulnerabilities/store/advisories.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
 import { feedOf, osvRecord, refused } from "../support/osv-records.js";
 

@@ -1,6 +1,6 @@
 import { importJWK, SignJWT, type JWK, type JWTPayload } from "jose";
 import { listSigningKeys } from "../../src/store/server-keys.js";
-import type { Db } from "../../src/domains/schema.js";
+import type { Db } from "../../src/domains/kit/schema.js";
 
 /**
  * Signs `claims` with the server's own current signing key, read from its store: tokens the

@@ -13,13 +13,13 @@ import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { createApiHost, type ApiHost } from "../../src/server/api-host.js";
-import { builtInRole, type BuiltInRoleName } from "../../src/auth/capabilities.js";
+import { builtInRole, type BuiltInRoleName } from "../../src/access/capabilities.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { defaultLimits, type OrganizationCreation } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { insertIdentity } from "../../src/domains/iam/store/identities.js";
 import { bindRole } from "../../src/domains/iam/store/role-bindings.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 
 const API_URL = "http://api.test";
 

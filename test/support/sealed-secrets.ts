@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../../src/domains/schema.js";
+import type { Database } from "../../src/domains/kit/schema.js";
 import { createSecretBox, SECRETS_KEY_NAME } from "../../src/store/secret-box.js";
 
 /** A secret as the server stores it (sealed), opened with that server's secrets key. */

@@ -9,7 +9,7 @@ import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
 import type { AnonymousRefusalLimits } from "../../src/telemetry/anonymous-refusals.js";
 import { openAuditLog } from "../../src/telemetry/audit-log.js";
-import { openStore, type Store } from "../../src/domains/open-store.js";
+import { openStore, type Store } from "../../src/server/open-store.js";
 import type { TlsCredentials } from "../../src/transport/tls-credentials.js";
 
 export interface TestServer {

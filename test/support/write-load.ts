@@ -5,7 +5,7 @@ import { sql, type Kysely } from "kysely";
 import { GroupsService } from "../../gen/platform/iam/v2/groups_service_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
-import type { Database } from "../../src/domains/schema.js";
+import type { Database } from "../../src/domains/kit/schema.js";
 import { methodOf, type Outcome, type Wire } from "./wires.js";
 
 /**

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { after, test } from "node:test";
 import { createFileRegistry, fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { API_SERVICES } from "../../src/domains/index.js";
+import { API_SERVICES } from "../../src/server/domains.js";
 import { inRepo, ROOT } from "../support/repo.js";
 
 /**

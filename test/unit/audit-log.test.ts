@@ -8,7 +8,7 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { GroupSchema } from "../../gen/platform/iam/v2/group_pb.js";
 import { CreateGroupRequestSchema, GroupsService, UpdateGroupRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { API_SERVICES } from "../../src/domains/index.js";
+import { API_SERVICES } from "../../src/server/domains.js";
 import { AuditLogError, openAuditLog, type AuditEntry } from "../../src/telemetry/audit-log.js";
 import { auditedMethod } from "../../src/telemetry/audited-methods.js";
 

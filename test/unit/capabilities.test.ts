@@ -12,7 +12,7 @@ import {
   capabilityString,
   CURRENT_CAPABILITIES,
   placementOf,
-} from "../../src/auth/capabilities.js";
+} from "../../src/access/capabilities.js";
 
 /** The hosted service's name and number of each capability we share with it (its public `Capability` enum). */
 const HOSTED: Record<string, number> = {

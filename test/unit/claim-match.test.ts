@@ -9,8 +9,8 @@ import {
   parseClaimMatch,
   parseStaticKeys,
   type ClaimMatch,
-} from "../../src/auth/exchange.js";
-import { discoveryUrl } from "../../src/auth/upstream-keys.js";
+} from "../../src/transport/auth/exchange.js";
+import { discoveryUrl } from "../../src/transport/auth/upstream-keys.js";
 
 const ISS = "https://token.actions.githubusercontent.com";
 const base: ClaimMatch = { issuer: ISS, subject: "repo:acme/app:ref:refs/heads/main" };

@@ -1,11 +1,11 @@
-// The commands each domain declares are the ones the CLI lists (src/domains/commands.ts), and
+// The commands each domain declares are the ones the CLI lists (src/server/commands.ts), and
 // the list loads no domain: a command imports what it runs with when it runs.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 import { cruise, type IConfiguration } from "dependency-cruiser";
-import { DOMAIN_COMMANDS } from "../../src/domains/commands.js";
-import { DOMAINS } from "../../src/domains/index.js";
+import { DOMAIN_COMMANDS } from "../../src/server/commands.js";
+import { DOMAINS } from "../../src/server/domains.js";
 import { inRepo, ROOT } from "../support/repo.js";
 
 const require = createRequire(import.meta.url);
@@ -18,7 +18,7 @@ test("the CLI's list of domain commands is what the domains declare", () => {
 });
 
 test("the list's static imports reach no domain module, service, store or generated code", async () => {
-  const result = await cruise(["src/domains/commands.ts"], { ...config.options, exclude: { path: "^node_modules/" }, baseDir: ROOT, tsConfig: undefined });
+  const result = await cruise(["src/server/commands.ts"], { ...config.options, exclude: { path: "^node_modules/" }, baseDir: ROOT, tsConfig: undefined });
   if (typeof result.output === "string") throw new Error("expected the cruise result as an object");
   const modules = new Map(result.output.modules.map((m) => [m.source, m]));
   const reached = new Set<string>();
@@ -29,7 +29,7 @@ test("the list's static imports reach no domain module, service, store or genera
       if (!dependency.dynamic && !dependency.dependencyTypes.includes("type-only") && dependency.resolved.startsWith("src/")) visit(dependency.resolved);
     }
   };
-  visit("src/domains/commands.ts");
+  visit("src/server/commands.ts");
   const heavy = [...reached].filter((source) => /^gen\/|\/(module|index)\.ts$|-service\.ts$|\/store\/|^src\/store\//.test(source));
   assert.deepEqual(heavy, [], `reached: ${[...reached].join(", ")}`);
   assert.ok(reached.has("src/domains/registry/commands.ts"));

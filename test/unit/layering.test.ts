@@ -17,12 +17,15 @@ async function violations(baseDir: string): Promise<string[]> {
 
 test("wrong-way imports planted in a tree of src/'s shape are each caught by their rule", async () => {
   assert.deepEqual(await violations(inRepo("test/fixtures/layering")), [
+    "access-imports-no-domain: src/access/planted.ts -> src/domains/iam/index.ts",
     "cli-client-is-only-a-client: src/cli/client/planted.ts -> src/domains/iam/index.ts",
     "command-kit-imports-only-the-store: src/command/planted.ts -> src/domains/iam/index.ts",
     "domain-through-its-face: src/store/planted.ts -> src/domains/iam/store/groups.ts",
     "domain-through-its-face: src/transport/oci/planted.ts -> src/domains/registry/store/tags.ts",
     "domain-to-domain-through-its-face: src/domains/registry/planted.ts -> src/domains/iam/store/groups.ts",
+    "domains-no-transport: src/domains/iam/planted.ts -> src/transport/auth/routes.ts",
     "domains-no-transport: src/domains/registry/planted.ts -> src/transport/oci/host.ts",
+    "kit-below-the-domains: src/domains/kit/planted.ts -> src/domains/iam/index.ts",
     "store-imports-nothing-above: src/store/planted.ts -> src/domains/iam/store/groups.ts",
   ]);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { narrowVisibility } from "../../src/domains/list-query.js";
+import { narrowVisibility } from "../../src/domains/kit/list-query.js";
 
 const org = "a".repeat(40);
 const f1 = `${org}/${"1".repeat(16)}`;

@@ -4,8 +4,8 @@ import { getOption, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { event_type } from "../../gen/platform/common/v1/events_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
-import { requirementOf } from "../../src/auth/rules.js";
-import { API_SERVICES } from "../../src/domains/index.js";
+import { requirementOf } from "../../src/access/rules.js";
+import { API_SERVICES } from "../../src/server/domains.js";
 
 const methods = (v1: boolean) => API_SERVICES.filter((s) => isV1(s) === v1).flatMap((s) => s.methods);
 

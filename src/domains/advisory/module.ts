@@ -1,6 +1,6 @@
 import { file_platform_advisory_v2_security_advisory_service, SecurityAdvisoryService } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { file_platform_advisory_v1_advisory, SecurityAdvisory } from "../../../gen/platform/advisory/v1/advisory_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { createSecurityAdvisoryService } from "./security-advisory-service.js";
 import { createSecurityAdvisoryV1Service } from "./v1/security-advisory-service.js";
 

@@ -10,11 +10,11 @@ import {
   SecurityAdvisoryService,
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { readPage } from "../../aip/list.js";
-import { listMethod } from "../standard-methods.js";
+import { listMethod } from "../kit/standard-methods.js";
 import { listResolvedVulnsReports, resolvedVulnsOrderable } from "../registry/index.js";
 import { resolvedVulnsReportFromRow } from "./resolved-vulns-mapper.js";
 import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { checkArtifactNames, checkRecordNames } from "../vulnerabilities/index.js";
 import { documentFromRow, metadataFromRow } from "./advisory-mappers.js";
 import { documentOrderable, listDocuments } from "./store/documents.js";

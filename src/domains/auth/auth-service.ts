@@ -6,10 +6,10 @@ import { RoleSchema } from "../../../gen/platform/iam/v1/role_pb.js";
 import { invalidField, unauthenticated } from "../../aip/errors.js";
 import { toTimestamp } from "../../aip/time.js";
 import { Violations } from "../../aip/validation.js";
-import { capabilityOfString, capabilityString } from "../../auth/capabilities.js";
-import { principalKey, scopeKey } from "../../auth/principal.js";
+import { capabilityOfString, capabilityString } from "../../access/capabilities.js";
+import { principalKey, scopeKey } from "../../access/principal.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { bindingsOfIdentity, redeemerOf, redeemInvite } from "../iam/index.js";
 
 /** Auth: who the caller is (Validate) and a person's registration by invite (Register). */

@@ -1,5 +1,5 @@
 /**
- * The auth domain's face: the login routes (src/auth/login/) keep logins in progress and refresh
+ * The auth domain's face: the login routes (src/transport/auth/login/) keep logins in progress and refresh
  * tokens through these operations. Everything else under `src/domains/auth/` is private to it.
  */
 export {

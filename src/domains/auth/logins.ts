@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { PersonClaim } from "../../auth/principal.js";
+import type { PersonClaim } from "../../access/principal.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database, Db } from "../schema.js";
+import type { Database, Db } from "../kit/schema.js";
 import type { SignedIn } from "./refresh.js";
 import { advanceLogin, insertLogin, liveLoginBy, pendingDeviceLoginCount, pruneLogins, setLoginPoll, type LoginRow } from "./store/logins.js";
 import { newSecret, newUserCode, normalizeUserCode, secretHash } from "./store/secrets.js";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { PersonClaim } from "../../auth/principal.js";
+import type { PersonClaim } from "../../access/principal.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { Database, Db } from "../schema.js";
+import type { Database, Db } from "../kit/schema.js";
 import { newSecret, secretHash } from "./store/secrets.js";
 import { insertRefreshToken, pruneRefreshTokens, refreshTokenByHash, revokeRefreshFamily, spendRefreshToken, type RefreshTokenRow } from "./store/refresh-tokens.js";
 

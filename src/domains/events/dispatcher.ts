@@ -1,9 +1,9 @@
 import type { Kysely } from "kysely";
-import type { TokenService } from "../../auth/tokens.js";
+import type { TokenService } from "../../access/tokens.js";
 import type { EventsConfig } from "../../config.js";
 import { OutboundFetchError, outboundRequest } from "../../outbound/fetch.js";
 import type { Logger } from "../../logger.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { sinkPolicy } from "./sink.js";
 import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type DeliveryTurns, type EventRow } from "./store/outbox.js";
 

@@ -1,5 +1,5 @@
 import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { startDispatcher } from "./dispatcher.js";
 import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
 import { eventBodyType } from "./migrations/2026-11-27-0030-event-body-type.js";

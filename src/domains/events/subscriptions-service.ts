@@ -6,9 +6,9 @@ import { ListSubscriptionsRequestSchema, ListSubscriptionsResponseSchema, Subscr
 import { readPage } from "../../aip/list.js";
 import { newChildUid } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
-import { visibilityKey } from "../../auth/principal.js";
+import { visibilityKey } from "../../access/principal.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { checkSink } from "./sink.js";
 import { deleteSubscription, deliveryCounts, getSubscription, insertSubscription, listSubscriptions, subscriptionOrderable } from "./store/subscriptions.js";
 import { subscriptionFromRow } from "./subscription-mapper.js";

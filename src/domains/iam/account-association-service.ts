@@ -7,7 +7,7 @@ import {
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   accountAssociationOrderable,
@@ -18,7 +18,7 @@ import {
   updateAccountAssociation,
 } from "./store/account-associations.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { accountAssociationColumns, accountAssociationFromRow } from "./account-association-mapper.js";
 import { ACCOUNT_ASSOCIATION_UPDATABLE, checkAccountAssociationFields } from "./account-association-validation.js";
 

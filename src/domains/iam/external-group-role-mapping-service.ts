@@ -8,7 +8,7 @@ import {
 } from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { depth, newChildUid, stripSegments } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   deleteExternalGroupRoleMapping,
@@ -19,7 +19,7 @@ import {
   updateExternalGroupRoleMapping,
 } from "./store/external-group-role-mappings.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { externalGroupRoleMappingFromRow } from "./external-group-role-mapping-mapper.js";
 import { checkExternalGroupRoleMappingFields, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE } from "./external-group-role-mapping-validation.js";
 import { requireGrantableRole } from "./grantable-role.js";

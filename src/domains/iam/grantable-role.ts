@@ -1,8 +1,8 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { principalKey } from "../../auth/principal.js";
+import { principalKey } from "../../access/principal.js";
 import { getRole } from "./store/roles.js";
 import { checkRoleScope } from "./role-binding-validation.js";
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 import { requireGrantable } from "./role-validation.js";
 
 /**

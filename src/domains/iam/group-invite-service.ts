@@ -11,9 +11,9 @@ import {
 import { unauthenticated } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { idempotentDeleteMethod, listMethod } from "../standard-methods.js";
+import { idempotentDeleteMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
-import { principalKey } from "../../auth/principal.js";
+import { principalKey } from "../../access/principal.js";
 import { redeemerOf, redeemInvite } from "./people.js";
 import {
   deleteGroupInvite,
@@ -24,7 +24,7 @@ import {
   updateGroupInvite,
 } from "./store/group-invites.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import type { RoleWithCapabilities } from "./store/roles.js";
 import { groupInviteFromRow, inviteCodeHash, newInviteCode } from "./group-invite-mapper.js";
 import { checkGroupInviteFields, checkSingleUseKept, GROUP_INVITE_UPDATABLE } from "./group-invite-validation.js";

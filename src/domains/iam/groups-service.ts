@@ -7,14 +7,14 @@ import { permissionDenied } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid, newRootUid, isRoot } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
-import { getMethod, listMethod } from "../standard-methods.js";
-import { builtInRole } from "../../auth/capabilities.js";
-import { principalKey } from "../../auth/principal.js";
+import { getMethod, listMethod } from "../kit/standard-methods.js";
+import { builtInRole } from "../../access/capabilities.js";
+import { principalKey } from "../../access/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";
 import { bindRole } from "./store/role-bindings.js";
 import { personOf, registerForOrganization } from "./people.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { groupFromRow } from "./group-mapper.js";
 import { checkGroupFields } from "./group-validation.js";
 

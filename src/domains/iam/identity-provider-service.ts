@@ -8,7 +8,7 @@ import {
 } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   deleteIdentityProvider,
@@ -19,7 +19,7 @@ import {
   updateIdentityProvider,
 } from "./store/identity-providers.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { requireGrantableRole } from "./grantable-role.js";
 import { identityProviderColumns, identityProviderFromRow, oidcOf } from "./identity-provider-mapper.js";
 import { checkIdentityProviderFields, IDENTITY_PROVIDER_UPDATABLE } from "./identity-provider-validation.js";

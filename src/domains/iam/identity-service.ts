@@ -4,7 +4,7 @@ import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseS
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   createIdentity,
@@ -15,7 +15,7 @@ import {
   updateIdentity,
 } from "./store/identities.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { identityFromRow, relationshipColumns } from "./identity-mapper.js";
 import { checkIdentityFields } from "./identity-validation.js";
 

@@ -1,13 +1,13 @@
 import type { Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
 import type { Violations } from "../../aip/validation.js";
-import { patternProblem } from "../../auth/claim-pattern.js";
+import { patternProblem } from "../../access/claim-pattern.js";
 import { checkIssuerUrl } from "./issuer-validation.js";
 
 const MAX_VALUE = 1024;
 const MAX_CLAIMS = 32;
 const MAX_JWKS = 64 * 1024;
 
-/** An RE2 pattern the token exchange accepts (src/auth/claim-pattern.ts); matched against the whole value. */
+/** An RE2 pattern the token exchange accepts (src/access/claim-pattern.ts); matched against the whole value. */
 function pattern(violations: Violations, field: string, value: string): void {
   if (value === "") return;
   violations.text(field, value, { max: MAX_VALUE });

@@ -20,7 +20,6 @@ export {
   redeemInvite,
   refreshOrganizationPerson,
   registerForOrganization,
-  serverWidePersonUid,
   signInServerWide,
   signInToOrganization,
   type HeldBinding,
@@ -28,3 +27,4 @@ export {
   type Person,
   type Redemption,
 } from "./people.js";
+export { createGrantsCache, GRANTS_MAX_AGE_MS, type GrantsCache } from "./grants-cache.js";

@@ -20,7 +20,7 @@ import { file_platform_iam_v1_terms, Terms } from "../../../gen/platform/iam/v1/
 import { file_platform_iam_v1_identity, Identities } from "../../../gen/platform/iam/v1/identity_pb.js";
 import { file_platform_iam_v1_role, Roles } from "../../../gen/platform/iam/v1/role_pb.js";
 import { file_platform_iam_v1_role_binding, RoleBindings } from "../../../gen/platform/iam/v1/role_binding_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { createAccountAssociationsV1Service } from "./v1/account-associations-service.js";
 import { createExternalGroupRoleMappingsV1Service } from "./v1/external-group-role-mappings-service.js";
 import { createGroupInvitesV1Service } from "./v1/group-invites-service.js";

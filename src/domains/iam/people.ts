@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { failedPrecondition, notFound } from "../../aip/errors.js";
 import { isRoot } from "../../aip/uidp.js";
-import type { Db } from "../schema.js";
-import type { PersonClaim, Principal } from "../../auth/principal.js";
+import type { Db } from "../kit/schema.js";
+import type { PersonClaim, Principal } from "../../access/principal.js";
+import { serverWidePersonUid } from "../../access/person-token.js";
 import type { SecretBox } from "../../store/secret-box.js";
 import { inviteCodeHash } from "./group-invite-mapper.js";
 import { checkBindingScope } from "./role-binding-validation.js";
@@ -50,10 +51,6 @@ export interface LoginProvider {
 
 const digest = (...parts: string[]) => createHash("sha256").update(parts.join("\n")).digest("hex");
 
-/** The identity uid of a person of the server-wide provider: root-level, from (issuer, subject). */
-export function serverWidePersonUid(person: Pick<Person, "issuer" | "subject">): string {
-  return digest(person.issuer, person.subject).slice(0, 40);
-}
 
 /** The identity uid of a person of an organization's provider: below the organization. */
 export function organizationPersonUid(provider: Pick<LoginProvider, "uid" | "organization">, person: Pick<Person, "issuer" | "subject">): string {

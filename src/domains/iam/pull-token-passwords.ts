@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 
 /**
  * Pull token passwords: made here, kept as hashes, and accepted here for the registry host.

@@ -9,9 +9,9 @@ import {
 import { invalidField } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { idempotentDeleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
-import { principalKey } from "../../auth/principal.js";
+import { principalKey } from "../../access/principal.js";
 import { getGroup } from "./store/groups.js";
 import { getIdentity } from "./store/identities.js";
 import {
@@ -24,7 +24,7 @@ import {
 } from "./store/role-bindings.js";
 import { getRole } from "./store/roles.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { checkBindingScope, identityUid } from "./role-binding-validation.js";
 import { roleBindingFromRow } from "./role-binding-mapper.js";
 import { requireGrantable } from "./role-validation.js";

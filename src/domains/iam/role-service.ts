@@ -5,12 +5,12 @@ import { RoleSchema } from "../../../gen/platform/iam/v2/role_pb.js";
 import { ListRolesRequestSchema, ListRolesResponseSchema, RolesService } from "../../../gen/platform/iam/v2/roles_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { getMethod, listMethod } from "../standard-methods.js";
+import { getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
-import { principalKey } from "../../auth/principal.js";
+import { principalKey } from "../../access/principal.js";
 import { deleteRole, getRole, insertRole, listRoles, roleOrderable, updateRole } from "./store/roles.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { roleFromRow } from "./role-mapper.js";
 import { builtInRoleImmutable, checkRoleFields, requireGrantable } from "./role-validation.js";
 

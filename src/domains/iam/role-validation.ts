@@ -1,7 +1,7 @@
 import { Cap, CapSchema } from "../../../gen/platform/common/v1/authorization_pb.js";
 import { failedPrecondition, permissionDenied, unauthenticated, type ApiError } from "../../aip/errors.js";
 import type { Violations } from "../../aip/validation.js";
-import type { Principal } from "../../auth/principal.js";
+import type { Principal } from "../../access/principal.js";
 
 /**
  * Checks a role's writable fields and returns its capability names, without

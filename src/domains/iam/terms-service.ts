@@ -2,13 +2,13 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AcceptTermsResponseSchema, ListTermsAcceptancesRequestSchema, ListTermsAcceptancesResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
 import { unauthenticated } from "../../aip/errors.js";
-import { listMethod } from "../standard-methods.js";
+import { listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
-import { principalKey } from "../../auth/principal.js";
+import { principalKey } from "../../access/principal.js";
 import { getGroup } from "./store/groups.js";
 import { acceptTerms, listTermsAcceptances, termsAcceptanceOrderable } from "./store/terms.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { termsAcceptanceFromRow } from "./terms-mapper.js";
 import { checkDocumentIds, DOC_ID } from "./terms-validation.js";
 

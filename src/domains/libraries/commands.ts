@@ -1,6 +1,6 @@
 import { flag, storeOptions, UsageError } from "../../command/options.js";
-import type { DomainCommand } from "../deps.js";
-import type { Db } from "../schema.js";
+import type { DomainCommand } from "../kit/deps.js";
+import type { Db } from "../kit/schema.js";
 
 // Each command imports what it runs with when it runs: its help answers without loading the domain.
 

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { LibraryDocumentError, LibraryPackage } from "../../engines/package-feeds/library-package.js";
 import { runBatchedImport, type BatchedImportOptions, type BatchOutcome, type ImportCounts, type ImportEntry } from "../../store/batched-import.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { artifactRows, type ArtifactRows } from "./artifact-rows.js";
 import { storedArtifacts, writeArtifacts } from "./store/artifacts.js";

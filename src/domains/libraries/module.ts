@@ -1,6 +1,6 @@
 import { ArtifactsService, file_platform_libraries_v2_artifacts_service } from "../../../gen/platform/libraries/v2/artifacts_service_pb.js";
 import { Artifacts, file_platform_libraries_v1_artifacts } from "../../../gen/platform/libraries/v1/artifacts_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { librariesCommands } from "./commands.js";
 import { createArtifactsService } from "./artifacts-service.js";
 import { createArtifactsV1Service } from "./v1/artifacts-service.js";

@@ -1,6 +1,6 @@
 import { file_platform_ping_v1_ping, PingService as PingV1Service } from "../../../gen/platform/ping/v1/ping_pb.js";
 import { file_platform_ping_v2_ping, PingService } from "../../../gen/platform/ping/v2/ping_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { createPingService } from "./ping-service.js";
 import { createPingV1Service } from "./ping-v1-service.js";
 

@@ -1,6 +1,6 @@
 import { CommandError, flag, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
 import type { BlobRedirectConfig } from "../../config.js";
-import type { DomainCommand } from "../deps.js";
+import type { DomainCommand } from "../kit/deps.js";
 import type { ContentStore } from "./content/content-store.js";
 import { UPLOAD_LIFETIME_MS } from "./upload-lifetime.js";
 
@@ -151,7 +151,7 @@ const registryRetention: DomainCommand = {
       import("../../config.js"),
       import("./store/repos.js"),
       import("./names.js"),
-      import("../periodic-pass.js"),
+      import("../kit/periodic-pass.js"),
     ]);
     const store = await context.openStore(options.db as string);
     try {

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { RegistryError } from "./errors.js";
 import { checkDigest, checkTag, isDigestReference, type RepositoryName } from "./names.js";

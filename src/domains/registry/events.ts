@@ -1,7 +1,7 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { Transaction } from "kysely";
 import { RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { apiEventType, emitEvent, eventBody } from "../events/index.js";
 import { repoFromRow } from "./repo-mapper.js";
 import type { RepoRow } from "./store/repos.js";

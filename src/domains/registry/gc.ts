@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ContentStore } from "./content/content-store.js";
 import { InvalidManifest, parseManifest, referencedDigests } from "./manifest.js";

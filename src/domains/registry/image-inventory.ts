@@ -1,7 +1,7 @@
 import { addAbortSignal, type Readable } from "node:stream";
 import { InventoryError, isSbomMediaType, packagesOfImage, readImageFiles, stopReason, distroQualifier, type AttachedSbom, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads } from "../../engines/inventory/index.js";
 import type { ContentStore } from "./content/content-store.js";
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 import { ensureReport } from "./store/image-reports.js";
 import { findManifest, listReferrers, type ManifestRow } from "./store/manifests.js";
 import { enqueueReportJob } from "./store/report-jobs.js";

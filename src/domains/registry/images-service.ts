@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ImageArchitecturesSchema, ImageSizeSchema, ImagesService } from "../../../gen/platform/registry/v2/images_service_pb.js";
 import { imageArchitectures, imageSizeOf } from "./images.js";
-import type { ServiceDeps } from "../deps.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { ARCHITECTURE, checkImageRef } from "./image-validation.js";
 import { vulnerabilityReportFromView } from "./vulnerability-report-mapper.js";
 import { vulnerabilityReportOf } from "./vulnerability-reports.js";

@@ -2,7 +2,7 @@ import { notFound } from "../../aip/errors.js";
 import { blobSizes, touchBlobs, unlinkedBlobs } from "./store/blobs.js";
 import { existingManifests, findManifest, putManifest, putManifestRefs, type ManifestRow } from "./store/manifests.js";
 import { shareReferenceLock } from "./store/reference-lock.js";
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 import { entryFor, imageSize, indexArchitectures, InvalidManifest, parseManifest, referencedDigests, sha256Digest, type Manifest } from "./manifest.js";
 
 /**

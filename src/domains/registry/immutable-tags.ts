@@ -1,7 +1,7 @@
 import { ApiError, permissionDenied, unauthenticated } from "../../aip/errors.js";
 import type { Violations } from "../../aip/validation.js";
-import type { Principal } from "../../auth/principal.js";
-import type { Db } from "../schema.js";
+import type { Principal } from "../../access/principal.js";
+import type { Db } from "../kit/schema.js";
 import { getRepo, type RepoRow } from "./store/repos.js";
 
 /**

@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import type { Kysely } from "kysely";
 import { ApiError, invalidField, notFound } from "../../aip/errors.js";
 import { defaultEventsConfig } from "../../config.js";
-import type { Database, Db } from "../schema.js";
+import type { Database, Db } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { findOrganizationByName } from "../iam/index.js";
 import { DigestMismatch, type ContentStore } from "./content/content-store.js";

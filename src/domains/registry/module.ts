@@ -3,9 +3,9 @@ import { file_platform_registry_v2_images_service, ImagesService } from "../../.
 import { file_platform_registry_v2_repos_service, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { file_platform_registry_v2_retention_policies_service, RetentionPoliciesService } from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { registryCommands } from "./commands.js";
-import { whenAdvisoriesChange } from "../reactions.js";
+import { whenAdvisoriesChange } from "../kit/reactions.js";
 import { queueMatchesFor } from "./report-queue.js";
 import { startReportWorker } from "./report-worker.js";
 import { createImagesService } from "./images-service.js";

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import type { ContentStore } from "./content/content-store.js";
 import { RegistryError } from "./errors.js";
 import { MEDIA_TYPE, parseManifest } from "./manifest.js";

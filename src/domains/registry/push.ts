@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { defaultEventsConfig } from "../../config.js";
 import { ConflictError } from "../../store/errors.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { findOrganizationByName } from "../iam/index.js";
 import type { ContentStore } from "./content/content-store.js";

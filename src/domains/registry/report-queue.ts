@@ -1,4 +1,4 @@
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 import { digestsNaming } from "./store/image-reports.js";
 import { enqueueMatches } from "./store/report-jobs.js";
 

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { appendAll, createLayerCache, createScanThreads, InventoryError, SCAN_THREADS_DEFAULTS, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads, type ScanThreadsOptions } from "../../engines/inventory/index.js";
 import type { Logger } from "../../logger.js";
 import type { ContentStore } from "./content/content-store.js";
-import type { Database, Db } from "../schema.js";
+import type { Database, Db } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { apiEventType, emitEvent } from "../events/index.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/index.js";

@@ -4,12 +4,12 @@ import { RepoReadmeSchema, RepoSchema } from "../../../gen/platform/registry/v2/
 import { ListReposRequestSchema, ListReposResponseSchema, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../standard-methods.js";
+import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
-import type { ServiceDeps } from "../deps.js";
-import { principalKey } from "../../auth/principal.js";
+import type { ServiceDeps } from "../kit/deps.js";
+import { principalKey } from "../../access/principal.js";
 import { immutableTagsColumn, requireUnlock } from "./immutable-tags.js";
 import { readmeFromRow, repoFromRow } from "./repo-mapper.js";
 import { checkReadme, checkRepoFields, REPO_NAME } from "./repo-validation.js";

@@ -4,7 +4,7 @@ import { RetentionOutcomeSchema } from "../../../gen/platform/registry/v2/retent
 import { toTimestamp } from "../../aip/time.js";
 import { inTransaction } from "../../store/transaction.js";
 import { getGroup } from "../iam/index.js";
-import type { Database, Db } from "../schema.js";
+import type { Database, Db } from "../kit/schema.js";
 import { recordHostChange } from "./events.js";
 import { immutableTagsOf } from "./immutable-tags.js";
 import { planRetention, type RetentionRules } from "./retention.js";

@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { RetentionConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
-import { leaseHolder, periodicPass, type PeriodicPass } from "../periodic-pass.js";
-import type { Database } from "../schema.js";
+import { leaseHolder, periodicPass, type PeriodicPass } from "../kit/periodic-pass.js";
+import type { Database } from "../kit/schema.js";
 import { runRetentionPass, type RepoRetention } from "./retention-pass.js";
 import { finishRetentionPass, RetentionLeaseLost, takeRetentionLease } from "./store/retention-lease.js";
 

@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import { TagSchema } from "../../../gen/platform/registry/v2/tag_pb.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { recordHostChange, type HostEventOptions } from "./events.js";
 import { findTagByName, upsertTag, type TagRow } from "./store/tags.js";
 import { tagFromRow } from "./tag-mapper.js";

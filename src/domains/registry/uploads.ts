@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import type { Kysely } from "kysely";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore } from "./content/content-store.js";
 import { RegistryError } from "./errors.js";

@@ -6,8 +6,8 @@ import type { OsvAffected } from "../../engines/advisories/osv/record.js";
 import { invalidField } from "../../aip/errors.js";
 import { readKeptPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
-import type { Db } from "../schema.js";
-import type { ServiceDeps } from "../deps.js";
+import type { Db } from "../kit/schema.js";
+import type { ServiceDeps } from "../kit/deps.js";
 import { createKeptAdvisories } from "./kept-advisories.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import {

@@ -1,6 +1,6 @@
 import { flag, listOption, parseByteSize, parseDuration, storeOptions, UsageError, type OptionSpec, type Options } from "../../command/options.js";
 import type { AdvisoryFeedsConfig } from "../../config.js";
-import type { DomainCommand } from "../deps.js";
+import type { DomainCommand } from "../kit/deps.js";
 
 // Each command imports what it runs with when it runs: its help answers without loading the domain.
 
@@ -140,7 +140,7 @@ const advisoriesSync: DomainCommand = {
       import("./feed-downloads.js"),
       import("../../config.js"),
       import("../../store/batched-import.js"),
-      import("../periodic-pass.js"),
+      import("../kit/periodic-pass.js"),
     ]);
     const config = { ...defaultAdvisoryFeedsConfig, ...feeds };
     try {

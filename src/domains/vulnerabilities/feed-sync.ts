@@ -5,7 +5,7 @@ import { OsvFeedError, type OsvRecordError } from "../../engines/advisories/osv/
 import { readOsvFeed } from "../../engines/advisories/osv/feed.js";
 import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { ImportCounts } from "../../store/batched-import.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { createDownloadDir, removeDownloadDir } from "./feed-downloads.js";
 import { fetchNewerRecords } from "./folder-feed.js";
 import { importOsvFeed } from "./osv-import.js";

@@ -8,7 +8,7 @@ import { readModifiedIds, type ModifiedId } from "../../engines/advisories/osv/m
 import { OSV_LIMITS } from "../../engines/advisories/osv/record.js";
 import { compareOsvInstants, compareOsvTimes } from "../../engines/advisories/osv/time.js";
 import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { storedModified } from "./store/osv-records.js";
 
 /** Records of a folder feed fetched at once. */

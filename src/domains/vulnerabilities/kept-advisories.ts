@@ -1,5 +1,5 @@
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
-import type { Db } from "../schema.js";
+import type { Db } from "../kit/schema.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import { servedAdvisories, type AdvisoryKey } from "./store/advisories.js";
 

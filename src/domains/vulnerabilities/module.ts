@@ -1,6 +1,6 @@
 import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { Advisories, file_platform_vulnerabilities_v1_advisory } from "../../../gen/platform/vulnerabilities/v1/advisory_pb.js";
-import { bind, type Domain } from "../domain.js";
+import { bind, type Domain } from "../kit/domain.js";
 import { vulnerabilitiesCommands } from "./commands.js";
 import { createAdvisoriesService } from "./advisories-service.js";
 import { startFeedSync } from "./feed-worker.js";

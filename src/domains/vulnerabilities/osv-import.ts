@@ -3,11 +3,11 @@ import type { OsvFeedError, OsvRecordError } from "../../engines/advisories/osv/
 import type { FeedEntry } from "../../engines/advisories/osv/feed.js";
 import { compareOsvTimes } from "../../engines/advisories/osv/time.js";
 import { runBatchedImport, StrictImportError, type BatchedImportOptions, type BatchOutcome, type ImportCounts, type ImportEntry } from "../../store/batched-import.js";
-import type { Database } from "../schema.js";
+import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { recordRows, type RecordRows } from "./advisory-rows.js";
 import { storedModified, writeRecords } from "./store/osv-records.js";
-import { advisoriesChanged } from "../reactions.js";
+import { advisoriesChanged } from "../kit/reactions.js";
 
 export { StrictImportError, type ImportCounts };
 

@@ -1,10 +1,10 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import type { Kysely } from "kysely";
-import type { TokenService } from "../../auth/tokens.js";
+import type { TokenService } from "../../access/tokens.js";
 import type { ServerConfig } from "../../config.js";
 import type { ContentStore } from "../../domains/registry/index.js";
-import type { Database } from "../../domains/schema.js";
+import type { Database } from "../../domains/kit/schema.js";
 import type { RouteNote } from "../../telemetry/http-observer.js";
 import { REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 

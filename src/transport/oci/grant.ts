@@ -1,8 +1,8 @@
-import { grantsFrom, type Grants } from "../../auth/principal.js";
-import { restrictedGrants, type TokenRestriction } from "../../auth/token-restriction.js";
+import { grantsFrom, type Grants } from "../../access/principal.js";
+import { restrictedGrants, type TokenRestriction } from "../../access/token-restriction.js";
 import { findOrganizationByName, grantsOf } from "../../domains/iam/index.js";
 import { findRepository, type RepositoryName } from "../../domains/registry/index.js";
-import type { Db } from "../../domains/schema.js";
+import type { Db } from "../../domains/kit/schema.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";

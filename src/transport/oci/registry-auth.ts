@@ -6,7 +6,7 @@ import type { RepositoryName } from "../../domains/registry/index.js";
 import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 import { pullTokenLive } from "../../domains/iam/index.js";
-import { restrictionOf } from "../../auth/token-restriction.js";
+import { restrictionOf } from "../../access/token-restriction.js";
 import { ANONYMOUS_SUBJECT, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */

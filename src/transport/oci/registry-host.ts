@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { TokenService } from "../../auth/tokens.js";
+import type { TokenService } from "../../access/tokens.js";
 import type { ServerConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
 import type { AuditLog } from "../../telemetry/audit-log.js";
@@ -8,7 +8,7 @@ import { createMetrics, type Metrics } from "../../telemetry/metrics.js";
 import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
-import type { Database } from "../../domains/schema.js";
+import type { Database } from "../../domains/kit/schema.js";
 import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryNote, RegistryRequest, RegistryResponse } from "./context.js";

@@ -5,9 +5,9 @@ import { acceptPullToken, getIdentity } from "../../domains/iam/index.js";
 import type { RegistryContext } from "./context.js";
 import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, NO_STORE, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
-import { restrictionClaims, restrictionOf, type TokenRestriction } from "../../auth/token-restriction.js";
+import { restrictionClaims, restrictionOf, type TokenRestriction } from "../../access/token-restriction.js";
 import { isUidp } from "../../aip/uidp.js";
-import { ExchangeRefused, verifyForIdentity } from "../../auth/exchange.js";
+import { ExchangeRefused, verifyForIdentity } from "../auth/exchange.js";
 import { NotFoundError } from "../../store/errors.js";
 import { DELETE, isCatalogScope, parseScope, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 

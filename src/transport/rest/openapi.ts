@@ -2,7 +2,7 @@ import { getOption, ScalarType } from "@bufbuild/protobuf";
 import type { DescEnum, DescField, DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { field_behavior, FieldBehavior } from "../../../gen/google/api/field_behavior_pb.js";
 import { StatusSchema } from "../../../gen/google/rpc/status_pb.js";
-import { requirementOf } from "../../auth/rules.js";
+import { requirementOf } from "../../access/rules.js";
 import { routesFromServices, type RestRoute } from "./http-rules.js";
 import { openApiPath, openApiPathNames } from "./openapi-paths.js";
 import { restKeyOf } from "../../aip/v1/version.js";

@@ -1,6 +1,6 @@
 import type { Page } from "../../../aip/pagination.js";
-import { applyPage, countRows } from "../../list-query.js";
-import type { Db } from "../../schema.js";
+import { applyPage, countRows } from "../../kit/list-query.js";
+import type { Db } from "../../kit/schema.js";
 import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/index.js";
 
 /** Sortable document fields: the document id is the artifact name. */

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import { applyPage, countRows } from "../../list-query.js";
-import type { Db } from "../../schema.js";
+import { applyPage, countRows } from "../../kit/list-query.js";
+import type { Db } from "../../kit/schema.js";
 import { nonEmpty, recordsNamed } from "../../vulnerabilities/index.js";
 import type { OsvRecordTable } from "../../vulnerabilities/index.js";
 

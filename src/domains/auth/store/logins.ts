@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { LoginTable } from "../tables.js";
 
 export type LoginRow = Selectable<LoginTable>;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { isUidp, rootOf, selfAndAncestors, subtreeRange } from "../../../aip/uidp.js";
 import { dialectOfDb } from "../../../store/dialect.js";
-import type { Database, Db } from "../../schema.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { EventDeliveryTable, EventTable } from "../tables.js";
 
 export type EventRow = Selectable<EventTable>;

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { rowNotFound } from "../../../store/errors.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../list-query.js";
-import type { Db } from "../../schema.js";
+import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../kit/list-query.js";
+import type { Db } from "../../kit/schema.js";
 import { getGroup } from "../../iam/index.js";
 import type { SubscriptionTable } from "../tables.js";
 

@@ -1,9 +1,9 @@
 import type { Selectable } from "kysely";
 import { keyTaken } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import type { ListScope } from "../../list-query.js";
-import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 

@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import type { ListScope } from "../../list-query.js";
-import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { GroupInviteTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 

@@ -2,10 +2,10 @@ import type { Selectable } from "kysely";
 import { keyTaken, resourceNotEmpty } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { descendantRange } from "../../../aip/uidp.js";
-import type { ListScope } from "../../list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { TableWith } from "../../domain.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { TableWith } from "../../kit/domain.js";
+import type { Db } from "../../kit/schema.js";
 import type { GroupTable } from "../tables.js";
 
 export type GroupRow = Selectable<GroupTable>;

@@ -2,9 +2,9 @@ import type { JSONWebKeySet } from "jose";
 import type { Selectable } from "kysely";
 import { rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import type { ListScope } from "../../list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { IdentityTable } from "../tables.js";
 
 export type IdentityRow = Selectable<IdentityTable>;

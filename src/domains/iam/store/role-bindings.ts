@@ -2,9 +2,9 @@ import type { Selectable } from "kysely";
 import { keyTaken, rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid } from "../../../aip/uidp.js";
-import { applyPage, countRows, type ListScope } from "../../list-query.js";
-import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import { applyPage, countRows, type ListScope } from "../../kit/list-query.js";
+import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { RoleBindingTable } from "../tables.js";
 import { KEEPABLE, keptWith } from "../../../store/kept-reads.js";
 

@@ -1,17 +1,13 @@
 import type { Selectable } from "kysely";
 import { keyTaken, rowNotFound, resourceInUse } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import { listConditions, type UidpFilter, type Visibility } from "../../list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import { listConditions, type UidpFilter, type Visibility } from "../../kit/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { RoleTable } from "../tables.js";
 
-export interface BuiltInRole {
-  uid: string;
-  name: string;
-  description: string;
-  capabilities: string[];
-}
+import type { StoredBuiltInRole as BuiltInRole } from "../../../access/capabilities.js";
+export type { BuiltInRole };
 
 /**
  * Makes the stored built-in roles equal `roles` (names, descriptions, capability

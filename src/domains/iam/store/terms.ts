@@ -1,8 +1,8 @@
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { newChildUid, selfAndAncestors } from "../../../aip/uidp.js";
-import { listPage, resourceTable, TIMES_ORDERABLE } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import { listPage, resourceTable, TIMES_ORDERABLE } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { TermsAcceptanceTable } from "../tables.js";
 import { getGroup } from "./groups.js";
 

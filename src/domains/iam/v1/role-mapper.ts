@@ -3,7 +3,7 @@ import type { Cap } from "../../../../gen/platform/common/v1/authorization_pb.js
 import { RoleSchema as V1RoleSchema, type Role as V1Role } from "../../../../gen/platform/iam/v1/role_pb.js";
 import type { Role, RoleSchema } from "../../../../gen/platform/iam/v2/role_pb.js";
 import { Violations } from "../../../aip/validation.js";
-import { capabilityOfString, capabilityString } from "../../../auth/capabilities.js";
+import { capabilityOfString, capabilityString } from "../../../access/capabilities.js";
 
 /** v2 capabilities in v1's string form (`repo.list`), in the same (enum) order. */
 export function capabilitiesToV1(caps: readonly Cap[]): string[] {

@@ -1,8 +1,8 @@
 import type { ExpressionBuilder, Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { rowNotFound } from "../../../store/errors.js";
-import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../list-query.js";
-import type { Database, Db } from "../../schema.js";
+import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "../../kit/list-query.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { ArtifactRows } from "../artifact-rows.js";
 import type { ArtifactTable, ArtifactVersionTable } from "../tables.js";
 import { trigramsOf } from "../trigrams.js";

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { UploadTable } from "../tables.js";
 
 export type UploadRow = Selectable<UploadTable>;

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from "kysely";
 import type { InventoryPackage } from "../../../engines/inventory/index.js";
 import { inTransaction } from "../../../store/transaction.js";
-import type { Database, Db } from "../../schema.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { ImageReportTable, ReportFindingTable } from "../report-tables.js";
 import { inTurns, ITEMS_PER_TURN, nextTurn } from "../turns.js";
 import { nameKey, type Finding } from "../vulnerability-match.js";

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { ManifestTable } from "../tables.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import { dialectOfDb } from "../../../store/dialect.js";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 
 /**
  * The lock that orders a retention pass and the writers that make a repo's manifests referenced:

@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import { rootOf } from "../../../aip/uidp.js";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { ReportJobTable } from "../report-tables.js";
 
 export type ReportJobRow = Selectable<ReportJobTable>;

@@ -3,13 +3,13 @@ import { keyTaken, ConflictError, resourceNotEmpty } from "../../../store/errors
 import { newChildUid } from "../../../aip/uidp.js";
 import type { Page } from "../../../aip/pagination.js";
 import { rootOf } from "../../../aip/uidp.js";
-import type { ListScope } from "../../list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { TableWith } from "../../domain.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { TableWith } from "../../kit/domain.js";
+import type { Db } from "../../kit/schema.js";
 import type { RepoTable } from "../tables.js";
 import { getGroup } from "../../iam/index.js";
-import { listConditions } from "../../list-query.js";
+import { listConditions } from "../../kit/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";

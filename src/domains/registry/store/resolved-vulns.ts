@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
-import { applyPage, countRows, listConditions, type ListScope, type UidColumns } from "../../list-query.js";
-import type { Db } from "../../schema.js";
+import { applyPage, countRows, listConditions, type ListScope, type UidColumns } from "../../kit/list-query.js";
+import type { Db } from "../../kit/schema.js";
 import { parseManifest, platformEntries } from "../manifest.js";
 import type { ResolvedVulnTable, ResolvedVulnsReportTable } from "../report-tables.js";
 import { findingsOf, reportsOf, type ReportFindingRow } from "./image-reports.js";

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { dialectOfDb } from "../../../store/dialect.js";
-import type { Database, Db } from "../../schema.js";
+import type { Database, Db } from "../../kit/schema.js";
 
 /** The lease's one row. */
 const NAME = "retention";

@@ -2,9 +2,9 @@ import type { Insertable, Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { selfAndAncestors, subtreeRange } from "../../../aip/uidp.js";
 import { keyTaken } from "../../../store/errors.js";
-import type { ListScope } from "../../list-query.js";
-import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../resource-table.js";
-import type { Db } from "../../schema.js";
+import type { ListScope } from "../../kit/list-query.js";
+import { deleteByUid, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import type { Db } from "../../kit/schema.js";
 import type { RetentionPolicyTable } from "../tables.js";
 import { getGroup } from "../../iam/index.js";
 

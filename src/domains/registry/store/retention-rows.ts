@@ -1,4 +1,4 @@
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { RetentionInput } from "../retention.js";
 import type { TagRow } from "./tags.js";
 

@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../schema.js";
+import type { Db } from "../../kit/schema.js";
 import type { TagHistoryTable } from "../tables.js";
 import { recordTagMove } from "./resolved-vulns.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";

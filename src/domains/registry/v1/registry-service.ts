@@ -19,7 +19,7 @@ import { ImagesService, type VulnerabilityReport } from "../../../../gen/platfor
 import { ReposService } from "../../../../gen/platform/registry/v2/repos_service_pb.js";
 import { TagsService } from "../../../../gen/platform/registry/v2/tags_service_pb.js";
 import { ApiError } from "../../../aip/errors.js";
-import { listMethod } from "../../standard-methods.js";
+import { listMethod } from "../../kit/standard-methods.js";
 import { toTimestamp } from "../../../aip/time.js";
 import { parentOf } from "../../../aip/uidp.js";
 import { Violations } from "../../../aip/validation.js";
@@ -27,7 +27,7 @@ import { v2CallKey } from "../../../aip/v1/call.js";
 import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
 import { ConflictError, NotFoundError } from "../../../store/errors.js";
 import { inTransaction } from "../../../store/transaction.js";
-import type { ServiceDeps } from "../../deps.js";
+import type { ServiceDeps } from "../../kit/deps.js";
 import { createImagesService } from "../images-service.js";
 import { checkReadme, checkRepoFields } from "../repo-validation.js";
 import { createReposService } from "../repos-service.js";

@@ -2,8 +2,8 @@ import { sql, type Expression, type ExpressionBuilder, type Selectable } from "k
 import { rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
 import { KEEPABLE } from "../../../store/kept-reads.js";
-import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../list-query.js";
-import type { Database, Db } from "../../schema.js";
+import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../kit/list-query.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { AdvisoryTable } from "../tables.js";
 
 export type AdvisoryRow = Selectable<AdvisoryTable>;

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { dialectOfDb } from "../../../store/dialect.js";
-import type { Database, Db } from "../../schema.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { AdvisoryFeedTable } from "../tables.js";
 
 export type AdvisoryFeedRow = Selectable<AdvisoryFeedTable>;

@@ -1,5 +1,5 @@
 import type { Insertable } from "kysely";
-import type { Database, Db } from "../../schema.js";
+import type { Database, Db } from "../../kit/schema.js";
 import type { RecordRows } from "../advisory-rows.js";
 
 /** Rows per INSERT statement, well below SQLite's and PostgreSQL's limits on bound parameters. */

@@ -21,7 +21,7 @@ export function bind<S extends DescService>(service: S, create: (deps: ServiceDe
 
 /**
  * One domain of the API (docs/adding-a-domain.md): everything the hosts, the store and the
- * tests need to know of it, declared once. `src/domains/index.ts` lists every domain.
+ * tests need to know of it, declared once. `src/server/domains.ts` lists every domain.
  */
 export interface Domain {
   /** The first segment of its REST paths and of its proto package (`iam`, `registry`). */
@@ -40,7 +40,7 @@ export interface Domain {
   workers?: Record<string, (deps: WorkerDeps) => DomainWorker>;
   /**
    * Its commands of `platform-api`, by their full name (`registry import`). Also listed, without
-   * loading the domain, in `src/domains/commands.ts`, which the CLI reads.
+   * loading the domain, in `src/server/commands.ts`, which the CLI reads.
    */
   commands?: Record<string, DomainCommand>;
 }

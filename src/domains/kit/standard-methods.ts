@@ -3,15 +3,15 @@ import { create, type DescMessage, type MessageInitShape, type MessageShape } fr
 import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import { visibilityKey } from "../auth/principal.js";
+import { visibilityKey } from "../../access/principal.js";
 import type { ListScope } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
-import { inTransaction } from "../store/transaction.js";
-import { keepAnswer } from "../aip/kept-answer.js";
-import { readKeptPage, type ListRequestFields } from "../aip/list.js";
-import { isKept, keptDerivation } from "../store/kept-reads.js";
-import type { Page, Pager, Orderable } from "../aip/pagination.js";
-import { Violations } from "../aip/validation.js";
+import { inTransaction } from "../../store/transaction.js";
+import { keepAnswer } from "../../aip/kept-answer.js";
+import { readKeptPage, type ListRequestFields } from "../../aip/list.js";
+import { isKept, keptDerivation } from "../../store/kept-reads.js";
+import type { Page, Pager, Orderable } from "../../aip/pagination.js";
+import { Violations } from "../../aip/validation.js";
 
 /**
  * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and

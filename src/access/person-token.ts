@@ -1,5 +1,5 @@
 import type { JWTPayload } from "jose";
-import { serverWidePersonUid } from "../domains/iam/index.js";
+import { createHash } from "node:crypto";
 import type { PersonClaim } from "./principal.js";
 
 /** The claim of a platform token that carries what the login verified of a person. */
@@ -19,4 +19,9 @@ export function personOf(claims: JWTPayload): { claim: PersonClaim; unregistered
   if (typeof email === "string") claim.email = email;
   if (typeof name === "string") claim.name = name;
   return { claim, unregisteredUid: idp === "" ? serverWidePersonUid({ issuer: iss, subject: sub }) : undefined };
+}
+
+/** The identity uid of a person of the server-wide provider: root-level, from (issuer, subject). */
+export function serverWidePersonUid(person: { issuer: string; subject: string }): string {
+  return createHash("sha256").update([person.issuer, person.subject].join("\n")).digest("hex").slice(0, 40);
 }

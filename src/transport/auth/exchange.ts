@@ -1,7 +1,7 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import type { StoredClaimMatch, StoredStaticKeys } from "../domains/iam/index.js";
-import { readClaimMatch, readStaticKeys, StoredJsonError } from "../domains/iam/index.js";
-import { matchesWhole } from "./claim-pattern.js";
+import type { StoredClaimMatch, StoredStaticKeys } from "../../domains/iam/index.js";
+import { readClaimMatch, readStaticKeys, StoredJsonError } from "../../domains/iam/index.js";
+import { matchesWhole } from "../../access/claim-pattern.js";
 import type { UpstreamKeys } from "./upstream-keys.js";
 
 /**

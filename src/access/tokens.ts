@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK, type JWTPayload } from "jose";
 import { ApiError, unauthenticated } from "../aip/errors.js";
-import { insertSigningKey, listSigningKeys, type SigningKeyRow } from "../store/server-keys.js";
-import type { Db } from "../domains/schema.js";
+import { insertSigningKey, listSigningKeys, type SigningKeyRow, type KeysDb as Db } from "../store/server-keys.js";
 import {
   bySigningOrder,
   ISSUED_AT_SKEW_SECONDS,

@@ -1,9 +1,9 @@
 import * as client from "openid-client";
-import type { LoginConfig } from "../../config.js";
-import { loginProviderOf, type LoginProvider } from "../../domains/iam/index.js";
-import type { Db } from "../../domains/schema.js";
-import { OutboundFetchError, outboundRequest, type OutboundPolicy } from "../../outbound/fetch.js";
-import type { SecretBox } from "../../store/secret-box.js";
+import type { LoginConfig } from "../../../config.js";
+import { loginProviderOf, type LoginProvider } from "../../../domains/iam/index.js";
+import type { Db } from "../../../domains/kit/schema.js";
+import { OutboundFetchError, outboundRequest, type OutboundPolicy } from "../../../outbound/fetch.js";
+import type { SecretBox } from "../../../store/secret-box.js";
 
 /** A provider a person signs in with, discovered and ready for openid-client. */
 export interface ProviderClient {

@@ -1,15 +1,15 @@
 import type { JWTPayload } from "jose";
 import type { Kysely } from "kysely";
-import { refreshLifetimesOf, type LoginConfig } from "../../config.js";
-import { startRefreshFamily, type SignedIn } from "../../domains/auth/index.js";
-import { refreshOrganizationPerson, signInServerWide, signInToOrganization, type LoginProvider, type Person } from "../../domains/iam/index.js";
-import type { Database } from "../../domains/schema.js";
-import { inTransaction } from "../../store/transaction.js";
-import { PERSON_CLAIM } from "../person-token.js";
-import type { PersonClaim } from "../principal.js";
+import { refreshLifetimesOf, type LoginConfig } from "../../../config.js";
+import { startRefreshFamily, type SignedIn } from "../../../domains/auth/index.js";
+import { refreshOrganizationPerson, signInServerWide, signInToOrganization, type LoginProvider, type Person } from "../../../domains/iam/index.js";
+import type { Database } from "../../../domains/kit/schema.js";
+import { inTransaction } from "../../../store/transaction.js";
+import { PERSON_CLAIM } from "../../../access/person-token.js";
+import type { PersonClaim } from "../../../access/principal.js";
 import type { TokenRequest } from "../token-request.js";
-import { restrictionClaims } from "../token-restriction.js";
-import type { TokenService } from "../tokens.js";
+import { restrictionClaims } from "../../../access/token-restriction.js";
+import type { TokenService } from "../../../access/tokens.js";
 
 /** The provider a person signed in with: the server-wide one (`uid` "") or an organization's. */
 export interface AdmittingProvider {

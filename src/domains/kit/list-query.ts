@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
-import type { Page } from "../aip/pagination.js";
-import { KEEPABLE_READ } from "../store/kept-reads.js";
-import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../aip/uidp.js";
+import type { Page } from "../../aip/pagination.js";
+import { KEEPABLE_READ } from "../../store/kept-reads.js";
+import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../../aip/uidp.js";
 
 export type { UidpFilter };
 

@@ -1,6 +1,6 @@
-import type { ServerConfig } from "../config.js";
-import type { NodeRequest, NodeResponse } from "../transport/http/node-types.js";
-import { SIGNING_ALGORITHM, type TokenService } from "./tokens.js";
+import type { ServerConfig } from "../../config.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
+import { SIGNING_ALGORITHM, type TokenService } from "../../access/tokens.js";
 
 export const JWKS_PATH = "/.well-known/jwks.json";
 export const DISCOVERY_PATH = "/.well-known/openid-configuration";

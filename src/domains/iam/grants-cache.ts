@@ -1,7 +1,7 @@
-import type { Grants } from "./principal.js";
-import { grantsFrom } from "./principal.js";
-import { grantsOf } from "../domains/iam/index.js";
-import type { Db } from "../domains/schema.js";
+import type { Grants } from "../../access/principal.js";
+import { grantsFrom } from "../../access/principal.js";
+import { grantsOf } from "./store/role-bindings.js";
+import type { Db } from "../kit/schema.js";
 
 /**
  * The grants of identities, kept between calls and dropped when they may have changed.

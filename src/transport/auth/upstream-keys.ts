@@ -1,5 +1,5 @@
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
-import { fetchJson as fetchOutboundJson } from "../outbound/fetch.js";
+import { fetchJson as fetchOutboundJson } from "../../outbound/fetch.js";
 
 /**
  * Discovery documents and JWKS of other OIDC issuers (the upstream side of the workload

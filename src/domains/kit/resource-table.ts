@@ -1,11 +1,11 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool, Updateable } from "kysely";
-import type { Page } from "../aip/pagination.js";
-import { isUniqueViolation } from "../store/dialect.js";
-import { rowNotFound, type ConflictError } from "../store/errors.js";
+import type { Page } from "../../aip/pagination.js";
+import { isUniqueViolation } from "../../store/dialect.js";
+import { rowNotFound, type ConflictError } from "../../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
-import { KEEPABLE, keptWith } from "../store/kept-reads.js";
-import { runPrecompiled } from "../store/precompiled.js";
+import { KEEPABLE, keptWith } from "../../store/kept-reads.js";
+import { runPrecompiled } from "../../store/precompiled.js";
 
 /**
  * The standard methods of a resource table (a table keyed by a string `uid`): get, list,

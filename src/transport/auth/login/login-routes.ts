@@ -1,8 +1,8 @@
 import * as client from "openid-client";
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import { ApiError, errorDomainOf } from "../../aip/errors.js";
-import { loginConfigOf, refreshLifetimesOf, type ServerConfig } from "../../config.js";
+import { ApiError, errorDomainOf } from "../../../aip/errors.js";
+import { loginConfigOf, refreshLifetimesOf, type ServerConfig } from "../../../config.js";
 import {
   createDeviceLoginStarter,
   deviceLoginOf,
@@ -19,22 +19,22 @@ import {
   type Grant,
   type ReturningLogin,
   type SignedIn,
-} from "../../domains/auth/index.js";
-import type { Database } from "../../domains/schema.js";
-import { withFields, type Logger } from "../../logger.js";
-import type { OutboundPolicy } from "../../outbound/fetch.js";
-import { isUnavailable } from "../../store/dialect.js";
-import { NotFoundError } from "../../store/errors.js";
-import type { SecretBox } from "../../store/secret-box.js";
-import { requestIdOf } from "../../telemetry/request-id.js";
-import { BodyRefusedError, readBody } from "../../transport/http/body-reader.js";
-import { bearerToken } from "../../transport/http/credentials.js";
-import type { NodeRequest, NodeResponse } from "../../transport/http/node-types.js";
-import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../../transport/http/status-json.js";
+} from "../../../domains/auth/index.js";
+import type { Database } from "../../../domains/kit/schema.js";
+import { withFields, type Logger } from "../../../logger.js";
+import type { OutboundPolicy } from "../../../outbound/fetch.js";
+import { isUnavailable } from "../../../store/dialect.js";
+import { NotFoundError } from "../../../store/errors.js";
+import type { SecretBox } from "../../../store/secret-box.js";
+import { requestIdOf } from "../../../telemetry/request-id.js";
+import { BodyRefusedError, readBody } from "../../http/body-reader.js";
+import { bearerToken } from "../../http/credentials.js";
+import type { NodeRequest, NodeResponse } from "../../http/node-types.js";
+import { invalidArgumentError, sendStatus, writeJson, writeStatus } from "../../http/status-json.js";
 import { createRegistry } from "@bufbuild/protobuf";
-import { file_google_rpc_error_details } from "../../../gen/google/rpc/error_details_pb.js";
+import { file_google_rpc_error_details } from "../../../../gen/google/rpc/error_details_pb.js";
 import { readTokenRequest } from "../token-request.js";
-import type { TokenService } from "../tokens.js";
+import type { TokenService } from "../../../access/tokens.js";
 import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
 import { page, redirect } from "./pages.js";
 import { causedByOutboundFetch, createProviderClients, ProviderUnreachable, type ProviderClient } from "./provider-clients.js";

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { getOption, hasOption, type DescEnumValue } from "@bufbuild/protobuf";
 import { BuiltInRole, built_in_roles, Cap, CapSchema, string_name } from "../../gen/platform/common/v1/authorization_pb.js";
-import type { BuiltInRole as StoredBuiltInRole } from "../domains/iam/index.js";
 
 /**
  * The current value of each capability number: the first one declared. The
@@ -73,6 +72,14 @@ export const BUILT_IN_ROLE_NAMES: Record<Exclude<BuiltInRole, BuiltInRole.UNSPEC
 };
 
 /** The built-in roles (api-surface 4), each holding the capabilities placed in it. */
+/** A built-in role as the store keeps it: its uid, name, description and capability names. */
+export interface StoredBuiltInRole {
+  uid: string;
+  name: string;
+  description: string;
+  capabilities: string[];
+}
+
 export const BUILT_IN_ROLES: StoredBuiltInRole[] = Object.entries(BUILT_IN_ROLE_NAMES).map(([role, { name, description }]) => ({
   uid: builtInUid(name),
   name,

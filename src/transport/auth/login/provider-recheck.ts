@@ -1,12 +1,12 @@
 import * as client from "openid-client";
 import type { JWTPayload } from "jose";
 import type { Kysely } from "kysely";
-import { ApiError } from "../../aip/errors.js";
-import type { SignedIn } from "../../domains/auth/index.js";
-import { loginProviderOf } from "../../domains/iam/index.js";
-import type { Database } from "../../domains/schema.js";
-import { NotFoundError } from "../../store/errors.js";
-import type { SecretBox } from "../../store/secret-box.js";
+import { ApiError } from "../../../aip/errors.js";
+import type { SignedIn } from "../../../domains/auth/index.js";
+import { loginProviderOf } from "../../../domains/iam/index.js";
+import type { Database } from "../../../domains/kit/schema.js";
+import { NotFoundError } from "../../../store/errors.js";
+import type { SecretBox } from "../../../store/secret-box.js";
 import { readmitPerson } from "./admit.js";
 import type { ProviderClients } from "./provider-clients.js";
 

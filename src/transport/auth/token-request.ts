@@ -1,8 +1,8 @@
-import type { FieldViolation } from "../aip/errors.js";
-import { isUidp } from "../aip/uidp.js";
-import { sameUrl } from "../transport/http/credentials.js";
-import { capabilityName, capabilityOfString } from "./capabilities.js";
-import type { TokenRestriction } from "./token-restriction.js";
+import type { FieldViolation } from "../../aip/errors.js";
+import { isUidp } from "../../aip/uidp.js";
+import { sameUrl } from "../http/credentials.js";
+import { capabilityName, capabilityOfString } from "../../access/capabilities.js";
+import type { TokenRestriction } from "../../access/token-restriction.js";
 
 /**
  * The parameters both token endpoints take, as the hosted service's ExchangeRequest and

@@ -1,4 +1,4 @@
-import type { NodeResponse } from "../../transport/http/node-types.js";
+import type { NodeResponse } from "../../http/node-types.js";
 
 /** The few pages a person sees while signing in: plain HTML, no script, never framed or cached. */
 const PAGE_HEADERS = {

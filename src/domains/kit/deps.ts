@@ -1,15 +1,15 @@
 import type { Kysely } from "kysely";
-import type { Command } from "../command/command.js";
-import type { DatabaseOptions } from "../store/dialect.js";
-import type { SecretBox } from "../store/secret-box.js";
-import type { Store } from "../store/store.js";
-import type { Pager } from "../aip/pagination.js";
-import type { TokenService } from "../auth/tokens.js";
-import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, RetentionConfig, ScanConfig } from "../config.js";
-import type { Logger } from "../logger.js";
-import type { ContentStore } from "./registry/content/content-store.js";
+import type { Command } from "../../command/command.js";
+import type { DatabaseOptions } from "../../store/dialect.js";
+import type { SecretBox } from "../../store/secret-box.js";
+import type { Store } from "../../store/store.js";
+import type { Pager } from "../../aip/pagination.js";
+import type { TokenService } from "../../access/tokens.js";
+import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, RetentionConfig, ScanConfig } from "../../config.js";
+import type { Logger } from "../../logger.js";
+import type { ContentStore } from "../registry/content/content-store.js";
 import type { Database } from "./schema.js";
-import type { FeedObserver } from "./vulnerabilities/index.js";
+import type { FeedObserver } from "../vulnerabilities/index.js";
 
 /** What service handlers are built from. */
 export interface ServiceDeps {

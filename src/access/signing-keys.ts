@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair } from "jose";
-import { deleteSigningKeys, insertSigningKey, listSigningKeys, type SigningKeyRow } from "../store/server-keys.js";
-import type { Db } from "../domains/schema.js";
+import { deleteSigningKeys, insertSigningKey, listSigningKeys, type SigningKeyRow, type KeysDb as Db } from "../store/server-keys.js";
 
 /**
  * The server's signing keys over time (docs/decisions.md, "Replicas"): every key is in the store,

@@ -2,16 +2,16 @@ import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { Migration } from "kysely";
 import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { signingKeyActivation } from "../store/migrations/2026-11-26-0070-signing-key-activation.js";
-import { advisory } from "./advisory/module.js";
-import { auth } from "./auth/module.js";
-import type { Domain, Ownership } from "./domain.js";
-import type { DomainWorker, WorkerDeps } from "./deps.js";
-import { events } from "./events/module.js";
-import { iam } from "./iam/module.js";
-import { libraries } from "./libraries/module.js";
-import { ping } from "./ping/module.js";
-import { registry } from "./registry/module.js";
-import { vulnerabilities } from "./vulnerabilities/module.js";
+import { advisory } from "../domains/advisory/module.js";
+import { auth } from "../domains/auth/module.js";
+import type { Domain, Ownership } from "../domains/kit/domain.js";
+import type { DomainWorker, WorkerDeps } from "../domains/kit/deps.js";
+import { events } from "../domains/events/module.js";
+import { iam } from "../domains/iam/module.js";
+import { libraries } from "../domains/libraries/module.js";
+import { ping } from "../domains/ping/module.js";
+import { registry } from "../domains/registry/module.js";
+import { vulnerabilities } from "../domains/vulnerabilities/module.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
 export const DOMAINS: readonly Domain[] = [ping, iam, auth, registry, vulnerabilities, advisory, libraries, events];
