@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { clone, ScalarType, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { MAX_PAGE_SIZE, type Orderable, type Page, type PageAudience, type Pager } from "./pagination.js";
 import type { UidpFilter } from "./uidp.js";
-import { isKept, keepValue, keptValue } from "../store/kept-reads.js";
-import { keepAnswer } from "./kept-answer.js";
+import { isCached, cacheValue, cachedValue } from "../store/cached-reads.js";
+import { markCachedAnswer } from "./cached-answer.js";
 import { Violations } from "./validation.js";
 
 /** Request fields that may change between pages of one listing. */
@@ -35,7 +35,7 @@ export interface ListRequestFields {
   uidp?: { descendantsOf: string; childrenOf: string; ancestorsOf: string; inRoot: boolean; ids: string[] };
 }
 
-/** What reading a page needs, whether its answer is built each time (`readPage`) or kept (`readKeptPage`). */
+/** What reading a page needs, whether its answer is built each time (`readPage`) or cached (`readCachedPage`). */
 interface PageOptions<Desc extends DescMessage, Row extends { uid: string }> {
   pager: Pager;
   schema: Desc;
@@ -69,18 +69,18 @@ export async function readPage<Desc extends DescMessage, Row extends { uid: stri
   return envelope(options, page, fingerprint, rows, total, rows.slice(0, page.limit).map(options.map));
 }
 
-/** How long a kept List answer is answered again at most: its page token carries its issue time. */
-export const KEPT_ANSWER_MAX_AGE_MS = 60_000;
+/** How long a cached List answer is answered again at most: its page token carries its issue time. */
+export const CACHED_ANSWER_MAX_AGE_MS = 60_000;
 
 /**
  * `readPage` for a List whose answer depends on nothing but the request and the rows `read`
- * returns: while the store keeps those rows (`keptDerivation`: SQLite, nothing written since),
+ * returns: while the store caches those rows (`cachedDerivation`: SQLite, nothing written since),
  * the same request is answered with the same message, built once by `items` and `respond` and
- * marked by `keepAnswer` so each wire encodes it once. Never longer than
- * KEPT_ANSWER_MAX_AGE_MS. The answer may depend on the caller only through the rows `read`
+ * marked by `markCachedAnswer` so each wire encodes it once. Never longer than
+ * CACHED_ANSWER_MAX_AGE_MS. The answer may depend on the caller only through the rows `read`
  * returns (its visible subtrees narrow the query) and `audience`.
  */
-export async function readKeptPage<Desc extends DescMessage, Row extends { uid: string }, Item, Answer extends object>(
+export async function readCachedPage<Desc extends DescMessage, Row extends { uid: string }, Item, Answer extends object>(
   options: PageOptions<Desc, Row> & {
     /** The page's items for its rows (the first `limit` of what `read` returned). */
     items: (rows: Row[]) => Promise<Item[]>;
@@ -89,10 +89,10 @@ export async function readKeptPage<Desc extends DescMessage, Row extends { uid: 
 ): Promise<Answer> {
   const { page, fingerprint, rows, total } = await readRows(options);
   const name = `list answer ${options.schema.typeName} ${fingerprint} ${total} ${options.audience ?? "*"}`;
-  const kept = keptValue<Answer>(rows, name, KEPT_ANSWER_MAX_AGE_MS);
-  if (kept !== undefined) return kept;
+  const cached = cachedValue<Answer>(rows, name, CACHED_ANSWER_MAX_AGE_MS);
+  if (cached !== undefined) return cached;
   const answer = options.respond(envelope(options, page, fingerprint, rows, total, await options.items(rows.slice(0, page.limit))));
-  return isKept(rows) ? keepValue(rows, name, keepAnswer(answer)) : answer;
+  return isCached(rows) ? cacheValue(rows, name, markCachedAnswer(answer)) : answer;
 }
 
 async function readRows<Desc extends DescMessage, Row extends { uid: string }>(options: PageOptions<Desc, Row>) {

@@ -18,8 +18,8 @@ import {
 } from "kysely";
 import pg from "pg";
 import { isSqliteBusy, LockWaitingSqliteDialect } from "./sqlite-driver.js";
-import { LazyPgConnection, PgKeptReads } from "./pg-kept-reads.js";
-import { KEEPABLE_READ } from "./kept-reads.js";
+import { LazyPgConnection, PgCachedReads } from "./pg-cached-reads.js";
+import { CACHEABLE_READ } from "./cached-reads.js";
 import { runImmediately, type StatementObserver } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
@@ -116,7 +116,7 @@ export function openDatabase<DB>(url: string, options: DatabaseOptions = {}): Op
     safe.password = "";
     const dialect = new BoundedPostgresDialect({ pool }, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, observe);
     const db = new Kysely<DB>({ dialect, log });
-    runImmediately(db, (query) => dialect.runKept(query));
+    runImmediately(db, (query) => dialect.runCached(query));
     // Transactions may hold all but READ_RESERVE connections: a lock that holds writes up leaves reads a way through.
     limitTransactions(db, Math.max(1, max - READ_RESERVE));
     return {
@@ -162,7 +162,7 @@ const READ_RESERVE = 2;
  */
 class BoundedPostgresDialect extends PostgresDialect {
   private readonly begin: string;
-  private readonly kept: PgKeptReads;
+  private readonly cache: PgCachedReads;
 
   constructor(
     private readonly config: PostgresDialectConfig & { pool: pg.Pool },
@@ -171,23 +171,23 @@ class BoundedPostgresDialect extends PostgresDialect {
     private readonly observe: StatementObserver,
   ) {
     super(config);
-    this.kept = new PgKeptReads(config.pool);
+    this.cache = new PgCachedReads(config.pool);
     const ms = (n: number) => `'${Math.max(1, Math.round(n))}ms'`;
     this.begin = `begin; set local lock_timeout = ${ms(lockTimeoutMs)}; set local statement_timeout = ${ms(statementTimeoutMs)}; set local idle_in_transaction_session_timeout = ${ms(statementTimeoutMs)}`;
   }
 
   /**
-   * A kept read (KEEPABLE_READ) of the root instance without Kysely's executor and connection
-   * checkout: answered from the result kept at the current position, or read on a pooled
-   * connection (`pool.query`, as Kysely's connection runs it) and kept. Undefined, having run
+   * A cached read (CACHEABLE_READ) of the root instance without Kysely's executor and connection
+   * checkout: answered from the result cached at the current position, or read on a pooled
+   * connection (`pool.query`, as Kysely's connection runs it) and cached. Undefined, having run
    * nothing, for any other statement (it goes through Kysely). Observed as Kysely observes the
    * queries it runs.
    */
-  runKept(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined {
-    if (!query.sql.endsWith(KEEPABLE_READ)) return undefined;
+  runCached(query: CompiledQuery): Promise<QueryResult<unknown>> | undefined {
+    if (!query.sql.endsWith(CACHEABLE_READ)) return undefined;
     const start = performance.now();
     const pool = this.config.pool;
-    return this.kept.read(query, async () => ({ rows: (await pool.query(query.sql, query.parameters as unknown[])).rows })).then(
+    return this.cache.read(query, async () => ({ rows: (await pool.query(query.sql, query.parameters as unknown[])).rows })).then(
       (result) => {
         this.observe(query, performance.now() - start);
         return result;
@@ -201,11 +201,11 @@ class BoundedPostgresDialect extends PostgresDialect {
 
   override createDriver(): Driver {
     const begin = this.begin;
-    const kept = this.kept;
+    const cache = this.cache;
     return new (class extends PostgresDriver {
-      // Checkouts take a pooled connection only for a statement that is not a kept read (`LazyPgConnection`).
+      // Checkouts take a pooled connection only for a statement that is not a cached read (`LazyPgConnection`).
       override async acquireConnection(): Promise<DatabaseConnection> {
-        return new LazyPgConnection(() => super.acquireConnection(), kept);
+        return new LazyPgConnection(() => super.acquireConnection(), cache);
       }
       override async releaseConnection(connection: DatabaseConnection): Promise<void> {
         const taken = (connection as LazyPgConnection).taken;

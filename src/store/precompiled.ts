@@ -25,7 +25,7 @@ export type StatementObserver = (query: CompiledQuery, durationMs: number, error
 /** Immediate runners by Kysely instance (not its transactions: those go through Kysely). */
 const immediateRunners = new WeakMap<object, ImmediateRunner>();
 
-/** Lets `runPrecompiled` run queries of `db` itself (not of its transactions) with `runner` (the SQLite dialect's `runNow`, PostgreSQL's `runKept`). */
+/** Lets `runPrecompiled` run queries of `db` itself (not of its transactions) with `runner` (the SQLite dialect's `runNow`, PostgreSQL's `runCached`). */
 export function runImmediately(db: object, runner: ImmediateRunner): void {
   immediateRunners.set(db, runner);
 }

@@ -1,10 +1,10 @@
 import type SqliteDatabase from "better-sqlite3";
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from "kysely";
 import { TransactionAbortedError } from "./errors.js";
-import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
+import { CACHEABLE_READ, answerFromCache, CachedResults } from "./cached-reads.js";
 import { currentSignal } from "./signal.js";
 import type { StatementObserver } from "./precompiled.js";
-import { TurnReads, type KeptReader } from "./sqlite-turn-reads.js";
+import { TurnReads, type CachedReader } from "./sqlite-turn-reads.js";
 
 /** better-sqlite3 error codes meaning "another connection holds the lock": the statement did nothing. */
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT", "SQLITE_LOCKED"]);
@@ -46,18 +46,18 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
 
   /**
    * Runs `query` on the one connection, as a statement outside any transaction (its result exactly
-   * what Kysely would answer: the same statement cache and kept reads), or answers undefined
+   * what Kysely would answer: the same statement cache and cached reads), or answers undefined
    * without running it: while a transaction is open on the connection (the statement would see its
    * uncommitted rows) or when another connection holds a lock it needs; the caller then goes
-   * through Kysely, which waits. A kept read (KEEPABLE_READ) is answered at the end of the event
-   * loop's turn with the turn's other kept reads (`TurnReads`); any other statement runs now,
+   * through Kysely, which waits. A cached read (CACHEABLE_READ) is answered at the end of the event
+   * loop's turn with the turn's other cached reads (`TurnReads`); any other statement runs now,
    * synchronously: it cannot interleave with another caller's, so nothing else needs waiting for.
    * Skips Kysely's connection provider and driver frames: a read of one row costs a third less.
    */
   runNow(query: CompiledQuery): QueryResult<unknown> | Promise<QueryResult<unknown> | undefined> | undefined {
     if (this.driver === undefined || this.database.inTransaction) return undefined;
     const statements = this.driver.statementCache();
-    if (query.sql.endsWith(KEEPABLE_READ)) {
+    if (query.sql.endsWith(CACHEABLE_READ)) {
       this.turnReads ??= new TurnReads(this.database, statements, isSqliteBusy, this.observe);
       return this.turnReads.read(query);
     }
@@ -85,7 +85,7 @@ class LockWaitingSqliteDriver extends SqliteDriver {
     super({ database });
   }
 
-  /** The connection's prepared statements and kept reads. */
+  /** The connection's prepared statements and cached reads. */
   statementCache(): StatementCache {
     return (this.statements ??= new StatementCache(this.database));
   }
@@ -159,19 +159,19 @@ class LockWaitingSqliteDriver extends SqliteDriver {
  * prepares it again when the schema it was compiled for has changed). Only `executeQuery` uses it:
  * a streamed query keeps its own statement busy while it iterates.
  */
-export class StatementCache implements KeptReader {
+export class StatementCache implements CachedReader {
   private readonly statements = new Map<string, SqliteDatabase.Statement>();
   /** Statements this connection ran that may have written (every statement not `readonly`). */
   private writes = 0;
   private dataVersion?: SqliteDatabase.Statement;
-  /** Results of queries marked KEEPABLE_READ, by SQL and parameters, with the database version they were read at. */
-  private readonly results: KeptResults;
+  /** Results of queries marked CACHEABLE_READ, by SQL and parameters, with the database version they were read at. */
+  private readonly results: CachedResults;
 
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly capacity = 500,
   ) {
-    this.results = new KeptResults(capacity);
+    this.results = new CachedResults(capacity);
   }
 
   execute<R>(query: CompiledQuery): QueryResult<R> {
@@ -180,7 +180,7 @@ export class StatementCache implements KeptReader {
     // A writing statement may also return rows (RETURNING): whether it writes is `readonly`.
     if (!statement.readonly) this.writes++;
     if (statement.reader) {
-      if (query.sql.endsWith(KEEPABLE_READ)) return this.cachedRead(statement, query, this.version()) as QueryResult<R>;
+      if (query.sql.endsWith(CACHEABLE_READ)) return this.readThrough(statement, query, this.version()) as QueryResult<R>;
       return { rows: statement.all(parameters) as R[] };
     }
     const { changes, lastInsertRowid } = statement.run(parameters);
@@ -188,9 +188,9 @@ export class StatementCache implements KeptReader {
   }
 
   /**
-   * The version a kept result must have been read at to be answered again: SQLite's
+   * The version a cached result must have been read at to be answered again: SQLite's
    * `data_version` (another connection committed) and this connection's statements that may have
-   * written. A result kept at the version asked now is exactly what reading again would return.
+   * written. A result cached at the version asked now is exactly what reading again would return.
    */
   version(): string {
     this.dataVersion ??= this.database.prepare("pragma data_version").pluck();
@@ -198,17 +198,17 @@ export class StatementCache implements KeptReader {
   }
 
   /**
-   * The rows of a KEEPABLE_READ query, read again only when the database may have changed since
+   * The rows of a CACHEABLE_READ query, read again only when the database may have changed since
    * (its `version`, asked by the caller at most as long ago as this read may be answered from).
-   * Each answer holds copies of the rows, so a caller changing its rows changes nothing kept.
+   * Each answer holds copies of the rows, so a caller changing its rows changes nothing cached.
    */
-  keptRead(query: CompiledQuery, version: string): QueryResult<unknown> {
-    return this.cachedRead(this.prepare(query.sql), query, version);
+  cachedRead(query: CompiledQuery, version: string): QueryResult<unknown> {
+    return this.readThrough(this.prepare(query.sql), query, version);
   }
 
-  private cachedRead(statement: SqliteDatabase.Statement, query: CompiledQuery, version: string): QueryResult<unknown> {
+  private readThrough(statement: SqliteDatabase.Statement, query: CompiledQuery, version: string): QueryResult<unknown> {
     const key = this.results.keyOf(query);
-    return keptAnswer(this.results.at(key, version) ?? this.results.keep(key, version, { rows: statement.all(query.parameters as unknown[]) }));
+    return answerFromCache(this.results.at(key, version) ?? this.results.put(key, version, { rows: statement.all(query.parameters as unknown[]) }));
   }
 
   private prepare(sql: string): SqliteDatabase.Statement {

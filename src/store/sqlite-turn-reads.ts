@@ -3,11 +3,11 @@ import type { CompiledQuery, QueryResult } from "kysely";
 import type { StatementObserver } from "./precompiled.js";
 
 /** What `TurnReads` uses of the connection's statement cache (`StatementCache`). */
-export interface KeptReader {
-  /** The version a kept result must have been read at to be answered again; asks SQLite (`data_version`). */
+export interface CachedReader {
+  /** The version a cached result must have been read at to be answered again; asks SQLite (`data_version`). */
   version(): string;
-  /** A KEEPABLE_READ query's rows: the result kept at `version`, or read now and kept. */
-  keptRead(query: CompiledQuery, version: string): QueryResult<unknown>;
+  /** A CACHEABLE_READ query's rows: the result cached at `version`, or read now and cached. */
+  cachedRead(query: CompiledQuery, version: string): QueryResult<unknown>;
 }
 
 
@@ -18,10 +18,10 @@ interface Waiting {
 }
 
 /**
- * Kept reads outside transactions (KEEPABLE_READ), answered together at the check phase of the
+ * Cached reads outside transactions (CACHEABLE_READ), answered together at the check phase of the
  * event loop's turn they were asked in (`setImmediate`), all at one database version: SQLite's
  * `data_version` is asked once per turn instead of once per read (two lock syscalls and a
- * statement, the largest single cost of a read by key answered from a kept result).
+ * statement, the largest single cost of a read by key answered from a cached result).
  *
  * Exact: a read is answered after the I/O of its turn, so every commit that had completed when
  * the request asking for it was sent (before its bytes could be read) is in the version asked
@@ -38,7 +38,7 @@ export class TurnReads {
 
   constructor(
     private readonly database: SqliteDatabase.Database,
-    private readonly reader: KeptReader,
+    private readonly reader: CachedReader,
     private readonly isBusy: (error: unknown) => boolean,
     private readonly observe?: StatementObserver,
   ) {}
@@ -62,7 +62,7 @@ export class TurnReads {
       const start = performance.now();
       try {
         version ??= reader.version();
-        const result = reader.keptRead(read.query, version);
+        const result = reader.cachedRead(read.query, version);
         this.observe?.(read.query, performance.now() - start);
         read.resolve(result);
       } catch (error) {

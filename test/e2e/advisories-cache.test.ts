@@ -45,7 +45,7 @@ test("a replaced record is served as it now stands, a withdrawn one no more, aft
 });
 
 /**
- * A page's whole answer is kept while nothing is written (`readKeptPage`): asked again, the same
+ * A page's whole answer is kept while nothing is written (`readCachedPage`): asked again, the same
  * page is the same answer, down to its page token; after a write it is read and built anew.
  */
 test("a page asked again is the same answer until the store changes, then the changed one", async () => {

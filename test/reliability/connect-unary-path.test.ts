@@ -10,7 +10,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, HealthListResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { GetGroupRequestSchema, ListGroupsRequestSchema } from "../../gen/platform/iam/v2/groups_service_pb.js";
-import { keepAnswer } from "../../src/aip/kept-answer.js";
+import { markCachedAnswer } from "../../src/aip/cached-answer.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { withConnectUnaryPath } from "../../src/transport/rpc/connect-unary.js";
 import { encodedOnce } from "../../src/transport/rpc/encoded-once.js";
@@ -185,8 +185,8 @@ const LONG = "a message long enough to be compressed ".repeat(40);
 /** Why the last "slow" check's signal was aborted. */
 let slowAborted: unknown;
 
-/** The one answer List gives, kept (marked by `keepAnswer`), well over 1 KiB encoded. */
-const kept = keepAnswer(
+/** The one answer List gives, kept (marked by `markCachedAnswer`), well over 1 KiB encoded. */
+const kept = markCachedAnswer(
   create(HealthListResponseSchema, {
     statuses: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`platform.test.v1.Service${i}`, { status: HealthCheckResponse_ServingStatus.SERVING }])),
   }),
@@ -369,7 +369,7 @@ describe("Connect unary path around a test service: which requests it takes, tra
     });
   }
 
-  test("a kept answer is encoded and compressed once: its kept encodings are the bytes sent", async () => {
+  test("a cached answer is encoded and compressed once: its kept encodings are the bytes sent", async () => {
     const port = (h1.address() as AddressInfo).port;
     const notAgain = (): never => {
       throw new Error("the fast path did not keep this encoding");

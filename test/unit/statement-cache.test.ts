@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LockWaitingSqliteDialect, StatementCache } from "../../src/store/sqlite-driver.js";
-import { KEEPABLE, KEEPABLE_READ, isKept, keepValue, keptDerivation, keptValue } from "../../src/store/kept-reads.js";
+import { CACHEABLE, CACHEABLE_READ, isCached, cacheValue, cachedDerivation, cachedValue } from "../../src/store/cached-reads.js";
 
 function counted(capacity?: number) {
   const database = new Database(":memory:");
@@ -55,7 +55,7 @@ test("a cached statement reads the schema as it is now", () => {
   assert.deepEqual(cache.execute(select).rows, [{ a: "x", b: "y" }]);
 });
 
-test("a KEEPABLE_READ result is kept until this connection writes or another one commits", () => {
+test("a CACHEABLE_READ result is kept until this connection writes or another one commits", () => {
   const dir = mkdtempSync(join(tmpdir(), "cacheable-"));
   try {
     const file = join(dir, "db.sqlite");
@@ -63,7 +63,7 @@ test("a KEEPABLE_READ result is kept until this connection writes or another one
     const other = new Database(file);
     const statements = new StatementCache(mine);
     statements.execute(CompiledQuery.raw("create table t (id integer)"));
-    const count = CompiledQuery.raw(`select count(*) as n from t where id > ? ${KEEPABLE_READ}`, [0]);
+    const count = CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [0]);
     const read = () => (statements.execute<{ n: number }>(count).rows[0] as { n: number }).n;
     assert.equal(read(), 0);
     mine.prepare("insert into t values (1)").run(); // not through the cache: unseen
@@ -74,7 +74,7 @@ test("a KEEPABLE_READ result is kept until this connection writes or another one
     assert.equal(read(), 3, "a write returning rows: read again");
     other.prepare("insert into t values (3)").run();
     assert.equal(read(), 4, "another connection's commit: read again");
-    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${KEEPABLE_READ}`, [2])).rows[0].n, 2, "other parameters, another entry");
+    assert.equal(statements.execute<{ n: number }>(CompiledQuery.raw(`select count(*) as n from t where id > ? ${CACHEABLE_READ}`, [2])).rows[0].n, 2, "other parameters, another entry");
     mine.close();
     other.close();
   } finally {
@@ -82,7 +82,7 @@ test("a KEEPABLE_READ result is kept until this connection writes or another one
   }
 });
 
-test("a value derived from a kept result is computed once per database version, through Kysely", async () => {
+test("a value derived from a cached result is computed once per database version, through Kysely", async () => {
   const dir = mkdtempSync(join(tmpdir(), "derived-"));
   try {
     const file = join(dir, "db.sqlite");
@@ -92,8 +92,8 @@ test("a value derived from a kept result is computed once per database version, 
     let computed = 0;
     const derive = async (marked = true) => {
       const q = db.selectFrom("t").select("id").orderBy("id");
-      const rows = await (marked ? q.modifyEnd(KEEPABLE) : q).execute();
-      return keptDerivation(rows, "ids", () => {
+      const rows = await (marked ? q.modifyEnd(CACHEABLE) : q).execute();
+      return cachedDerivation(rows, "ids", () => {
         computed++;
         return rows.map((r) => r.id).join(",");
       });
@@ -108,7 +108,7 @@ test("a value derived from a kept result is computed once per database version, 
     assert.equal(computed, 3);
     assert.equal(await derive(false), "1,2");
     assert.equal(await derive(false), "1,2");
-    assert.equal(computed, 5, "a read not marked KEEPABLE: derived every time");
+    assert.equal(computed, 5, "a read not marked CACHEABLE: derived every time");
     await db.destroy();
     other.close();
   } finally {
@@ -116,23 +116,23 @@ test("a value derived from a kept result is computed once per database version, 
   }
 });
 
-test("a value kept with a kept result is found while it is young enough; rows not kept keep nothing", async () => {
+test("a value kept with a cached result is found while it is young enough; rows not kept keep nothing", async () => {
   const database = new Database(":memory:");
   const statements = new StatementCache(database);
   statements.execute(CompiledQuery.raw("create table t (id integer)"));
-  const read = () => statements.execute(CompiledQuery.raw(`select id from t ${KEEPABLE_READ}`)).rows;
+  const read = () => statements.execute(CompiledQuery.raw(`select id from t ${CACHEABLE_READ}`)).rows;
   const rows = read();
-  assert.equal(isKept(rows), true);
-  assert.equal(keptValue(rows, "answer"), undefined);
-  assert.equal(keepValue(rows, "answer", "built"), "built");
-  assert.equal(keptValue(read(), "answer"), "built", "the same kept result, read again");
+  assert.equal(isCached(rows), true);
+  assert.equal(cachedValue(rows, "answer"), undefined);
+  assert.equal(cacheValue(rows, "answer", "built"), "built");
+  assert.equal(cachedValue(read(), "answer"), "built", "the same kept result, read again");
   await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.equal(keptValue(read(), "answer", 10_000), "built", "within the age asked for");
-  assert.equal(keptValue(read(), "answer", 10), undefined, "older than the age asked for");
+  assert.equal(cachedValue(read(), "answer", 10_000), "built", "within the age asked for");
+  assert.equal(cachedValue(read(), "answer", 10), undefined, "older than the age asked for");
 
   const plain = statements.execute(CompiledQuery.raw("select id from t")).rows;
-  assert.equal(isKept(plain), false);
-  assert.equal(keepValue(plain, "answer", "built"), "built");
-  assert.equal(keptValue(plain, "answer"), undefined, "a read not marked KEEPABLE keeps nothing");
+  assert.equal(isCached(plain), false);
+  assert.equal(cacheValue(plain, "answer", "built"), "built");
+  assert.equal(cachedValue(plain, "answer"), undefined, "a read not marked CACHEABLE keeps nothing");
   database.close();
 });

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Page } from "../../aip/pagination.js";
-import { KEEPABLE_READ } from "../../store/kept-reads.js";
+import { CACHEABLE_READ } from "../../store/cached-reads.js";
 import { ancestorsOf, childUidLength, descendantRange, isDescendant, isSelfOrDescendant, uidLength, type UidpFilter } from "../../aip/uidp.js";
 
 export type { UidpFilter };
@@ -131,7 +131,7 @@ export function applyPage<O>(query: AnyQuery<O>, page: Page, table: string): Any
  */
 export async function countRows(query: AnyQuery<any>, known: number | undefined): Promise<number> {
   if (known !== undefined) return known;
-  // On SQLite, the count is kept until the database changes (the results the driver keeps for KEEPABLE_READ).
-  const row = await query.select(sql<number>`count(*)`.as("total")).modifyEnd(sql.raw(KEEPABLE_READ)).executeTakeFirstOrThrow();
+  // On SQLite, the count is cached until the database changes (the results the driver caches for CACHEABLE_READ).
+  const row = await query.select(sql<number>`count(*)`.as("total")).modifyEnd(sql.raw(CACHEABLE_READ)).executeTakeFirstOrThrow();
   return Number((row as { total: number | string }).total);
 }

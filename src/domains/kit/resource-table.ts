@@ -4,7 +4,7 @@ import { isUniqueViolation } from "../../store/dialect.js";
 import { rowNotFound, type ConflictError } from "../../store/errors.js";
 import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
-import { KEEPABLE, keptWith } from "../../store/kept-reads.js";
+import { CACHEABLE, cachedWith } from "../../store/cached-reads.js";
 import { runPrecompiled } from "../../store/precompiled.js";
 
 /**
@@ -62,12 +62,12 @@ function loose(db: Db): LooseDb {
   return db as unknown as LooseDb;
 }
 
-/** The row `uid` (kept with its read: `keptWith`); throws NotFoundError. */
+/** The row `uid` (cached with its read: `cachedWith`); throws NotFoundError. */
 export async function getByUid<T extends ResourceTableName>(db: Db, table: ResourceTable<T>, uid: string): Promise<RowOf<T>> {
-  const rows = await runPrecompiled(db, table.byUidShape, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(KEEPABLE));
+  const rows = await runPrecompiled(db, table.byUidShape, [uid], (u) => loose(db).selectFrom(table.name as string).selectAll().where("uid", "=", u).modifyEnd(CACHEABLE));
   if (rows.length === 0) throw rowNotFound(table.type, uid);
-  // Values derived from the row (a Get's answer) are kept with it while it is (`keptDerivation`).
-  return keptWith(rows[0] as RowOf<T>, rows);
+  // Values derived from the row (a Get's answer) are cached with it while it is (`cachedDerivation`).
+  return cachedWith(rows[0] as RowOf<T>, rows);
 }
 
 /** Writes `change` to row `uid` and returns the row; throws NotFoundError. */
@@ -132,8 +132,8 @@ export async function listPage<T extends ResourceTableName>(
   page: Page,
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const query = looseListQuery(db, table, filter);
-  // On SQLite, a page is kept until the database changes (the results the driver keeps for KEEPABLE_READ).
-  const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(KEEPABLE).execute();
+  // On SQLite, a page is cached until the database changes (the results the driver caches for CACHEABLE_READ).
+  const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(CACHEABLE).execute();
   const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
 }

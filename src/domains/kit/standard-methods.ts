@@ -7,28 +7,28 @@ import { visibilityKey } from "../../access/principal.js";
 import type { ListScope } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import { keepAnswer } from "../../aip/kept-answer.js";
-import { readKeptPage, type ListRequestFields } from "../../aip/list.js";
-import { isKept, keptDerivation } from "../../store/kept-reads.js";
+import { markCachedAnswer } from "../../aip/cached-answer.js";
+import { readCachedPage, type ListRequestFields } from "../../aip/list.js";
+import { isCached, cachedDerivation } from "../../store/cached-reads.js";
 import type { Page, Pager, Orderable } from "../../aip/pagination.js";
 import { Violations } from "../../aip/validation.js";
 
 /**
  * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and
  * List (spec 4.1). A handler that does more (hydration, extra checks) writes its own body
- * from the same parts (`Violations`, `readKeptPage`, `inTransaction`).
+ * from the same parts (`Violations`, `readCachedPage`, `inTransaction`).
  */
 
 /**
  * Get (AIP-131): checks `uid` (INVALID_ARGUMENT), reads it (`read` throws NOT_FOUND) and maps the
- * row. `map` (a module-level function of the row alone) runs once per kept row: while the row a
- * read answered is kept (`keptWith`: SQLite, nothing written since), the same answer is answered
- * again, marked so each wire encodes it once (`keepAnswer`).
+ * row. `map` (a module-level function of the row alone) runs once per cached row: while the row a
+ * read answered is cached (`cachedWith`: SQLite, nothing written since), the same answer is answered
+ * again, marked so each wire encodes it once (`markCachedAnswer`).
  */
 export async function getMethod<Row extends object, Item extends object>(uid: string, read: (uid: string) => Promise<Row>, map: (row: Row) => Item): Promise<Item> {
   new Violations().uid("uid", uid).throwIfAny();
   const row = await read(uid);
-  return isKept(row) ? keptDerivation(row, map, () => keepAnswer(map(row))) : map(row);
+  return isCached(row) ? cachedDerivation(row, map, () => markCachedAnswer(map(row))) : map(row);
 }
 
 /** Delete (AIP-135): checks `uid`, runs `remove` in a transaction (it throws NOT_FOUND), answers Empty. */
@@ -64,7 +64,7 @@ export async function idempotentDeleteMethod(
 type ItemOf<Res extends DescMessage, K extends keyof MessageInitShape<Res>> = NonNullable<MessageInitShape<Res>[K]> extends readonly (infer E)[] ? E : never;
 
 /**
- * List (AIP-132, spec 4.1): one page through `readKeptPage` (the uidp filter, paging fields and
+ * List (AIP-132, spec 4.1): one page through `readCachedPage` (the uidp filter, paging fields and
  * `validate` checked together), `read` given the caller's visibility from the authorization
  * interceptor; the response is `response` with the items under `items` and the envelope fields.
  */
@@ -85,8 +85,8 @@ export async function listMethod<Req extends DescMessage, Res extends DescMessag
   const visible = ctx.values.get(visibilityKey);
   // The caller's visible subtrees decide which rows a total counts: a total is reused only for the same ones.
   const audience = visible === undefined ? "*" : createHash("sha256").update(visible.join(" ")).digest("base64url").slice(0, 22);
-  // While the rows are kept (SQLite, nothing written since), so is the answer: built and encoded once.
-  return readKeptPage({
+  // While the rows are cached (SQLite, nothing written since), so is the answer: built and encoded once.
+  return readCachedPage({
     ...options,
     audience,
     read: (p, uidp) => options.read(p, { uidp, visible }),

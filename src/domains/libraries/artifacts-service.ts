@@ -12,7 +12,7 @@ import {
 import type { Advisory } from "../../../gen/platform/vulnerabilities/v2/advisory_pb.js";
 import { evaluateAffected } from "../../engines/advisories/affected.js";
 import type { OsvAffected } from "../../engines/advisories/osv/record.js";
-import { readKeptPage, readPage } from "../../aip/list.js";
+import { readCachedPage, readPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
 import { visibilityKey } from "../../access/principal.js";
 import type { Db } from "../kit/schema.js";
@@ -56,8 +56,8 @@ export function createArtifactsService({ db, pager }: ServiceDeps): ServiceImpl<
   return {
     async listArtifacts(req, ctx) {
       let ecosystems: string[] = [];
-      // While the rows are kept (SQLite, nothing written since), so is the answer: built and encoded once.
-      return readKeptPage({
+      // While the rows are cached (SQLite, nothing written since), so is the answer: built and encoded once.
+      return readCachedPage({
         pager,
         schema: ListArtifactsRequestSchema,
         request: req,

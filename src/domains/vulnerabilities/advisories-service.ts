@@ -4,11 +4,11 @@ import { AdvisoriesService, ListAdvisoriesRequestSchema, ListAdvisoriesResponseS
 import { evaluateAffected } from "../../engines/advisories/affected.js";
 import type { OsvAffected } from "../../engines/advisories/osv/record.js";
 import { invalidField } from "../../aip/errors.js";
-import { readKeptPage } from "../../aip/list.js";
+import { readCachedPage } from "../../aip/list.js";
 import { Violations } from "../../aip/validation.js";
 import type { Db } from "../kit/schema.js";
 import type { ServiceDeps } from "../kit/deps.js";
-import { createKeptAdvisories } from "./kept-advisories.js";
+import { createAdvisoryCache } from "./advisory-cache.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import {
   checkArtifactNames,
@@ -37,7 +37,7 @@ async function affectingVersion(db: Db, filter: AdvisoryFilter, ecosystem: strin
 
 /** AdvisoriesService: advisories of the imported OSV records. Any verified caller (the interceptors checked the token). */
 export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl<typeof AdvisoriesService> {
-  const cache = createKeptAdvisories();
+  const cache = createAdvisoryCache();
   return {
     async getAdvisory(req) {
       new Violations().uid("uid", req.uid).throwIfAny();
@@ -45,8 +45,8 @@ export function createAdvisoriesService({ db, pager }: ServiceDeps): ServiceImpl
     },
 
     async listAdvisories(req) {
-      // The answer depends on the request and the store only (any verified caller sees every advisory): kept.
-      return readKeptPage({
+      // The answer depends on the request and the store only (any verified caller sees every advisory): cached.
+      return readCachedPage({
         pager,
         schema: ListAdvisoriesRequestSchema,
         request: req,

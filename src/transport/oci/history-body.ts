@@ -1,5 +1,5 @@
 /** The Tag History answer's body, written directly as JSON text. */
-import { keptDerivation } from "../../store/kept-reads.js";
+import { cachedDerivation } from "../../store/cached-reads.js";
 
 const DAY_MS = 86_400_000;
 /** The `YYYY-MM-DDT` prefix of the last day formatted, which consecutive records mostly share. */
@@ -43,10 +43,10 @@ export function historyJson(records: ReadonlyArray<{ update_time: number; digest
 }
 
 /**
- * `historyJson(records)` as UTF-8 bytes, kept with the store's kept result the records were read
- * from (`keptDerivation`): while the database has not changed, the same read answers the same
+ * `historyJson(records)` as UTF-8 bytes, cached with the store's cached result the records were read
+ * from (`cachedDerivation`): while the database has not changed, the same read answers the same
  * bytes without formatting 1,000 records again.
  */
 export function historyBody(records: ReadonlyArray<{ update_time: number; digest: string }>): Buffer {
-  return keptDerivation(records, "tag history body", () => Buffer.from(historyJson(records), "utf8"));
+  return cachedDerivation(records, "tag history body", () => Buffer.from(historyJson(records), "utf8"));
 }

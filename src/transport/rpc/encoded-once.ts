@@ -1,28 +1,28 @@
-import { isKeptAnswer } from "../../aip/kept-answer.js";
+import { isCachedAnswer } from "../../aip/cached-answer.js";
 
 /**
- * The encoded-once answers: a kept answer (`keepAnswer`) is answered again while its data is
+ * The encoded-once answers: a cached answer (`markCachedAnswer`) is answered again while its data is
  * unchanged, so each wire's writer asks `encodedOnce` for its bytes and a repeated answer is
  * encoded (and compressed) once per wire format instead of once per call.
  */
 
-/** Encodings by format key, of the kept answers encoded so far. */
+/** Encodings by format key, of the cached answers encoded so far. */
 const encodings = new WeakMap<object, Map<string, unknown>>();
 
 /**
- * `encode()`, once per `format` for a kept answer (`isKeptAnswer`), every time for any other
+ * `encode()`, once per `format` for a cached answer (`isCachedAnswer`), every time for any other
  * message. `format` names everything the encoding depends on besides the message (wire format,
  * field naming, compression).
  */
 export function encodedOnce<T>(message: object, format: string, encode: () => T): T {
-  let kept = encodings.get(message);
-  if (kept === undefined) {
-    if (!isKeptAnswer(message)) return encode();
-    kept = new Map();
-    encodings.set(message, kept);
+  let byFormat = encodings.get(message);
+  if (byFormat === undefined) {
+    if (!isCachedAnswer(message)) return encode();
+    byFormat = new Map();
+    encodings.set(message, byFormat);
   }
-  if (kept.has(format)) return kept.get(format) as T;
+  if (byFormat.has(format)) return byFormat.get(format) as T;
   const value = encode();
-  kept.set(format, value);
+  byFormat.set(format, value);
   return value;
 }

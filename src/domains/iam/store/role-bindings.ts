@@ -6,7 +6,7 @@ import { applyPage, countRows, type ListScope } from "../../kit/list-query.js";
 import { CREATE_TIME_ORDERABLE, deleteByUidIfAny, listQuery, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
 import type { Db } from "../../kit/schema.js";
 import type { RoleBindingTable } from "../tables.js";
-import { KEEPABLE, keptWith } from "../../../store/kept-reads.js";
+import { CACHEABLE, cachedWith } from "../../../store/cached-reads.js";
 
 /** A binding as the API shows it (`managed_by` is the login sync's bookkeeping: people.ts). */
 export type RoleBindingRow = Omit<Selectable<RoleBindingTable>, "managed_by">;
@@ -99,8 +99,8 @@ export async function getRoleBinding(db: Db, uid: string): Promise<HydratedRoleB
 export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: Page): Promise<{ rows: HydratedRoleBindingRow[]; total: number }> {
   const equals = { identity_uid: filter.identity, group_uid: filter.group, role_uid: filter.role };
   const query = listQuery(db, ROLE_BINDINGS, { equals, uidp: filter.uidp, visible: filter.visible });
-  // On SQLite, the page, its rows and the count are kept until the database changes (KEEPABLE), as every listing's are.
-  const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").modifyEnd(KEEPABLE).execute();
+  // On SQLite, the page, its rows and the count are cached until the database changes (CACHEABLE), as every listing's are.
+  const keys = await applyPage(query.select("role_bindings.uid"), page, "role_bindings").modifyEnd(CACHEABLE).execute();
   const total = await countRows(query, page.total);
   if (keys.length === 0) return { rows: [], total };
   const found = await hydrated(db)
@@ -110,11 +110,11 @@ export async function listRoleBindings(db: Db, filter: RoleBindingFilter, page: 
       "in",
       keys.map((k) => k.uid),
     )
-    .modifyEnd(KEEPABLE)
+    .modifyEnd(CACHEABLE)
     .execute();
   const byUid = new Map(found.map((row) => [row.uid, row]));
   const rows = keys.map((k) => byUid.get(k.uid)).filter((row): row is HydratedRoleBindingRow => row !== undefined);
-  return { rows: keptWith(rows, keys), total };
+  return { rows: cachedWith(rows, keys), total };
 }
 
 /** Inserts a binding; throws ALREADY_EXISTS when the identity already has the role on the group. */

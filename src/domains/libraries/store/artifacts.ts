@@ -6,7 +6,7 @@ import type { Database, Db } from "../../kit/schema.js";
 import type { ArtifactRows } from "../artifact-rows.js";
 import type { ArtifactTable, ArtifactVersionTable } from "../tables.js";
 import { trigramsOf } from "../trigrams.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 
 export type ArtifactRow = Selectable<ArtifactTable>;
 export type ArtifactVersionRow = Selectable<ArtifactVersionTable>;
@@ -71,7 +71,7 @@ async function rarestTrigram(db: Db, query: string): Promise<string | undefined>
     .selectFrom(union.as("capped"))
     .select((eb) => ["capped.trigram", eb.fn.countAll<number | string>().as("names")])
     .groupBy("capped.trigram")
-    .modifyEnd(KEEPABLE)
+    .modifyEnd(CACHEABLE)
     .execute();
   if (counts.length < grams.length) return undefined;
   return counts.reduce((a, b) => (Number(b.names) < Number(a.names) ? b : a)).trigram;
@@ -88,8 +88,8 @@ function conditions(eb: ExpressionBuilder<Database, "artifacts">, filter: Artifa
 }
 
 /**
- * One page (up to `limit + 1` rows) and the count of all matches (on SQLite the reads are kept
- * until the database changes, KEEPABLE, as every listing's are). A `query` of 3 or more
+ * One page (up to `limit + 1` rows) and the count of all matches (on SQLite the reads are cached
+ * until the database changes, CACHEABLE, as every listing's are). A `query` of 3 or more
  * characters starts from the name index's rows of its rarest trigram, so its cost follows the
  * names holding that trigram rather than the size of the index; a shorter one scans the artifacts.
  */
@@ -97,7 +97,7 @@ export async function listArtifacts(db: Db, filter: ArtifactFilter, page: Page):
   const text = filter.query?.toLowerCase() ?? "";
   if (Array.from(text).length < 3) {
     const scanned = db.selectFrom("artifacts").where((eb) => conditions(eb, filter));
-    const rows = await applyPage(scanned.selectAll(), page, "artifacts").modifyEnd(KEEPABLE).execute();
+    const rows = await applyPage(scanned.selectAll(), page, "artifacts").modifyEnd(CACHEABLE).execute();
     return { rows, total: await countRows(scanned, page.total) };
   }
   const trigram = await rarestTrigram(db, text);
@@ -107,7 +107,7 @@ export async function listArtifacts(db: Db, filter: ArtifactFilter, page: Page):
     .innerJoin("artifacts", "artifacts.uid", "artifact_trigrams.artifact_uid")
     .where("artifact_trigrams.trigram", "=", trigram)
     .where((eb) => conditions(eb as unknown as ExpressionBuilder<Database, "artifacts">, filter));
-  const rows = await applyPage(indexed.selectAll("artifacts"), page, "artifacts").modifyEnd(KEEPABLE).execute();
+  const rows = await applyPage(indexed.selectAll("artifacts"), page, "artifacts").modifyEnd(CACHEABLE).execute();
   return { rows, total: await countRows(indexed, page.total) };
 }
 

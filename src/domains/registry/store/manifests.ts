@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Db } from "../../kit/schema.js";
 import type { ManifestTable } from "../tables.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 import { refuseImmutableTagChange } from "../immutable-tags.js";
 
@@ -28,7 +28,7 @@ export async function putManifest(db: Db, row: ManifestRow): Promise<boolean> {
 /** The manifest `digest` of a repo, or undefined. */
 export async function findManifest(db: Db, repoUid: string, digest: string): Promise<ManifestRow | undefined> {
   const [row] = await runPrecompiled(db, "manifest by digest", [repoUid, digest], (repo, manifest) =>
-    db.selectFrom("manifests").selectAll().where("repo_uid", "=", repo).where("digest", "=", manifest).modifyEnd(KEEPABLE),
+    db.selectFrom("manifests").selectAll().where("repo_uid", "=", repo).where("digest", "=", manifest).modifyEnd(CACHEABLE),
   );
   return row && normalized(row);
 }

@@ -11,7 +11,7 @@ import type { RepoTable } from "../tables.js";
 import { getGroup } from "../../iam/index.js";
 import { listConditions } from "../../kit/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 
 export type RepoRow = Selectable<RepoTable>;
@@ -92,7 +92,7 @@ export async function findRepoByPath(db: Db, orgName: string, repoName: string):
       .where("groups.parent_uid", "=", "")
       .where("groups.name", "=", org)
       .where("repos.name", "=", repo)
-      .modifyEnd(KEEPABLE),
+      .modifyEnd(CACHEABLE),
   );
   return rows[0];
 }

@@ -2,7 +2,7 @@ import type { Selectable } from "kysely";
 import type { Db } from "../../kit/schema.js";
 import type { TagHistoryTable } from "../tables.js";
 import { recordTagMove } from "./resolved-vulns.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 
 export type TagHistoryRow = Selectable<TagHistoryTable>;
 
@@ -51,7 +51,7 @@ export async function readTagHistory(
   let q = db.selectFrom("tag_history").select(["seq", "update_time", "digest"]).where("repo_uid", "=", repoUid).where("tag_name", "=", tagName);
   if (options.start !== undefined) q = q.where("update_time", ">=", options.start);
   if (options.end !== undefined) q = q.where("update_time", "<=", options.end);
-  const rows = await q.orderBy("update_time", "asc").orderBy("seq", "asc").limit(options.limit).modifyEnd(KEEPABLE).execute();
+  const rows = await q.orderBy("update_time", "asc").orderBy("seq", "asc").limit(options.limit).modifyEnd(CACHEABLE).execute();
   for (const r of rows) {
     r.seq = Number(r.seq);
     r.update_time = Number(r.update_time);

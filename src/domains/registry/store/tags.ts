@@ -9,7 +9,7 @@ import type { TagTable } from "../tables.js";
 import { shareReferenceLock } from "./reference-lock.js";
 import { getRepo } from "./repos.js";
 import { appendTagHistory, lastTagHistory } from "./tag-history.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 import { runPrecompiled } from "../../../store/precompiled.js";
 import { tagForms } from "../tag-forms.js";
 import { refuseImmutableTagChange } from "../immutable-tags.js";
@@ -129,7 +129,7 @@ export async function deleteTag(db: Db, uid: string): Promise<void> {
 /** The tag `name` of a repo, or undefined. */
 export async function findTagByName(db: Db, repoUid: string, name: string): Promise<TagRow | undefined> {
   const rows = await runPrecompiled(db, "tag by name", [repoUid, name], (repo, tag) =>
-    db.selectFrom("tags").selectAll().where("repo_uid", "=", repo).where("name", "=", tag).modifyEnd(KEEPABLE),
+    db.selectFrom("tags").selectAll().where("repo_uid", "=", repo).where("name", "=", tag).modifyEnd(CACHEABLE),
   );
   return rows[0];
 }

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Selectable } from "kysely";
 import { rowNotFound } from "../../../store/errors.js";
 import type { Page } from "../../../aip/pagination.js";
-import { KEEPABLE } from "../../../store/kept-reads.js";
+import { CACHEABLE } from "../../../store/cached-reads.js";
 import { applyPage, containsText, countRows, listConditions, type UidColumns, type UidpFilter } from "../../kit/list-query.js";
 import type { Database, Db } from "../../kit/schema.js";
 import type { AdvisoryTable } from "../tables.js";
@@ -109,8 +109,8 @@ export type AdvisoryKey = Pick<AdvisoryRow, "uid" | "etag" | "advisory_id" | "ar
  */
 export async function listAdvisoryKeys(db: Db, filter: AdvisoryFilter, page: Page): Promise<{ rows: AdvisoryKey[]; total: number }> {
   const keys = filteredAdvisories(db, filter).select(["advisories.uid", "advisories.etag", "advisories.advisory_id", "advisories.artifact_name", "advisories.create_time", "advisories.update_time"]);
-  // On SQLite, a page of keys is kept until the database changes (the results the driver keeps for KEEPABLE_READ).
-  const rows = await applyPage(keys, page, "advisories").modifyEnd(KEEPABLE).execute();
+  // On SQLite, a page of keys is cached until the database changes (the results the driver caches for CACHEABLE_READ).
+  const rows = await applyPage(keys, page, "advisories").modifyEnd(CACHEABLE).execute();
   const total = await countRows(filteredAdvisories(db, filter), page.total);
   return { rows, total };
 }

@@ -3,31 +3,31 @@ import type { Db } from "../kit/schema.js";
 import { advisoryFromRow } from "./advisory-mapper.js";
 import { servedAdvisories, type AdvisoryKey } from "./store/advisories.js";
 
-/** Advisory messages a server keeps by default: about 1 kB each. */
-export const ADVISORIES_KEPT = 20_000;
+/** Advisory messages a server caches by default: about 1 kB each. */
+export const ADVISORY_CACHE_SIZE = 20_000;
 
 /**
- * Advisory messages by uid, each kept with the etag of the row it was mapped from, the last
+ * Advisory messages by uid, each cached with the etag of the row it was mapped from, the last
  * `limit` used. A message stands only for that etag: a row written anew has a new one, so a
  * message is never served for content it was not made from, whichever process wrote the row.
  * Messages are shared between responses: callers must not change them.
  */
-export interface KeptAdvisories {
+export interface AdvisoryCache {
   /**
-   * The messages of `keys` by uid: kept ones as they are, the others read in one query and
+   * The messages of `keys` by uid: cached ones as they are, the others read in one query and
    * mapped. A key whose advisory is gone or withdrawn since the keys were read has none.
    */
   messages(db: Db, keys: readonly AdvisoryKey[]): Promise<Map<string, Advisory>>;
 }
 
-export function createKeptAdvisories(limit = ADVISORIES_KEPT): KeptAdvisories {
-  const kept = new Map<string, { etag: string; message: Advisory }>();
+export function createAdvisoryCache(limit = ADVISORY_CACHE_SIZE): AdvisoryCache {
+  const cached = new Map<string, { etag: string; message: Advisory }>();
 
-  /** Keeps `entry` as the most recently used; past `limit`, the least recently used goes. */
-  function keep(uid: string, entry: { etag: string; message: Advisory }) {
-    kept.delete(uid);
-    kept.set(uid, entry);
-    if (kept.size > limit) kept.delete(kept.keys().next().value as string);
+  /** Caches `entry` as the most recently used; past `limit`, the least recently used goes. */
+  function put(uid: string, entry: { etag: string; message: Advisory }) {
+    cached.delete(uid);
+    cached.set(uid, entry);
+    if (cached.size > limit) cached.delete(cached.keys().next().value as string);
   }
 
   return {
@@ -35,15 +35,15 @@ export function createKeptAdvisories(limit = ADVISORIES_KEPT): KeptAdvisories {
       const found = new Map<string, Advisory>();
       const missing: string[] = [];
       for (const { uid, etag } of keys) {
-        const entry = kept.get(uid);
+        const entry = cached.get(uid);
         if (entry?.etag === etag) {
-          keep(uid, entry);
+          put(uid, entry);
           found.set(uid, entry.message);
         } else missing.push(uid);
       }
       for (const row of await servedAdvisories(db, missing)) {
         const message = advisoryFromRow(row);
-        keep(row.uid, { etag: row.etag, message });
+        put(row.uid, { etag: row.etag, message });
         found.set(row.uid, message);
       }
       return found;

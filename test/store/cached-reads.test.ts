@@ -1,4 +1,4 @@
-// Kept reads stay exact across replicas: a read answered again from a kept result sees every
+// Cached reads stay exact across replicas: a read answered again from a cached result sees every
 // write another store on the same database committed before it was asked for.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,8 +9,8 @@ import { createPager } from "../../src/aip/pagination.js";
 import { newChildUid, newRootUid } from "../../src/aip/uidp.js";
 import { getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "../../src/domains/iam/store/groups.js";
 import { openStore, type Store } from "../../src/server/open-store.js";
-import { isKept } from "../../src/store/kept-reads.js";
-import { coalesced, PgKeptReads } from "../../src/store/pg-kept-reads.js";
+import { isCached } from "../../src/store/cached-reads.js";
+import { coalesced, PgCachedReads } from "../../src/store/pg-cached-reads.js";
 import { StatementCache } from "../../src/store/sqlite-driver.js";
 import { inTransaction } from "../../src/store/transaction.js";
 import SqliteDatabase from "better-sqlite3";
@@ -44,14 +44,14 @@ for (const database of await testDatabases()) {
     test("a Get's row, read again after the other replica's write, is the written one", async () => {
       assert.equal((await getGroup(a.db, root)).description, "first");
       const again = await getGroup(a.db, root);
-      assert.equal(isKept(again), true, "read again from the kept result");
+      assert.equal(isCached(again), true, "read again from the kept result");
       await updateGroup(b.db, root, { name: "kept-org", description: "second", update_time: now + 1 });
       assert.equal((await getGroup(a.db, root)).description, "second");
     });
 
     test("a List's page, read again after the other replica's insert, counts it", async () => {
       const before = await listGroups(a.db, { uidp: { childrenOf: root }, visible: undefined }, page);
-      assert.equal(isKept((await listGroups(a.db, { uidp: { childrenOf: root }, visible: undefined }, page)).rows), true);
+      assert.equal(isCached((await listGroups(a.db, { uidp: { childrenOf: root }, visible: undefined }, page)).rows), true);
       await insertGroup(b.db, { uid: newChildUid(root), parent_uid: root, name: `child-${before.total}`, description: "", create_time: now, update_time: now });
       const after = await listGroups(a.db, { uidp: { childrenOf: root }, visible: undefined }, page);
       assert.equal(after.total, before.total + 1);
@@ -65,7 +65,7 @@ for (const database of await testDatabases()) {
       assert.deepEqual(seen, ["select", "select"]);
     });
 
-    test("inside a transaction a read sees the transaction's own change, never a kept result", async () => {
+    test("inside a transaction a read sees the transaction's own change, never a cached result", async () => {
       await getGroup(a.db, root);
       await inTransaction(a.db, undefined, async (trx) => {
         await updateGroup(trx, root, { name: "kept-org", description: "in transaction", update_time: now + 2 });
@@ -166,11 +166,11 @@ test("coalesced: each caller is answered by a read sent after it called, shared 
   assert.deepEqual([await second, await third], [2, 2]);
 });
 
-test("PostgreSQL kept reads stop asking the clock while writes keep every read from being kept, and ask again later", async () => {
+test("PostgreSQL cached reads stop asking the clock while writes keep every read from being kept, and ask again later", async () => {
   let clockReads = 0;
   const pool = { query: async () => ({ rows: [{ lsn: `0/${++clockReads}` }] }) }; // the position moves between any two reads
-  const kept = new PgKeptReads(pool);
-  const query = { sql: "select 1 /* keepable */", parameters: [], query: {} } as never;
+  const kept = new PgCachedReads(pool);
+  const query = { sql: "select 1 /* cacheable */", parameters: [], query: {} } as never;
   let runs = 0;
   const run = async () => ({ rows: [{ n: ++runs }] });
   for (let i = 0; i < 256; i++) await kept.read(query, run);
@@ -182,7 +182,7 @@ test("PostgreSQL kept reads stop asking the clock while writes keep every read f
   assert.equal(clockReads, 257, "and then the clock is asked again");
 });
 
-test("PostgreSQL kept reads without a clock (a standby, a role not allowed it) read every time and stop asking", async () => {
+test("PostgreSQL cached reads without a clock (a standby, a role not allowed it) read every time and stop asking", async () => {
   let clockReads = 0;
   const pool = {
     query: async () => {
@@ -190,13 +190,13 @@ test("PostgreSQL kept reads without a clock (a standby, a role not allowed it) r
       throw Object.assign(new Error("recovery is in progress"), { code: "55000" });
     },
   };
-  const kept = new PgKeptReads(pool);
-  const query = { sql: "select 1 /* keepable */", parameters: [], query: {} } as never;
+  const kept = new PgCachedReads(pool);
+  const query = { sql: "select 1 /* cacheable */", parameters: [], query: {} } as never;
   let runs = 0;
   for (let i = 0; i < 3; i++) {
     const answer = await kept.read(query, async () => ({ rows: [{ n: ++runs }] }));
     assert.deepEqual(answer.rows, [{ n: i + 1 }], "read from the database each time");
-    assert.equal(isKept(answer.rows), false);
+    assert.equal(isCached(answer.rows), false);
   }
   assert.equal(clockReads, 1, "the clock is not asked again");
 });

@@ -1,7 +1,7 @@
 import type { CompiledQuery, DatabaseConnection, QueryResult } from "kysely";
-import { KEEPABLE_READ, keptAnswer, KeptResults } from "./kept-reads.js";
+import { CACHEABLE_READ, answerFromCache, CachedResults } from "./cached-reads.js";
 
-/** What the kept reads need of the connection pool: one-statement queries. */
+/** What the cached reads need of the connection pool: one-statement queries. */
 interface Queryable {
   query(sql: string): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
@@ -13,7 +13,7 @@ interface Queryable {
 const CLOCK_UNAVAILABLE = new Set(["42883", "42501", "55000"]);
 
 /**
- * PostgreSQL's kept reads: the results of KEEPABLE reads, answered again while no transaction has
+ * PostgreSQL's cached reads: the results of CACHEABLE reads, answered again while no transaction has
  * committed anywhere on the server since they were read, which is exact across replicas.
  *
  * The clock is the server's WAL insert position (`pg_current_wal_insert_lsn()`): a commit inserts
@@ -26,17 +26,17 @@ const CLOCK_UNAVAILABLE = new Set(["42883", "42501", "55000"]);
  * databases) only makes reads miss. Tables must be logged (ours are): a transaction that wrote
  * only unlogged tables may commit without a commit record.
  */
-export class PgKeptReads {
-  private readonly results: KeptResults;
+export class PgCachedReads {
+  private readonly results: CachedResults;
   private readonly clock: () => Promise<string | undefined>;
   private disabled = false;
-  /** Reads of the current window, and how many were answered from a kept result. */
+  /** Reads of the current window, and how many were answered from a cached result. */
   private window = { reads: 0, hits: 0 };
   /** Reads left to run without the clock. */
   private skipping = 0;
 
   constructor(pool: Queryable, capacity?: number) {
-    this.results = new KeptResults(capacity);
+    this.results = new CachedResults(capacity);
     this.clock = coalesced(async () => {
       if (this.disabled) return undefined;
       try {
@@ -51,7 +51,7 @@ export class PgKeptReads {
 
   /**
    * Where writes keep moving the position (every replica's), a read would pay the clock and miss
-   * anyway: after a window of WINDOW reads of which fewer than MIN_HIT_RATE were kept, the next
+   * anyway: after a window of WINDOW reads of which fewer than MIN_HIT_RATE were answered from the cache, the next
    * SKIPPED reads go to the database directly (as exact), then a window measures again.
    */
   private count(hit: boolean): void {
@@ -62,7 +62,7 @@ export class PgKeptReads {
     this.window = { reads: 0, hits: 0 };
   }
 
-  /** The rows of KEEPABLE `query` (copies: a caller may change them), read by `run` unless kept at the current position. */
+  /** The rows of CACHEABLE `query` (copies: a caller may change them), read by `run` unless cached at the current position. */
   async read(query: CompiledQuery, run: () => Promise<QueryResult<unknown>>): Promise<QueryResult<unknown>> {
     if (this.skipping > 0) {
       this.skipping--;
@@ -73,13 +73,13 @@ export class PgKeptReads {
     const key = this.results.keyOf(query);
     const hit = this.results.at(key, version);
     this.count(hit !== undefined);
-    return keptAnswer(hit ?? this.results.keep(key, version, await run()));
+    return answerFromCache(hit ?? this.results.put(key, version, await run()));
   }
 }
 
 /** Reads per window of the hit rate. */
 const WINDOW = 256;
-/** Below this share of kept answers in a window, the next SKIPPED reads run without the clock. */
+/** Below this share of cached answers in a window, the next SKIPPED reads run without the clock. */
 const MIN_HIT_RATE = 0.5;
 const SKIPPED = 1024;
 
@@ -108,10 +108,10 @@ export function coalesced<T>(read: () => Promise<T>): () => Promise<T> {
 }
 
 /**
- * A connection of the pool taken only when a statement needs one: a KEEPABLE read that is the
+ * A connection of the pool taken only when a statement needs one: a CACHEABLE read that is the
  * first statement of the checkout (a read outside any transaction: Kysely runs each query of the
- * root instance on a checkout of its own) is answered through `kept`, without a connection when it
- * is kept. Any other statement (a transaction's `begin` first of all) takes the connection, and
+ * root instance on a checkout of its own) is answered through `cache`, without a connection when it
+ * is cached. Any other statement (a transaction's `begin` first of all) takes the connection, and
  * every later statement of the checkout runs on it.
  */
 export class LazyPgConnection implements DatabaseConnection {
@@ -120,7 +120,7 @@ export class LazyPgConnection implements DatabaseConnection {
 
   constructor(
     private readonly acquire: () => Promise<DatabaseConnection>,
-    private readonly kept: PgKeptReads,
+    private readonly cache: PgCachedReads,
   ) {}
 
   /** The pool's connection, if a statement took one (the driver releases it). */
@@ -133,8 +133,8 @@ export class LazyPgConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.real === undefined && query.sql.endsWith(KEEPABLE_READ)) {
-      return (await this.kept.read(query, async () => (await this.connection()).executeQuery(query))) as QueryResult<R>;
+    if (this.real === undefined && query.sql.endsWith(CACHEABLE_READ)) {
+      return (await this.cache.read(query, async () => (await this.connection()).executeQuery(query))) as QueryResult<R>;
     }
     return (await this.connection()).executeQuery<R>(query);
   }
