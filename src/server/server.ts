@@ -90,8 +90,8 @@ function protocolOf(req: NodeRequest): WireProtocol {
  * wire -> gRPC unary path (binary gRPC unary over HTTP/2), Connect unary path (Connect unary POST,
  * uncompressed, size known), else the adapter (or REST transcoder; request decoding, its failures
  * made API errors by `withFrameworkErrorsAsApiErrors`, which the two paths apply as `callError`
- * and answer as the adapter would) -> interceptors (stream shutdown -> telemetry -> errors ->
- * deadline -> authentication -> authorization) -> service handler -> repository.
+ * and answer as the adapter would) -> interceptors (bookkeeping: telemetry -> errors -> deadline or
+ * stream shutdown; then authentication -> authorization -> events) -> service handler -> repository.
  * With `audit`, both hosts record every changing call in it (docs/audit-log.md); its owner opens and closes it.
  */
 export async function createServer(store: Store, config: ServerConfig, logger: Logger, content: ContentStore, audit?: AuditLog): Promise<PlatformServer> {

@@ -23,7 +23,11 @@ import { CACHEABLE_READ } from "./cached-reads.js";
 import { runImmediately, type StatementObserver } from "./precompiled.js";
 import { limitTransactions } from "./transaction.js";
 
-/** Every difference between SQLite and PostgreSQL lives in this file. */
+/**
+ * Which database a URL names, how each is opened and how their errors read; `dialectOfDb` tells
+ * any other code which one it runs on. Each dialect's driver lives beside this file (SQLite:
+ * `sqlite-driver.ts`, `sqlite-turn-reads.ts`; PostgreSQL: `pg-cached-reads.ts`).
+ */
 export type DialectName = "sqlite" | "postgres";
 
 export interface OpenedDatabase<DB> {
