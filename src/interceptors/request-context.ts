@@ -18,7 +18,7 @@ export const connectionKey = createContextKey<{ readonly remoteAddress?: string 
 
 /**
  * The call's life (deadline, end, lazily made signal) when the call runs on a direct path's core
- * (`createUnaryCaller`); undefined under connect-es's adapter, where the request's signal is it.
+ * (`createUnaryCaller`); undefined under the adapter, where the request's signal is it.
  */
 export const callLifeKey = createContextKey<CallLife | undefined>(undefined, {
   description: "life of a unary call on a direct path",

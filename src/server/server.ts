@@ -177,7 +177,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   }
 
   const probes = createProbes({ ready: () => migrationsApplied(store.db), timeoutMs: PROBE_TIMEOUT_MS });
-  // gRPC and Connect unary calls skip connect-es's adapter: the same implementations and interceptors, called on the request.
+  // gRPC and Connect unary calls are answered on the request, before the adapter: the same implementations and interceptors.
   const services = implementations.map((r) => r.service);
   const rpc = withGrpcUnaryPath(
     { ...direct, services, call: createUnaryCaller(implementations, host.interceptors, "grpc") },

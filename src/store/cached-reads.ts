@@ -33,10 +33,7 @@ export interface CachedResult {
  */
 export class CachedResults {
   private readonly results = new Map<string, CachedResult>();
-  /**
-   * A number per SQL text seen, so a key holds the number instead of the text: a compiled query
-   * reuses its SQL string, whose hash V8 keeps, while a key made afresh is hashed on every read.
-   */
+  /** A number per SQL text seen: a key holds the number instead of the text (docs/performance.md). */
   private readonly sqlNumbers = new Map<string, number>();
 
   constructor(private readonly capacity = 500) {}
@@ -144,8 +141,7 @@ export function isCached(rows: object): boolean {
 export function cachedWith<T extends object>(derived: T, source: readonly unknown[]): T {
   const hit = (source as { [CACHED]?: CachedResult })[CACHED];
   if (hit === undefined) return derived;
-  // A row copied by spread (as `answerFromCache` copies) takes a new property slowly (about 0.9 us in
-  // V8); a copy made by Object.assign takes it in a third of that. So a row is marked on a copy.
+  // A row is marked on a copy made by Object.assign (docs/performance.md).
   const marked = Array.isArray(derived) ? derived : (Object.assign({}, derived) as T);
   Object.defineProperty(marked, CACHED, { value: hit });
   return marked;

@@ -55,7 +55,7 @@ export async function runPrecompiled<R>(db: Runner, shape: string, args: readonl
   }
   const { slots } = compiled;
   const parameters = compiled.compiled.parameters.map((value, i) => (slots[i] === undefined ? value : args[slots[i]]));
-  // Named fields, not a spread with overrides: V8 makes that a slow copy.
+  // Named fields, not a spread with overrides (docs/performance.md).
   const query: CompiledQuery<R> = { query: compiled.compiled.query, sql: compiled.compiled.sql, parameters, queryId: createQueryId() };
   let now = immediateRunners.get(db)?.(query);
   if (now instanceof Promise) now = await now;

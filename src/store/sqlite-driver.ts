@@ -24,8 +24,7 @@ export function isSqliteBusy(error: unknown): boolean {
  *   busy_timeout sleeps synchronously, so it is set to 0). After that the
  *   SQLITE_BUSY error is thrown; nothing was written;
  * - statements are prepared once per SQL text and reused (`StatementCache`):
- *   Kysely compiles a query shape to the same text each time, and preparing it
- *   costs 10 to 20 us per query.
+ *   Kysely compiles a query shape to the same text each time.
  */
 export class LockWaitingSqliteDialect extends SqliteDialect {
   private driver?: LockWaitingSqliteDriver;

@@ -32,7 +32,7 @@ export class BodyRefusedError extends Error {
   }
 }
 
-/** A request's `content-length` as connect-es reads it (`parseInt`), or undefined when absent or not a length. */
+/** A request's `content-length` read with `parseInt` (as the adapter reads it), or undefined when absent or not a length. */
 export function declaredLength(headers: NodeRequest["headers"]): number | undefined {
   const given = headers["content-length"];
   if (typeof given !== "string") return undefined;

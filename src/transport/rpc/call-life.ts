@@ -67,7 +67,7 @@ export class CallLife {
     onEnd?.(reason);
   }
 
-  /** The call answered (or failed): ends it as connect-es ends a handler's signal, with CANCELED, and releases its timer. */
+  /** The call answered (or failed): ends it, its signal aborted with CANCELED, and releases its timer. */
   finish(): void {
     this.end(CALL_ENDED);
   }

@@ -20,7 +20,7 @@ import { asConnectError } from "./internal-error.js";
 export interface RecordedService {
   service: DescService;
   methods: Record<string, MethodImplSpec>;
-  /** The service's own interceptors (they replace the router's, as connect-es does), when given. */
+  /** The service's own interceptors, when given: they replace the router's, not add to them. */
   interceptors?: Interceptor[];
 }
 
@@ -83,7 +83,7 @@ export type UnaryCaller = (method: DescMethod, call: UnaryCall) => Promise<Unary
 /**
  * The handler context the core made, and the request it made with it, on that request: an
  * interceptor that hands on a copy copies this too, so the handler gets the context as it is only
- * when the request is the core's own, else the context merged with the copy (as connect-es does).
+ * when the request is the core's own, else the context merged with the copy.
  */
 const MADE = Symbol("made by the core");
 type CoreRequest = UnaryRequest & { [MADE]: { context: HandlerContext; request: UnaryRequest } };
@@ -95,11 +95,11 @@ interface Implemented {
 }
 
 /**
- * Calls a recorded implementation as connect-es's unary handlers do (`invokeUnaryImplementation`),
- * without a wire: a handler context (deadline, signal, headers, context values), the same
- * interceptors in the same order, the implementation. Each method's interceptor chain is built once.
- * Rejects with a ConnectError whose metadata holds the response headers (a non-ConnectError
- * becomes `internalError`, as connect-es makes it).
+ * Calls a recorded implementation without a wire, with what the adapter's unary handlers give it
+ * (`invokeUnaryImplementation`): a handler context (deadline, signal, headers, context values), the
+ * same interceptors in the same order, the implementation. Each method's interceptor chain is built
+ * once. Rejects with a ConnectError whose metadata holds the response headers (a non-ConnectError
+ * becomes `internalError`).
  */
 export function createUnaryCaller(services: RecordedService[], interceptors: Interceptor[], protocolName: string): UnaryCaller {
   const byMethod = new Map<string, Implemented>();
@@ -144,7 +144,7 @@ export function createUnaryCaller(services: RecordedService[], interceptors: Int
   };
 }
 
-/** The interceptors around the implementation of `spec`, as connect-es applies them (the first outermost). */
+/** The interceptors around the implementation of `spec`, the first outermost. */
 function chainOf(spec: MethodImplSpec & { kind: "unary" }, interceptors: Interceptor[]): (req: UnaryRequest) => Promise<UnaryResponse> {
   const method = spec.method;
   const implementation = async (req: UnaryRequest): Promise<UnaryResponse> => {
@@ -230,11 +230,11 @@ class CoreHandlerContext implements HandlerContext {
     return this.#life.signal;
   }
 
-  /** Bound: handlers may pass it on alone, as connect-es's is a closure. */
+  /** Bound: handlers may pass it on alone. */
   readonly timeoutMs = (): number | undefined => (this.#deadline === undefined ? undefined : this.#deadline - Date.now());
 }
 
-/** Replaces `to`'s entries by `from`'s (connect-es's copy of an answer's headers), unless they are one object. */
+/** Replaces `to`'s entries by `from`'s (an answer's headers given to the wire), unless they are one object. */
 function copyHeaders(from: Headers, to: Headers): void {
   if (from === to) return;
   to.forEach((_, key) => to.delete(key));

@@ -24,14 +24,14 @@ const brotliAsync = promisify(brotliCompress);
  * is (`messageJson`): here by this path, through the adapter by `withMessageJsonAnswers`.
  */
 export const JSON_OPTIONS = getJsonOptions({ ignoreUnknownFields: false });
-/** connect-es's default `compressMinBytes`: a smaller body is never compressed. */
+/** The adapter's `compressMinBytes`: a smaller body is never compressed. */
 const COMPRESS_MIN_BYTES = 1024;
 /** The response compressions connect-node's adapter offers by default, in its order, at its zlib settings (none given). */
 const COMPRESSIONS: Record<string, (bytes: Uint8Array) => Promise<Uint8Array>> = {
   gzip: (bytes) => gzipAsync(bytes, {}),
   br: (bytes) => brotliAsync(bytes, {}),
 };
-/** Request JSON is decoded as connect-es decodes it (a BOM dropped, bad UTF-8 replaced). */
+/** Request JSON is decoded with a BOM dropped and bad UTF-8 replaced, as the adapter decodes it. */
 const UTF8 = new TextDecoder();
 
 /** What the predicate learned of a request that takes this path. */
@@ -79,7 +79,7 @@ function takenOf(req: NodeRequest, method: DescMethod | undefined, maxBodyBytes:
   if (version !== undefined && version !== "1") return undefined;
   const timeout = parseTimeout(headerValue(headers["connect-timeout-ms"]), MAX_TIMEOUT_MS);
   if (timeout.error) return undefined;
-  // connect-es reads `content-length` with parseInt.
+  // `content-length` is read with parseInt, as the adapter reads it.
   const given = headerValue(headers["content-length"]);
   const length = given === null ? undefined : parseInt(given, 10);
   if (length !== undefined && (!Number.isSafeInteger(length) || length < 0 || length > maxBodyBytes)) return undefined;
@@ -146,7 +146,7 @@ export interface Body {
   encoding?: string;
 }
 
-/** `bytes` compressed when the client accepts `compression` and they are 1 KiB or more, as connect-es does. */
+/** `bytes` compressed when the client accepts `compression` and they are 1 KiB or more. */
 export function compressedIfAccepted(bytes: Uint8Array, compression: string | undefined): Body {
   if (compression === undefined || bytes.byteLength < COMPRESS_MIN_BYTES) return { bytes };
   return { bytes: COMPRESSIONS[compression](bytes), encoding: compression };
@@ -154,8 +154,8 @@ export function compressedIfAccepted(bytes: Uint8Array, compression: string | un
 
 /**
  * A successful answer's body as connect-es encodes it (errors as its serialization raises them),
- * compressed as `compressedIfAccepted`; a kept answer is encoded, and compressed, once per format
- * (its compressed bytes are kept as one promise, shared by the calls that wait for it).
+ * compressed as `compressedIfAccepted`; a cached answer is encoded, and compressed, once per format
+ * (its compressed bytes are cached as one promise, shared by the calls that wait for it).
  */
 function encodeAnswer(method: DescMethod, binary: boolean, message: Message, compression: string | undefined): Body {
   const format = binary ? "binary" : "connect json";

@@ -9,7 +9,7 @@ import { CallLife } from "./call-life.js";
 import { asConnectError } from "./internal-error.js";
 import type { UnaryPathOptions } from "./options.js";
 
-/** The longest deadline a caller may send (connect-es's own default `maxTimeoutMs`: no bound). */
+/** The longest deadline a caller may send: no bound, as on the adapter. */
 export const MAX_TIMEOUT_MS = Number.MAX_SAFE_INTEGER;
 
 /** What a protocol tells the core about one call. */

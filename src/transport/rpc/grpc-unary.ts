@@ -68,7 +68,7 @@ function write(res: NodeResponse, outcome: CallOutcome<Uint8Array>): void {
   frame[0] = 0;
   frame.writeUInt32BE(bytes.byteLength, 1);
   frame.set(bytes, ENVELOPE_BYTES);
-  // Set on the fresh objects, not spread into literals with more fields: V8 makes that a slow copy.
+  // Set on the fresh objects, not spread into literals with more fields (docs/performance.md).
   const head = responseHeaders(answer.header, "grpc");
   head["content-type"] = GRPC_CONTENT_TYPE;
   res.writeHead(200, head);

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** What a call fails with when anything but a ConnectError is thrown: INTERNAL "internal error", the thrown value its cause, as connect-es makes it. */
+/** What a call fails with when anything but a ConnectError is thrown: INTERNAL "internal error", the thrown value its cause. */
 export function internalError(cause: unknown): ConnectError {
   return new ConnectError("internal error", Code.Internal, undefined, undefined, cause);
 }
