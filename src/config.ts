@@ -9,7 +9,7 @@ export interface ServerConfig {
   errorDomain?: string;
   /** Public URL of the registry host: registry audience. */
   registryUrl: string;
-  /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry. Default "public". */
+  /** Name of the public organization: its images' `latest` and `latest-dev` tags are readable anonymously on the registry host. Default "public". */
   publicOrganization?: string;
   /** Who may create an organization over the API (CreateGroup with an empty parent). Default "bootstrap". */
   organizationCreation?: OrganizationCreation;
@@ -27,7 +27,7 @@ export interface ServerConfig {
   retention?: Partial<RetentionConfig>;
   /** How images are scanned for their vulnerability reports, off the event loop. Defaults in `defaultScanConfig`. */
   scan?: Partial<ScanConfig>;
-  /** Blob GETs answered by a redirect to the blob's own URL in the content store (`serve --registry-storage-redirect`). Default: off, the registry sends the bytes. */
+  /** Blob GETs answered by a redirect to the blob's own URL in the content store (`serve --registry-storage-redirect`). Default: off, the registry host sends the bytes. */
   blobRedirect?: BlobRedirectConfig;
   logLevel: LogLevel;
   limits: Limits;

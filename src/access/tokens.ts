@@ -25,7 +25,7 @@ export const UNKNOWN_KID_READ_INTERVAL_MS = 1000;
 export interface IssueOptions {
   /** The identity uid. */
   subject: string;
-  /** The API's or the registry's public URL, or both. */
+  /** The API's or the registry host's public URL, or both. */
   audience: string | string[];
   /** Seconds, capped at MAX_TOKEN_TTL_SECONDS. */
   ttlSeconds?: number;

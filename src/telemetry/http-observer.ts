@@ -16,7 +16,7 @@ export interface RouteNote {
   route: string;
   /** Who asked, once a credential was verified (`anonymous` for an anonymous registry token). */
   actor?: AuditActor;
-  /** How the caller of the registry's `/token` authenticated. */
+  /** How the caller of the registry host's `/token` authenticated. */
   credential?: "pull_token" | "basic" | "bearer" | "none";
 }
 

@@ -104,7 +104,7 @@ export class HistogramSlot {
  * (`_bucket` with `le`, `+Inf`, `_sum`, `_count`).
  */
 export class SlotHistogram<T extends string> {
-  /** The type the registry writes (prom-client types it as a numeric enum it does not export; its metrics hold these strings). */
+  /** The type the metrics registry writes (prom-client types it as a numeric enum it does not export; its metrics hold these strings). */
   readonly type = "histogram";
   readonly aggregator = "sum";
   readonly name: string;

@@ -7,7 +7,7 @@ import { repoFromRow } from "./repo-mapper.js";
 import type { RepoRow } from "./store/repos.js";
 
 /**
- * The events of the registry's own changes (pushes, imports, deletions through the OCI host), in
+ * The events of the registry's own changes (pushes, imports, deletions through the registry host), in
  * the transaction of the change, as the RPCs making the same changes record theirs.
  */
 

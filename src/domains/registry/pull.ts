@@ -38,7 +38,7 @@ export async function blobSize(db: Kysely<Database>, content: ContentStore, repo
 
 /**
  * A URL at which the client may fetch blob `digest` itself for `expiresInSeconds`, or undefined
- * when the content store gives none (the registry then sends the bytes). No check is made here:
+ * when the content store gives none (the registry host then sends the bytes). No check is made here:
  * call it only once the caller may pull and `blobSize` found the blob in the repo.
  */
 export async function blobRedirectUrl(content: ContentStore, digest: string, expiresInSeconds: number): Promise<string | undefined> {

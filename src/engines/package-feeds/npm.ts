@@ -1,10 +1,10 @@
 import { isObject, LibraryDocumentError, stringOr, timeOf, type LibraryPackage, type LibraryVersion } from "./library-package.js";
 
-/** npm package names: lower case, optionally scoped, URL-safe (the registry's rules for new names). */
+/** npm package names: lower case, optionally scoped, URL-safe (the npm registry's rules for new names). */
 const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9._~-][a-z0-9._~-]*$/i;
 
 /**
- * An npm package document: the registry's package endpoint (`GET /<name>`: `versions` is an object
+ * An npm package document: the npm registry's package endpoint (`GET /<name>`: `versions` is an object
  * of version manifests) or `npm view <name> --json` (`versions` is an array of version strings; the
  * latest manifest's fields sit at the top level). `time` maps versions to publish times in both.
  */

@@ -20,13 +20,13 @@ export interface ContentStore {
   /** Reads blob `digest`, or its byte range [start, end] (inclusive); for a missing blob the stream fails with an error whose code is ENOENT. */
   read(digest: string, range?: { start: number; end: number }): Readable;
   /**
-   * Writes bytes [start, end] (inclusive) of blob `digest` to `out` and ends it: the registry's
+   * Writes bytes [start, end] (inclusive) of blob `digest` to `out` and ends it: the registry host's
    * blob answer. Rejects when the blob is missing or shorter, or a write fails; `out` is then left
    * to the caller.
    */
   writeTo(digest: string, range: { start: number; end: number }, out: Writable): Promise<void>;
   /**
-   * A URL at which anyone holding it may GET blob `digest` itself, without the registry's
+   * A URL at which anyone holding it may GET blob `digest` itself, without the registry host's
    * credentials, for `expiresInSeconds` (1 to 604800); undefined when this store cannot give
    * one at the moment. Only a store whose bytes a client can fetch directly (S3) has this; it
    * does not check that the blob exists, so callers check first.
