@@ -76,7 +76,7 @@ module.exports = {
       severity: "error",
       comment: "The AIP helpers use the store's errors and list types, never a driver.",
       from: { path: "^src/aip/" },
-      to: { path: "^src/(store/(dialect|sqlite-driver|store|transaction|precompiled)|domains|transport|server|cli|auth|interceptors)" },
+      to: { path: "^src/(store/(dialect|sqlite-driver|store|transaction|precompiled)|domains|transport|server|cli|access|interceptors)" },
     },
     {
       name: "command-kit-imports-only-the-store",
