@@ -19,10 +19,13 @@ export const OWN_PROCESS_MARKER = "test-process: own";
 
 /** Code that changes or measures the whole process, each with the reason a match gives a file its own process. */
 export const PROCESS_STATE = [
-  [/process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete\s+process\.env|Object\.assign\(\s*process\.env\b/, "writes process.env"],
+  [/process\.env(\.\w+|\[[^\]]+\])?\s*(\?\?|\|\||&&|\+)?=(?!=)|delete\s+process\.env|Object\.assign\(\s*process\.env\b/, "writes process.env"],
   [/process\.(on|once|off|addListener|prependListener|removeListener|removeAllListeners|emit)\(/, "handles process events"],
   [/process\.(exit|exitCode|chdir|kill|umask|abort)\b/, "exits, signals or moves the process"],
-  [/setGlobalDispatcher|globalThis\.\w+\s*=[^=]|\bglobal\.\w+\s*=[^=]/, "replaces a global"],
+  [
+    /setGlobalDispatcher|\b(globalThis|global|console|process\.(stdout|stderr))\.\w+\s*(\?\?|\|\|)?=(?!=)|defineProperty\(\s*(globalThis|process|console)\b/,
+    "replaces a global",
+  ],
   [/\bmock\.(timers|method|getter|setter|property)\b/, "mocks timers or another module's functions"],
   [/setFlagsFromString|memoryUsage|resourceUsage|cpuUsage|\bgc\(\)/, "sets V8 flags or measures the process's memory or CPU"],
   [/import\s*\{[^}]*\b(spawn|fork|exec|execFile)\b(?!Sync)[^}]*\}\s*from\s*"node:child_process"|new Worker\(/, "starts child processes or threads"],
