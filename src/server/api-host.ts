@@ -6,7 +6,7 @@ import { createPager } from "../aip/pagination.js";
 import { createTokenService, type TokenService } from "../access/tokens.js";
 import { prepareStore } from "./bootstrap.js";
 import { eventsConfigOf, type ServerConfig } from "../config.js";
-import { createGrantsCache, GRANTS_MAX_AGE_MS } from "../domains/iam/index.js";
+import { createGrantsCache, GRANTS_MAX_AGE_MS, type GrantsCache } from "../domains/iam/index.js";
 import { authenticationInterceptor } from "../interceptors/authentication-interceptor.js";
 import { authorizationInterceptor } from "../interceptors/authorization-interceptor.js";
 import { eventInterceptor } from "../interceptors/event-interceptor.js";
@@ -45,13 +45,19 @@ export interface ApiHost {
 /**
  * `metrics`: where the calls are counted (the server's registry); by default a registry of the host's own.
  * `audit`: where changing calls are recorded; by default nowhere.
+ * `grants`: the callers' grants, shared with the registry host when the server builds both; by default a cache of the host's own.
  */
-export async function createApiHost(store: Store, config: ServerConfig, logger: Logger, metrics: Metrics = createMetrics(), audit?: AuditLog): Promise<ApiHost> {
+export async function createApiHost(
+  store: Store,
+  config: ServerConfig,
+  logger: Logger,
+  metrics: Metrics = createMetrics(),
+  audit?: AuditLog,
+  grants: GrantsCache = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS }),
+): Promise<ApiHost> {
   const now = Date.now;
   await prepareStore(store, now());
   const tokens = await createTokenService(store.db, config.apiUrl, now);
-  // Revocations hold at once on this replica and within a second on the others (grants-cache.ts).
-  const grants = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS });
   const pageSecret = await serverSecret(store.db, "page-token-key", () => randomBytes(32).toString("base64url"), now());
   const secrets = createSecretBox(Buffer.from(await serverSecret(store.db, SECRETS_KEY_NAME, newSecretsKey, now()), "base64url"));
   const deps: ServiceDeps = {

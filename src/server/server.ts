@@ -20,6 +20,7 @@ import { connectionKey, protocolKey, type WireProtocol } from "../interceptors/r
 import { createDualListener, cutShort, type DualListener, type FailureAnswer } from "../transport/listener.js";
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "../domains/registry/index.js";
+import { createGrantsCache, GRANTS_MAX_AGE_MS } from "../domains/iam/index.js";
 import { startWorkers } from "./domains.js";
 import type { DomainWorker } from "../domains/kit/deps.js";
 import { createRegistryHost } from "../transport/oci/registry-host.js";
@@ -99,7 +100,9 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   store.observeQueries(queryObserver(metrics));
   if (store.poolStats) metrics.observePool(store.poolStats);
   if (audit) metrics.observeAuditLog(() => audit.failures);
-  const host = await createApiHost(store, config, logger, metrics, audit);
+  // One grants cache for both hosts: a revocation this process writes holds at once on both, another's within a second (grants-cache.ts).
+  const grants = createGrantsCache(store.db, { maxAgeMs: GRANTS_MAX_AGE_MS });
+  const host = await createApiHost(store, config, logger, metrics, audit, grants);
   const errorDomain = errorDomainOf(config);
   const contextValues = (req: NodeRequest) => createContextValues().set(requestIdKey, requestIdOf(req)).set(connectionKey, req.socket);
   const rpcContextValues = (req: NodeRequest) => contextValues(req).set(protocolKey, protocolOf(req));
@@ -186,7 +189,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const routes: NodeHandler<NodeRequest, Parameters<typeof rpc>[1]> = (req, res) => (rpcPaths.has((req.url ?? "").split("?", 1)[0]) ? rpc(req, res) : fallback(req, res));
   const apiFailure = routeFailure(logger, "api", (res) => sendStatus(res, 500, { code: 13, message: "Internal error" }, errorDomain));
   const api = createDualListener(withProbes(probes, withCors(routes, { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls, apiFailure);
-  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, metrics, audit });
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, grants, metrics, audit });
   const registryFailure = routeFailure(logger, "registry", (res) => writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" }));
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls, registryFailure);
   metrics.countBytes(api.server, "api");

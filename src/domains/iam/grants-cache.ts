@@ -6,18 +6,19 @@ import type { Db } from "../kit/schema.js";
 /**
  * The grants of identities, kept between calls and dropped when they may have changed.
  *
- * Contract: `grantsOf` answers what the store held at most `maxAgeMs` (plus one query) before
- * the call, or, after `changed()` was called, what it held after the write that preceded
- * `changed()`. The store's `grants_clock` row advances in the transaction of every change to role
- * bindings, role capabilities or identities' deletion (triggers, migration 0080); an entry is
- * used only while the clock still shows the value read before the entry's own query. The clock
- * is read again when `maxAgeMs` have passed since the last read, and at once after `changed()`,
- * which the process calls after each of its own writes: a revocation holds immediately on the
- * replica that made it, and within `maxAgeMs` on the others.
+ * Contract: `grantsOf` answers what the store held at most `maxAgeMs` (the call's when it names
+ * one, else the cache's; plus one query) before the call, or, after `changed()` was called, what
+ * it held after the write that preceded `changed()`. The store's `grants_clock` row advances in
+ * the transaction of every change to role bindings, role capabilities or identities' deletion
+ * (triggers, migration 0080); an entry is used only while the clock still shows the value read
+ * before the entry's own query. The clock is read again when `maxAgeMs` have passed since the
+ * last read (on every call that names 0, the grants then read only when the clock moved), and at
+ * once after `changed()`, which the process calls after each of its own writes: a revocation
+ * holds immediately on the replica that made it, and within `maxAgeMs` on the others.
  */
 export interface GrantsCache {
-  /** The identity's grants, or undefined when it does not exist (never cached). */
-  grantsOf(identityUid: string): Promise<Grants | undefined>;
+  /** The identity's grants, or undefined when it does not exist (never cached); `maxAgeMs` narrows the cache's bound for this call. */
+  grantsOf(identityUid: string, maxAgeMs?: number): Promise<Grants | undefined>;
   /** This process wrote something that may change grants: the next lookup reads the clock again. */
   changed(): void;
 }
@@ -55,8 +56,8 @@ export function createGrantsCache(db: Db, options: { maxAgeMs?: number; capacity
     return clock;
   }
 
-  function currentClock(): string | Promise<string> {
-    if (now() - checkedAt < maxAgeMs) return clock;
+  function currentClock(age: number): string | Promise<string> {
+    if (now() - checkedAt < age) return clock;
     if (!reading) {
       const read: Promise<string> = readClock().finally(() => {
         if (reading === read) reading = undefined;
@@ -67,8 +68,8 @@ export function createGrantsCache(db: Db, options: { maxAgeMs?: number; capacity
   }
 
   return {
-    async grantsOf(identityUid) {
-      const at = await currentClock();
+    async grantsOf(identityUid, age = maxAgeMs) {
+      const at = await currentClock(Math.min(age, maxAgeMs));
       const hit = entries.get(identityUid);
       if (hit && hit.clock === at) return hit.grants;
       const pairs = await grantsOf(db, identityUid);

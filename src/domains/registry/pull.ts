@@ -21,11 +21,9 @@ export function findRepository(db: Kysely<Database>, name: RepositoryName): Prom
   return findRepoByPath(db, name.organization, name.image);
 }
 
-/** The repository `name` names; throws NAME_UNKNOWN when there is none. */
-export async function existingRepository(db: Kysely<Database>, name: RepositoryName): Promise<RepoRow> {
-  const repo = await findRepository(db, name);
-  if (repo === undefined) throw new RegistryError("NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-  return repo;
+/** The error of an operation on repository `name`, which does not exist. */
+export function unknownRepository(name: RepositoryName): RegistryError {
+  return new RegistryError("NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
 }
 
 /** The size of blob `digest` of the repo, when the repo holds it and its bytes are stored; throws BLOB_UNKNOWN otherwise. */
@@ -88,12 +86,10 @@ export async function referrersIndex(db: Kysely<Database>, repo: RepoRow, digest
 }
 
 /**
- * The digests tag `tag` of repository `name` has pointed to, oldest first, within the inclusive
- * window, at most `limit`: the store's rows as read (its kept results stay recognisable). Throws
- * NAME_UNKNOWN when there is no such repository.
+ * The digests tag `tag` of the repo has pointed to, oldest first, within the inclusive window, at
+ * most `limit`: the store's rows as read (its kept results stay recognisable).
  */
-export async function tagHistory(db: Kysely<Database>, name: RepositoryName, tag: string, window: { start?: number; end?: number; limit: number }) {
-  const repo = await existingRepository(db, name);
+export function tagHistory(db: Kysely<Database>, repo: RepoRow, tag: string, window: { start?: number; end?: number; limit: number }) {
   return readTagHistory(db, repo.uid, tag, window);
 }
 

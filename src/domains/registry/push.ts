@@ -25,13 +25,13 @@ import { moveTagWithEvent } from "./tag-moves.js";
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
- * The repo `name`, created in its organization's root group when missing (with its
- * `repo.created` event, in the transaction that inserts it). The caller's right to create it
- * was checked when its token was issued (push on a missing repo).
+ * Creates the repo `name`, which its caller found missing, in its organization's root group (with
+ * its `repo.created` event, in the transaction that inserts it); a racing first push's repo is
+ * returned instead. The caller's right to create it was checked when its token was issued (push
+ * on a missing repo). Throws NAME_INVALID for a name a new repo may not have, NAME_UNKNOWN
+ * without the organization.
  */
-export async function repoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix = defaultEventsConfig.typePrefix, actor = ""): Promise<RepoRow> {
-  const existing = await findRepoByPath(db, name.organization, name.image);
-  if (existing !== undefined) return existing;
+export async function createRepoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix: string, actor: string): Promise<RepoRow> {
   if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
     throw new RegistryError("NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
   }

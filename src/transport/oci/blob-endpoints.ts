@@ -1,32 +1,18 @@
 import type { Writable } from "node:stream";
-import { eventsConfigOf } from "../../config.js";
-import {
-  appendUpload,
-  blobSize,
-  cancelUpload,
-  checkDigest,
-  existingRepository,
-  findRepository,
-  finishUpload,
-  mountBlob,
-  parseRepositoryName,
-  RegistryError,
-  repoForPush,
-  startUpload,
-  uploadSize,
-  type RepositoryName,
-} from "../../domains/registry/index.js";
+import { checkDigest, parseRepositoryName, RegistryError, type Repository, type RepositoryName } from "../../domains/registry/index.js";
 import { redirectBlob } from "./blob-redirect.js";
 import { matchesIfNoneMatch } from "./conditional.js";
-import { referenceName, writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
+import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { authorizeRepository } from "./registry-auth.js";
 import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
-import { PULL, PUSH } from "./scope.js";
+import type { RepositoryCall } from "./repository-call.js";
+import { PULL } from "./scope.js";
 
 /**
  * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:
  * `POST /v2/<name>/blobs/uploads/` (start; monolithic with `?digest=`; `?mount=&from=`),
- * `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>` (status, chunk, finish, cancel).
+ * `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>` (status, chunk, finish, cancel). Each is
+ * handed its repository resolved and the caller authorized (`answerOnRepository`).
  */
 
 const uploadLocation = (name: RepositoryName, id: string) => `/v2/${name.full}/blobs/uploads/${id}`;
@@ -66,12 +52,9 @@ function byteRange(header: string | undefined, size: number): { start: number; e
 }
 
 /** `HEAD|GET /v2/<name>/blobs/<digest>`, with a single byte range on GET. */
-export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, digestText: string): Promise<void> {
-  const name = parseRepositoryName(nameText);
-  await authorizeRepository(ctx, req, name, PULL);
+export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, { repo }: RepositoryCall, digestText: string): Promise<void> {
   const digest = checkDigest(digestText);
-  const repo = await existingRepository(ctx.db, name);
-  const size = await blobSize(ctx.db, ctx.content, repo, name, digest);
+  const size = await repo.blobSize(digest);
   const headers: Record<string, string> = Object.assign(
     {
       "content-type": "application/octet-stream",
@@ -83,7 +66,7 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
     REGISTRY_VERSION_HEADERS,
   );
   if (matchesIfNoneMatch(req, digest)) return writeNotModified(res, headers);
-  if (await redirectBlob(ctx, req, res, digest)) return;
+  if (await redirectBlob(ctx, req, res, repo, digest)) return;
   if (req.method === "HEAD") {
     res.writeHead(200, Object.assign(headers, { "content-length": String(size) }));
     res.end();
@@ -95,13 +78,13 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   } else {
     res.writeHead(206, Object.assign(headers, { "content-length": String(range.end - range.start + 1), "content-range": `bytes ${range.start}-${range.end}/${size}` }));
   }
-  await ctx.content.writeTo(digest, range ?? { start: 0, end: size - 1 }, res as unknown as Writable);
+  await repo.writeBlob(digest, range ?? { start: 0, end: size - 1 }, res as unknown as Writable);
 }
 
 /** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416 with the upload's headers, the upload as it was). */
-async function appendBody(ctx: RegistryContext, req: RegistryRequest, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
+async function appendBody(ctx: RegistryContext, req: RegistryRequest, repo: Repository, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
   try {
-    return await appendUpload(ctx.content, id, req, ctx.maxBlobBytes, chunk?.length);
+    return await repo.appendUpload(id, req, ctx.maxBlobBytes, chunk?.length);
   } catch (error) {
     if (error instanceof RegistryError && error.kind === "BLOB_UPLOAD_INVALID") throw new RegistryFailure(ociErrorOf(error, chunk?.headers));
     throw error;
@@ -132,46 +115,43 @@ function chunkLength(req: RegistryRequest, size: number, headers: Record<string,
  * `POST /v2/<name>/blobs/uploads/`: start an upload, upload a whole blob (`?digest=`), or mount one (`?mount=&from=`).
  * Audited as `registry.blob.upload` or `registry.blob.mount` of `<repo>@<digest>`; starting an upload is not a change.
  */
-export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, nameText: string, query: URLSearchParams): Promise<void> {
-  const name = parseRepositoryName(nameText);
+export async function handleUploadStart(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, { repo, access }: RepositoryCall, query: URLSearchParams): Promise<void> {
+  const { name } = repo;
   const param = (key: string) => query.get(key) ?? undefined;
   const [mountText, digestText] = [param("mount"), param("digest")];
-  if (mountText !== undefined) ctx.note.change = { action: "registry.blob.mount", resource: referenceName(name.full, mountText) };
-  else if (digestText !== undefined) ctx.note.change = { action: "registry.blob.upload", resource: referenceName(name.full, digestText) };
-  const { subject } = await authorizeRepository(ctx, req, name, PUSH);
   // Every parameter is checked before anything (a repo, an upload) is created.
   const mount = mountText === undefined ? undefined : checkDigest(mountText);
   const whole = digestText === undefined ? undefined : checkDigest(digestText);
   const from = param("from") === undefined ? undefined : parseRepositoryName(param("from")!);
-  const repo = await repoForPush(ctx.db, name, ctx.now(), eventsConfigOf(ctx.config).typePrefix, subject);
+  await repo.createIfMissing(access.subject);
 
   if (mount !== undefined) {
     if (from !== undefined) {
       // Mounting needs pull on the source; otherwise the client uploads the blob as usual (202).
-      const canPull = await authorizeRepository(ctx, req, from, PULL).then(
+      const source = ctx.repository(from);
+      const canPull = await authorizeRepository(ctx, req, source, PULL).then(
         () => true,
         () => false,
       );
-      const sourceRepo = canPull ? await findRepository(ctx.db, from) : undefined;
-      if (sourceRepo !== undefined && (await mountBlob(ctx.db, sourceRepo.uid, repo.uid, mount, ctx.now()))) {
+      if (canPull && (await repo.mountBlob(source, mount))) {
         writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
         return;
       }
     }
-    if (await mountBlob(ctx.db, repo.uid, repo.uid, mount, ctx.now())) {
+    if (await repo.mountBlob(repo, mount)) {
       writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
       return;
     }
   }
 
   if (mount !== undefined) ctx.note.change = undefined; // not mounted: an upload starts instead
-  const id = await startUpload(ctx.db, ctx.content, repo.uid, ctx.now());
+  const id = await repo.startUpload();
   if (whole !== undefined && mount === undefined) {
     try {
-      await appendBody(ctx, req, id);
-      await finishUpload(ctx.db, ctx.content, repo.uid, id, whole, ctx.now());
+      await appendBody(ctx, req, repo, id);
+      await repo.finishUpload(id, whole);
     } catch (error) {
-      await cancelUpload(ctx.db, ctx.content, id);
+      await repo.cancelUpload(id);
       throw error;
     }
     writeEmpty(res, 201, { location: blobLocation(name, whole), "docker-content-digest": whole });
@@ -182,32 +162,22 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
 }
 
 /** `GET|PATCH|PUT|DELETE /v2/<name>/blobs/uploads/<id>`; the PUT that completes an upload is audited as `registry.blob.upload` of `<repo>@<digest>`. */
-export async function handleUpload(
-  ctx: RegistryContext,
-  req: RegistryRequest,
-  res: RegistryResponse,
-  nameText: string,
-  id: string,
-  query: URLSearchParams,
-): Promise<void> {
-  const name = parseRepositoryName(nameText);
-  if (req.method === "PUT") ctx.note.change = { action: "registry.blob.upload", resource: referenceName(name.full, query.get("digest") ?? "") };
-  await authorizeRepository(ctx, req, name, PUSH);
-  const repo = await existingRepository(ctx.db, name);
-  const size = await uploadSize(ctx.db, ctx.content, repo.uid, name, id);
+export async function handleUpload(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, { repo }: RepositoryCall, id: string, query: URLSearchParams): Promise<void> {
+  const { name } = repo;
+  const size = await repo.uploadSize(id);
 
   switch (req.method) {
     case "GET":
       writeEmpty(res, 204, uploadHeaders(name, id, size));
       return;
     case "DELETE":
-      await cancelUpload(ctx.db, ctx.content, id);
+      await repo.cancelUpload(id);
       writeEmpty(res, 204);
       return;
     case "PATCH": {
       const headers = uploadHeaders(name, id, size);
       const length = chunkLength(req, size, headers);
-      const total = await appendBody(ctx, req, id, length === undefined ? undefined : { length, headers });
+      const total = await appendBody(ctx, req, repo, id, length === undefined ? undefined : { length, headers });
       writeEmpty(res, 202, uploadHeaders(name, id, total));
       return;
     }
@@ -216,8 +186,8 @@ export async function handleUpload(
       // The final chunk, when it names its range, is checked as a PATCH's: out of order is 416 (the spec's MUST), nothing appended.
       const headers = uploadHeaders(name, id, size);
       const length = chunkLength(req, size, headers);
-      await appendBody(ctx, req, id, length === undefined ? undefined : { length, headers });
-      await finishUpload(ctx.db, ctx.content, repo.uid, id, digest, ctx.now());
+      await appendBody(ctx, req, repo, id, length === undefined ? undefined : { length, headers });
+      await repo.finishUpload(id, digest);
       writeEmpty(res, 201, { location: blobLocation(name, digest), "docker-content-digest": digest });
       return;
     }

@@ -1,4 +1,4 @@
-import { blobRedirectUrl } from "../../domains/registry/index.js";
+import type { Repository } from "../../domains/registry/index.js";
 import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
 
 /**
@@ -11,16 +11,16 @@ import { writeEmpty, type RegistryContext, type RegistryRequest, type RegistryRe
  */
 
 /**
- * Answers `req` with a redirect to blob `digest` and returns true, when the server redirects
+ * Answers `req` with a redirect to blob `digest` of `repo` and returns true, when the server redirects
  * blobs, `req` is a GET and the content store gives a URL; returns false, having written
  * nothing, otherwise. Call it only once the caller may pull and the blob was found in the repo:
  * the URL is good for anyone holding it until it expires. The answer is `no-store`, so no cache
  * keeps the URL.
  */
-export async function redirectBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, digest: string): Promise<boolean> {
+export async function redirectBlob(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, repo: Repository, digest: string): Promise<boolean> {
   const redirect = ctx.config.blobRedirect;
   if (redirect === undefined || req.method !== "GET") return false;
-  const location = await blobRedirectUrl(ctx.content, digest, redirect.expiresInSeconds);
+  const location = await repo.blobRedirectUrl(digest, redirect.expiresInSeconds);
   if (location === undefined) return false;
   writeEmpty(res, 307, { location, "docker-content-digest": digest, "cache-control": "no-store" });
   return true;

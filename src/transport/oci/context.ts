@@ -3,7 +3,8 @@ import type http2 from "node:http2";
 import type { Kysely } from "kysely";
 import type { TokenService } from "../../access/tokens.js";
 import type { ServerConfig } from "../../config.js";
-import type { ContentStore } from "../../domains/registry/index.js";
+import type { GrantsCache } from "../../domains/iam/index.js";
+import type { ContentStore, Repository, RepositoryName } from "../../domains/registry/index.js";
 import type { Database } from "../../domains/kit/schema.js";
 import type { RouteNote } from "../../telemetry/http-observer.js";
 import { REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
@@ -32,6 +33,10 @@ export interface RegistryContext {
   db: Kysely<Database>;
   tokens: TokenService;
   content: ContentStore;
+  /** The callers' grants: the same cache the API host asks, so a revocation holds on both hosts alike. */
+  grants: GrantsCache;
+  /** The handle of repository `name`, bound to the store and the content (its row read once, when first needed). */
+  repository(name: RepositoryName): Repository;
   /** Largest blob, bytes. */
   maxBlobBytes: number;
   /** Epoch milliseconds. */

@@ -1,12 +1,11 @@
-import { grantsFrom, type Grants } from "../../access/principal.js";
+import type { Grants } from "../../access/principal.js";
 import { restrictedGrants, type TokenRestriction } from "../../access/token-restriction.js";
-import { findOrganizationByName, grantsOf } from "../../domains/iam/index.js";
-import { findRepository, type RepositoryName } from "../../domains/registry/index.js";
-import type { Db } from "../../domains/kit/schema.js";
+import { findOrganizationByName, type GrantsCache } from "../../domains/iam/index.js";
+import type { Repository, RepositoryName } from "../../domains/registry/index.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import { PULL, PUSH, repositoryScope, type Action, type RepositoryScope } from "./scope.js";
+import { PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 
 /**
  * The one decision of what a caller may do of a repository: `/token` asks it for each scope
@@ -55,14 +54,22 @@ export const CATALOG_ENTRY: CatalogEntry = { type: "registry", name: "catalog", 
 export type Caller = { subject: typeof ANONYMOUS_SUBJECT } | { subject: string; grants: Grants };
 
 /**
- * The identity `subject` (a verified token's `sub`) with its role bindings as they are now, within
- * the token's `restriction` (its claims' `restrictionOf`; none for a pull token).
+ * How old the grants the registry judges by may be: none. A platform token used at the registry,
+ * and `/token`, see the role bindings as they are now (docs/decisions.md, "Registry host"); the
+ * grants cache then reads its clock on each request and the grants only when the clock moved.
+ */
+const REGISTRY_GRANTS_MAX_AGE_MS = 0;
+
+/**
+ * The identity `subject` (a verified token's `sub`) with its role bindings as they are now, asked
+ * of IAM's grants cache (the API host's authorization path), within the token's `restriction`
+ * (its claims' `restrictionOf`; none for a pull token).
  * Throws 401 (with `challenge`) when the identity no longer exists: its tokens died with it.
  */
-export async function identityCaller(db: Db, subject: string, challenge: ResponseHeaders, restriction?: TokenRestriction): Promise<Caller> {
-  const pairs = await grantsOf(db, subject);
-  if (pairs === undefined) fail(401, "UNAUTHORIZED", "the token's identity no longer exists", null, challenge);
-  return { subject, grants: restrictedGrants(grantsFrom(pairs), restriction) };
+export async function identityCaller(grants: GrantsCache, subject: string, challenge: ResponseHeaders, restriction?: TokenRestriction): Promise<Caller> {
+  const held = await grants.grantsOf(subject, REGISTRY_GRANTS_MAX_AGE_MS);
+  if (held === undefined) fail(401, "UNAUTHORIZED", "the token's identity no longer exists", null, challenge);
+  return { subject, grants: restrictedGrants(held, restriction) };
 }
 
 function notFound(name: RepositoryName): never {
@@ -70,15 +77,16 @@ function notFound(name: RepositoryName): never {
 }
 
 /**
- * What `caller` may do of `scope`. Throws 401 (anonymous, credentials needed), 403 DENIED
- * or 404 NAME_UNKNOWN when it may do none of it.
+ * What `caller` may do of `actions` on `repository`. Throws 401 (anonymous, credentials needed),
+ * 403 DENIED or 404 NAME_UNKNOWN when it may do none of it. Reads the repository's row through
+ * its handle (once per handle) only when the answer depends on it.
  */
-export async function grant(ctx: RegistryContext, caller: Caller, { name, actions }: RepositoryScope): Promise<AccessEntry> {
+export async function grant(ctx: RegistryContext, caller: Caller, repository: Repository, actions: Action[]): Promise<AccessEntry> {
   const { config, db } = ctx;
-  const repo = await findRepository(db, name);
+  const { name } = repository;
   const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
-  const freeTier = (): AccessEntry => {
-    if (repo === undefined) notFound(name); // the public organization's contents are public
+  const freeTier = async (): Promise<AccessEntry> => {
+    if ((await repository.find()) === undefined) notFound(name); // the public organization's contents are public
     return { type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] };
   };
 
@@ -91,6 +99,7 @@ export async function grant(ctx: RegistryContext, caller: Caller, { name, action
 
   const { grants } = caller;
   let granted: Action[];
+  const repo = await repository.find();
   const organization = repo === undefined ? await findOrganizationByName(db, name.organization) : undefined;
   if (repo !== undefined) {
     granted = actions.filter((a) => grants.has(repo.group_uid, ACTION_CAPABILITIES[a]));

@@ -2,7 +2,7 @@ import { decodeJwt } from "jose";
 import { bearerToken, sameUrl } from "../http/credentials.js";
 import type { NodeRequest } from "../http/node-types.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
-import type { RepositoryName } from "../../domains/registry/index.js";
+import type { Repository, RepositoryName } from "../../domains/registry/index.js";
 import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
 import { pullTokenLive } from "../../domains/iam/index.js";
@@ -67,20 +67,21 @@ export async function authorizePing(ctx: RegistryContext, req: NodeRequest): Pro
 export type RepositoryAccess = AccessEntry & { subject: string };
 
 /**
- * What the request may do of `name`, for `action`, and who asks. Two kinds of bearer token are accepted:
- * a registry token from `/token`, whose `access` claim must grant `action` on `name`, and a
+ * What the request may do of `repository`, for `action`, and who asks. Two kinds of bearer token are accepted:
+ * a registry token from `/token`, whose `access` claim must grant `action` on the repository, and a
  * platform token whose audience is the registry (no `access` claim, `sub` an identity),
  * judged now by the identity's role bindings exactly as `/token` would judge it (`grant`).
  * Throws 401 (no or invalid token, with the challenge for the scope to ask for), 403 (a
  * valid token that does not grant it: asking again would not help) or, for a platform
  * token, 404 NAME_UNKNOWN where `/token` answers it.
  */
-export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, name: RepositoryName, action: Action): Promise<RepositoryAccess> {
+export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, repository: Repository, action: Action): Promise<RepositoryAccess> {
+  const { name } = repository;
   const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
   const subject = claims.sub ?? "";
   if (claims.access === undefined && subject !== ANONYMOUS_SUBJECT) {
     const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
-    return Object.assign({}, await grant(ctx, await identityCaller(ctx.db, subject, challenge, restrictionOf(claims)), { name, actions: [action] }), { subject });
+    return Object.assign({}, await grant(ctx, await identityCaller(ctx.grants, subject, challenge, restrictionOf(claims)), repository, [action]), { subject });
   }
   if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, subject, challengeScope(name, action));
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
@@ -106,5 +107,5 @@ export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): 
   }
   if (claims.sub === ANONYMOUS_SUBJECT) return { subject: ANONYMOUS_SUBJECT };
   const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: CATALOG_SCOPE, error: "invalid_token" }) };
-  return identityCaller(ctx.db, claims.sub, challenge, restrictionOf(claims));
+  return identityCaller(ctx.grants, claims.sub, challenge, restrictionOf(claims));
 }

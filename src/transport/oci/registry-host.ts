@@ -9,14 +9,14 @@ import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
 import type { Database } from "../../domains/kit/schema.js";
-import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
+import { eventsConfigOf } from "../../config.js";
+import type { GrantsCache } from "../../domains/iam/index.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryNote, RegistryRequest, RegistryResponse } from "./context.js";
-import { expireUploads, UPLOAD_LIFETIME_MS, type ContentStore } from "../../domains/registry/index.js";
-import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
+import { expireUploads, repositoryHandle, UPLOAD_LIFETIME_MS, type ContentStore } from "../../domains/registry/index.js";
 import { authorizePing } from "./registry-auth.js";
 import { fail, failureAnswer, REGISTRY_VERSION_HEADERS, writeRegistryError } from "./registry-errors.js";
-import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
+import { answerOnRepository, REPOSITORY_ROUTES } from "./repository-routes.js";
 import { handleToken } from "./token-endpoint.js";
 
 export interface RegistryHostOptions {
@@ -25,6 +25,8 @@ export interface RegistryHostOptions {
   db: Kysely<Database>;
   tokens: TokenService;
   content: ContentStore;
+  /** IAM's grants cache, the one the API host's authentication asks (built once per process). */
+  grants: GrantsCache;
   /** Where requests are counted (the server's registry); by default a registry of the host's own. */
   metrics?: Metrics;
   /** Where changes are recorded (push, deletes, mounts, a pull token's use); by default nowhere. */
@@ -34,35 +36,6 @@ export interface RegistryHostOptions {
 
 /** How often the host expires abandoned uploads (`UPLOAD_LIFETIME_MS`). */
 const CLEANUP_INTERVAL_MS = 3600 * 1000;
-
-type Route = (ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, m: RegExpExecArray, query: URLSearchParams) => Promise<void>;
-
-/** `/v2/<name>/...` routes by method. The name may hold `/`, so each pattern anchors on what follows it. */
-const ROUTES: Array<{ name: string; pattern: RegExp; methods: Record<string, Route> }> = [
-  {
-    name: "manifest",
-    pattern: /^\/v2\/(.+)\/manifests\/([^/]+)$/,
-    methods: {
-      GET: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
-      HEAD: (c, q, s, m) => handleManifestGet(c, q, s, m[1], m[2]),
-      PUT: (c, q, s, m) => handleManifestPut(c, q, s, m[1], m[2]),
-      DELETE: (c, q, s, m) => handleManifestDelete(c, q, s, m[1], m[2]),
-    },
-  },
-  { name: "upload_start", pattern: /^\/v2\/(.+)\/blobs\/uploads\/?$/, methods: { POST: (c, q, s, m, p) => handleUploadStart(c, q, s, m[1], p) } },
-  {
-    name: "upload",
-    pattern: /^\/v2\/(.+)\/blobs\/uploads\/([^/]+)$/,
-    methods: Object.fromEntries(["GET", "PATCH", "PUT", "DELETE"].map((verb) => [verb, ((c, q, s, m, p) => handleUpload(c, q, s, m[1], m[2], p)) as Route])),
-  },
-  {
-    name: "blob",
-    pattern: /^\/v2\/(.+)\/blobs\/([^/]+)$/,
-    methods: { GET: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]), HEAD: (c, q, s, m) => handleBlob(c, q, s, m[1], m[2]) },
-  },
-  { name: "tags_list", pattern: /^\/v2\/(.+)\/tags\/list$/, methods: { GET: (c, q, s, m, p) => handleTagsList(c, q, s, m[1], p) } },
-  { name: "referrers", pattern: /^\/v2\/(.+)\/referrers\/([^/]+)$/, methods: { GET: (c, q, s, m, p) => handleReferrers(c, q, s, m[1], m[2], p) } },
-];
 
 /**
  * The registry host (its own listener): the API version check `GET /v2/`, the token
@@ -75,13 +48,17 @@ const ROUTES: Array<{ name: string; pattern: RegExp; methods: Record<string, Rou
  */
 export function createRegistryHost(options: RegistryHostOptions) {
   const { logger, config, audit } = options;
+  const now = options.now ?? Date.now;
+  const parts = { db: options.db, content: options.content, now, eventTypePrefix: eventsConfigOf(config).typePrefix };
   const shared: Omit<RegistryContext, "note"> = {
     config,
     db: options.db,
     tokens: options.tokens,
     content: options.content,
+    grants: options.grants,
+    repository: (name) => repositoryHandle(parts, name),
     maxBlobBytes: config.limits.maxBlobBytes,
-    now: options.now ?? Date.now,
+    now,
   };
 
   async function cleanup(): Promise<void> {
@@ -143,19 +120,12 @@ export function createRegistryHost(options: RegistryHostOptions) {
       await handleToken(ctx, req, res, query);
       return;
     }
-    const history = matchHistoryPath(path);
-    if (history !== undefined) {
-      note.route = "tag_history";
-      allow(method, path, ["GET", "HEAD"]);
-      await handleTagHistory(ctx, req, res, history, query);
-      return;
-    }
-    for (const { name, pattern, methods } of ROUTES) {
-      const match = pattern.exec(path);
-      if (match === null) continue;
+    for (const { name, match, methods } of REPOSITORY_ROUTES) {
+      const matched = match(path);
+      if (matched === undefined) continue;
       note.route = name;
       allow(method, path, Object.keys(methods));
-      await methods[method](ctx, req, res, match, query);
+      await answerOnRepository(ctx, req, res, methods[method], matched, query);
       return;
     }
     fail(404, "NAME_UNKNOWN", "no such registry route", { path: path.slice(0, 256) });

@@ -1,12 +1,11 @@
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { writeJson } from "../http/status-json.js";
-import { checkTag, parseRepositoryName, tagHistory } from "../../domains/registry/index.js";
+import { checkTag } from "../../domains/registry/index.js";
 import { historyBody } from "./history-body.js";
 import { parseWindow } from "./history-window.js";
-import { authorizeRepository } from "./registry-auth.js";
 import { fail, NO_STORE, REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
-import { PULL } from "./scope.js";
 import type { RegistryContext } from "./context.js";
+import type { RepositoryCall } from "./repository-call.js";
 
 /** Most history records one request returns (spec 8). */
 export const HISTORY_LIMIT = 1000;
@@ -32,13 +31,11 @@ export function matchHistoryPath(path: string): { name: string; tag: string } | 
 
 /**
  * `GET /v2/<organization>/<image>/_service/history/<tag>[?start=&end=]` (or `_chainguard/history`): the digests the
- * tag has pointed to, oldest first, at most 1000, within inclusive bounds.
+ * tag has pointed to, oldest first, at most 1000, within inclusive bounds. Handed its repository
+ * resolved and the caller authorized (`answerOnRepository`).
  */
-export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, path: { name: string; tag: string }, query: URLSearchParams): Promise<void> {
-  const name = parseRepositoryName(path.name);
-  const entry = await authorizeRepository(ctx, req, name, PULL);
-
-  const { tag } = path;
+export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, { repo, access: entry }: RepositoryCall, tag: string, query: URLSearchParams): Promise<void> {
+  const { name } = repo;
   checkTag(tag);
   if (Array.isArray(entry.tags) && !entry.tags.includes(tag)) {
     fail(403, "DENIED", `this token only grants the tags ${entry.tags.join(", ")} of ${name.full}`, { name: name.full, tag });
@@ -46,6 +43,6 @@ export async function handleTagHistory(ctx: RegistryContext, req: NodeRequest, r
 
   const window = parseWindow(query);
 
-  const rows = await tagHistory(ctx.db, name, tag, { ...window, limit: HISTORY_LIMIT });
+  const rows = await repo.tagHistory(tag, { ...window, limit: HISTORY_LIMIT });
   writeJson(res, 200, historyBody(rows), REGISTRY_VERSION_HEADERS, NO_STORE);
 }

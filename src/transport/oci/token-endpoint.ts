@@ -59,7 +59,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
     const accepted = signed ? await acceptSignedPassword(ctx, credential.username, credential.password) : await acceptPullToken(db, credential.username, credential.password, ctx.now());
     if (accepted === undefined) fail(401, "UNAUTHORIZED", "the pull token is unknown, revoked or expired", null, invalid);
     note.actor = { subject: accepted.identity, pullToken: true };
-    return { caller: await identityCaller(db, accepted.identity, invalid), pullToken: { expireTime: accepted.expireTime, ours: !signed } };
+    return { caller: await identityCaller(ctx.grants, accepted.identity, invalid), pullToken: { expireTime: accepted.expireTime, ours: !signed } };
   }
   let claims;
   try {
@@ -72,7 +72,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
   }
   note.actor = { subject: claims.sub };
   const restriction = restrictionOf(claims);
-  return { caller: await identityCaller(db, claims.sub, invalid, restriction), restriction };
+  return { caller: await identityCaller(ctx.grants, claims.sub, invalid, restriction), restriction };
 }
 
 /**
@@ -152,7 +152,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   let firstFailure: RegistryFailure | undefined;
   for (const scope of scopes) {
     try {
-      entries.push(await grant(ctx, caller, scope));
+      entries.push(await grant(ctx, caller, ctx.repository(scope.name), scope.actions));
     } catch (error) {
       if (!(error instanceof RegistryFailure) || (scopes.length === 1 && !catalog)) throw error;
       firstFailure ??= error;
