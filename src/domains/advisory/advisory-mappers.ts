@@ -6,8 +6,7 @@ import { osvTimeMillis } from "../../engines/advisories/osv/time.js";
 import { toTimestamp } from "../../aip/time.js";
 import { eventViews, severityViews } from "../vulnerabilities/index.js";
 import type { AdvisoryRow } from "../vulnerabilities/index.js";
-import type { DocumentRow } from "./store/documents.js";
-import type { OsvRecordRow } from "./store/metadata.js";
+import type { DocumentRow, OsvRecordRow } from "../vulnerabilities/index.js";
 
 /** Reference.Type values: the OSV reference types, in the hosted enum's order, then GIT. */
 const REFERENCE_TYPES = ["ADVISORY", "ARTICLE", "DETECTION", "DISCUSSION", "REPORT", "FIX", "INTRODUCED", "PACKAGE", "EVIDENCE", "WEB", "GIT"];

@@ -17,8 +17,7 @@ import { checkResolvedVulnsRequest, dayOf } from "./resolved-vulns-validation.js
 import type { ServiceDeps } from "../kit/deps.js";
 import { checkArtifactNames, checkRecordNames } from "../vulnerabilities/index.js";
 import { documentFromRow, metadataFromRow } from "./advisory-mappers.js";
-import { documentOrderable, listDocuments } from "./store/documents.js";
-import { listRecords, metadataOrderable } from "./store/metadata.js";
+import { documentOrderable, listDocuments, listRecords, metadataOrderable } from "../vulnerabilities/index.js";
 
 /** A single-valued filter as a list (empty: no condition). */
 const one = (value: string) => (value === "" ? [] : [value]);

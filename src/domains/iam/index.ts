@@ -4,7 +4,7 @@
  * organizations and accepts pull tokens). Everything else under `src/domains/iam/` is private to the domain.
  */
 export { checkGroupFields, ORGANIZATION_NAME } from "./group-validation.js";
-export { findOrganizationByName, getGroup, insertGroup, type GroupRow } from "./store/groups.js";
+export { findOrganizationByName, getGroup, insertGroup, isOrganization, organizations, type GroupRow } from "./store/groups.js";
 export { getIdentity, insertIdentity, touchLastSeen, type StoredClaimMatch, type StoredStaticKeys } from "./store/identities.js";
 export { readClaimMatch, readStaticKeys, StoredJsonError } from "./store/identity-json.js";
 export { bindRole, grantsOf } from "./store/role-bindings.js";

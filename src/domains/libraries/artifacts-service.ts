@@ -18,7 +18,7 @@ import { visibilityKey } from "../../access/principal.js";
 import type { Db } from "../kit/schema.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { advisoryFromRow } from "../vulnerabilities/index.js";
-import { advisoryCandidates } from "../vulnerabilities/index.js";
+import { advisoriesByUid, advisoryCandidates } from "../vulnerabilities/index.js";
 import { artifactFromRow, artifactVersionFromRow } from "./artifact-mapper.js";
 import { apiEcosystem, checkEcosystems } from "./ecosystems.js";
 import { artifactOrderable, artifactVersionOrderable, countArtifacts, getArtifact, listArtifacts, listArtifactVersions, type ArtifactRow, type ArtifactVersionRow } from "./store/artifacts.js";
@@ -34,7 +34,7 @@ async function advisoriesByVersion(db: Db, artifact: ArtifactRow, versions: Arti
   if (versions.length === 0) return out;
   const candidates = await advisoryCandidates(db, { artifactNames: [[artifact.name]], ecosystem: artifact.ecosystem }, MAX_ARTIFACT_ADVISORIES);
   if (candidates.length === 0) return out;
-  const full = await db.selectFrom("advisories").selectAll().where("uid", "in", candidates.map((c) => c.uid)).orderBy("advisory_id").execute();
+  const full = await advisoriesByUid(db, candidates.map((c) => c.uid));
   for (const row of full) {
     const entries = JSON.parse(row.affected) as OsvAffected[];
     for (const v of versions) {

@@ -6,7 +6,7 @@ import type { Db } from "../kit/schema.js";
 
 /** The organization an import goes to, by uid or name. */
 async function organizationOf(db: Db, org: string): Promise<string> {
-  const [{ isUidp }, { isOrganization }, { findOrganizationByName }] = await Promise.all([import("../../aip/uidp.js"), import("./store/artifacts.js"), import("../iam/index.js")]);
+  const [{ isUidp }, { findOrganizationByName, isOrganization }] = await Promise.all([import("../../aip/uidp.js"), import("../iam/index.js")]);
   if (isUidp(org)) {
     if (await isOrganization(db, org)) return org;
     throw new UsageError(`--org ${org}: no such organization (a root group)`);

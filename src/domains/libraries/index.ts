@@ -1,3 +1,2 @@
 /** The libraries domain's face: the CLI's `libraries import`. */
 export { importLibraries } from "./library-import.js";
-export { isOrganization } from "./store/artifacts.js";

@@ -9,5 +9,6 @@ export type { FeedObserver } from "./feed-worker.js";
 export { advisoryFromRow } from "./advisory-mapper.js";
 export { checkArtifactNames, checkRecordNames } from "./advisory-validation.js";
 export { eventViews, severityViews } from "./osv-view.js";
-export { advisoriesNamed, advisoryCandidates, filteredAdvisories, nonEmpty, recordsDatabaseSpecific, recordsNamed, type AdvisoryFilter, type AdvisoryRow } from "./store/advisories.js";
-export type { OsvRecordTable } from "./tables.js";
+export { advisoriesByUid, advisoriesNamed, advisoryCandidates, filteredAdvisories, nonEmpty, recordsDatabaseSpecific, recordsNamed, type AdvisoryFilter, type AdvisoryRow } from "./store/advisories.js";
+export { documentOrderable, listDocuments, type DocumentRow } from "./store/advisory-documents.js";
+export { listRecords, metadataOrderable, type OsvRecordRow } from "./store/osv-record-pages.js";

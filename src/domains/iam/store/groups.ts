@@ -78,6 +78,21 @@ export async function deleteGroup(db: Db, uid: string, ownedByGroup: readonly Ta
   await db.deleteFrom("groups").where("uid", "=", uid).execute();
 }
 
+/** Whether the group `uid` exists and is an organization (a root group). */
+export async function isOrganization(db: Db, uid: string): Promise<boolean> {
+  const row = await db.selectFrom("groups").select("uid").where("uid", "=", uid).executeTakeFirst();
+  return row !== undefined && !uid.includes("/");
+}
+
+/**
+ * The organizations (root groups) as a subquery of `uid` and `name`, for another domain's query to
+ * join (`.innerJoin(organizations(db).as("orgs"), "orgs.uid", …)`): one statement, the rows read
+ * by their owner's terms.
+ */
+export function organizations(db: Db) {
+  return db.selectFrom("groups").select(["groups.uid", "groups.name"]).where("groups.parent_uid", "=", "");
+}
+
 /** The organization (root group) named `name`, if any. */
 export async function findOrganizationByName(db: Db, name: string): Promise<GroupRow | undefined> {
   return db.selectFrom("groups").selectAll().where("parent_uid", "=", "").where("name", "=", name).executeTakeFirst();

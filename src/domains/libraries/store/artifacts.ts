@@ -173,8 +173,3 @@ export async function writeArtifacts(db: Db, writes: Array<{ rows: ArtifactRows;
   for (let i = 0; i < trigrams.length; i += 1000) await db.insertInto("artifact_trigrams").values(trigrams.slice(i, i + 1000)).execute();
 }
 
-/** Whether the group exists and is an organization (a root group). */
-export async function isOrganization(db: Db, uid: string): Promise<boolean> {
-  const row = await db.selectFrom("groups").select("uid").where("uid", "=", uid).executeTakeFirst();
-  return row !== undefined && !uid.includes("/");
-}

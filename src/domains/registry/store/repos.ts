@@ -8,7 +8,7 @@ import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, update
 import type { TableWith } from "../../kit/domain.js";
 import type { Db } from "../../kit/schema.js";
 import type { RepoTable } from "../tables.js";
-import { getGroup } from "../../iam/index.js";
+import { getGroup, organizations } from "../../iam/index.js";
 import { listConditions } from "../../kit/list-query.js";
 import { binaryCollation, dialectOfDb } from "../../../store/dialect.js";
 import { CACHEABLE } from "../../../store/cached-reads.js";
@@ -87,10 +87,9 @@ export async function findRepoByPath(db: Db, orgName: string, repoName: string):
   const rows = await runPrecompiled(db, "repo by path", [orgName, repoName], (org, repo) =>
     db
       .selectFrom("repos")
-      .innerJoin("groups", "groups.uid", "repos.org_uid")
+      .innerJoin(organizations(db).as("orgs"), "orgs.uid", "repos.org_uid")
       .selectAll("repos")
-      .where("groups.parent_uid", "=", "")
-      .where("groups.name", "=", org)
+      .where("orgs.name", "=", org)
       .where("repos.name", "=", repo)
       .modifyEnd(CACHEABLE),
   );
@@ -130,10 +129,10 @@ export async function findOrInsertRepo(
  */
 export async function listRepoPaths(db: Db, visible: string[], options: { after?: string; limit: number }): Promise<string[]> {
   if (visible.length === 0 || options.limit <= 0) return [];
-  const path = sql<string>`(${sql.ref("groups.name")} || '/' || ${sql.ref("repos.name")}) ${binaryCollation(dialectOfDb(db))}`;
+  const path = sql<string>`(${sql.ref("orgs.name")} || '/' || ${sql.ref("repos.name")}) ${binaryCollation(dialectOfDb(db))}`;
   let query = db
     .selectFrom("repos")
-    .innerJoin("groups", "groups.uid", "repos.org_uid")
+    .innerJoin(organizations(db).as("orgs"), "orgs.uid", "repos.org_uid")
     .select(path.as("path"))
     .where((eb) => eb.and(listConditions(eb, { uid: "repos.uid", ownerSegments: 1 }, {}, visible)));
   if (options.after !== undefined) query = query.where(path, ">", options.after);

@@ -121,6 +121,11 @@ export async function servedAdvisories(db: Db, uids: readonly string[]): Promise
   return db.selectFrom("advisories").selectAll().where("uid", "in", uids).where("withdrawn_time", "is", null).execute();
 }
 
+/** The advisories among `uids` (withdrawn or not), by advisory id; a uid not found is left out. */
+export async function advisoriesByUid(db: Db, uids: readonly string[]): Promise<AdvisoryRow[]> {
+  return db.selectFrom("advisories").selectAll().where("uid", "in", uids).orderBy("advisory_id").execute();
+}
+
 /** Every match of `filter` with what matching a version needs, at most `limit + 1` rows (so the caller sees an overflow). */
 export async function advisoryCandidates(db: Db, filter: AdvisoryFilter, limit: number): Promise<Pick<AdvisoryRow, "uid" | "ecosystem" | "affected">[]> {
   return filteredAdvisories(db, filter).select(["advisories.uid", "advisories.ecosystem", "advisories.affected"]).limit(limit + 1).execute();

@@ -2,8 +2,8 @@ import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../kit/list-query.js";
 import type { Db } from "../../kit/schema.js";
-import { nonEmpty, recordsNamed } from "../../vulnerabilities/index.js";
-import type { OsvRecordTable } from "../../vulnerabilities/index.js";
+import type { OsvRecordTable } from "../tables.js";
+import { nonEmpty, recordsNamed } from "./advisories.js";
 
 export type OsvRecordRow = Selectable<OsvRecordTable>;
 

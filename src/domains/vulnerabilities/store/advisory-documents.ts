@@ -1,7 +1,7 @@
 import type { Page } from "../../../aip/pagination.js";
 import { applyPage, countRows } from "../../kit/list-query.js";
 import type { Db } from "../../kit/schema.js";
-import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "../../vulnerabilities/index.js";
+import { filteredAdvisories, type AdvisoryFilter, type AdvisoryRow } from "./advisories.js";
 
 /** Sortable document fields: the document id is the artifact name. */
 export const documentOrderable = { id: "uid" };
