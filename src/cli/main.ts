@@ -507,6 +507,7 @@ async function runDeclared(name: string, args: string[]): Promise<void> {
   if (Object.hasOwn(CLIENT_COMMANDS, name)) return runCommand(name, CLIENT_COMMANDS[name], args, undefined);
   const context: CommandContext = {
     openStore: async (url, databaseOptions) => (await import("../server/open-store.js")).openStore(url, databaseOptions),
+    reactions: { advisoriesChanged: async (...change) => (await import("../server/domains.js")).REACTIONS.advisoriesChanged(...change) },
   };
   await runCommand(name, DOMAIN_COMMANDS[name], args, context);
 }

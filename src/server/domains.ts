@@ -6,6 +6,7 @@ import { advisory } from "../domains/advisory/module.js";
 import { auth } from "../domains/auth/module.js";
 import type { Domain, Ownership } from "../domains/kit/domain.js";
 import type { DomainWorker, WorkerDeps } from "../domains/kit/deps.js";
+import { composeReactions, type Reactions } from "../domains/kit/reactions.js";
 import { events } from "../domains/events/module.js";
 import { iam } from "../domains/iam/module.js";
 import { libraries } from "../domains/libraries/module.js";
@@ -45,8 +46,12 @@ function mergeMigrations(...sets: Record<string, Migration>[]): Record<string, M
   return all;
 }
 
-/** Starts every domain's background workers (in each server process); closing the result closes them all. */
-export function startWorkers(deps: WorkerDeps): { byName: Map<string, DomainWorker>; close(): Promise<void> } {
+/** Every domain's reactions, composed: what the announcing domain is handed through its deps. */
+export const REACTIONS: Reactions = composeReactions(DOMAINS);
+
+/** Starts every domain's background workers (in each server process), with every domain's reactions; closing the result closes them all. */
+export function startWorkers(options: Omit<WorkerDeps, "reactions">): { byName: Map<string, DomainWorker>; close(): Promise<void> } {
+  const deps: WorkerDeps = { ...options, reactions: REACTIONS };
   const byName = new Map<string, DomainWorker>();
   for (const domain of DOMAINS) for (const [name, start] of Object.entries(domain.workers ?? {})) byName.set(name, start(deps));
   return { byName, close: async () => void (await Promise.all([...byName.values()].map((w) => w.close()))) };

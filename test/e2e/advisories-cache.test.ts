@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { methodOf, type Wire } from "../support/wires.js";

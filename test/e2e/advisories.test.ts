@@ -9,7 +9,7 @@ import { isVulnerable } from "../../src/engines/advisories/affected.js";
 import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
 import type { OsvRecord } from "../../src/engines/advisories/osv/record.js";
 import { advisoryUid } from "../../src/domains/vulnerabilities/advisory-rows.js";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { feedOf, osvRecord, RUSTSEC_DIR } from "../support/osv-records.js";
 import { serveOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";

@@ -7,7 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { SecurityAdvisory } from "../../gen/platform/advisory/v1/advisory_pb.js";
 import { SecurityAdvisoryService } from "../../gen/platform/advisory/v2/security_advisory_service_pb.js";
 import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { RUSTSEC_DIR } from "../support/osv-records.js";
 import { serveOverWires } from "../support/over-wires.js";
 import { methodOf, reasonOf, type Outcome, violatedFields, queryString as query } from "../support/wires.js";

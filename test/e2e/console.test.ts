@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { readOsvFeed } from "../../src/engines/advisories/osv/feed.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
 import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";

@@ -6,7 +6,7 @@ import { ArtifactsService } from "../../gen/platform/libraries/v2/artifacts_serv
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
 import { artifactUid } from "../../src/domains/libraries/artifact-rows.js";
 import { importLibraries } from "../../src/domains/libraries/library-import.js";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { readLibraryFeed } from "../../src/engines/package-feeds/feed.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { describeOverWires } from "../support/over-wires.js";

@@ -6,7 +6,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Advisories } from "../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { AdvisoriesService } from "../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import type { OsvAffected } from "../../src/engines/advisories/osv/record.js";
-import { importOsvFeed } from "../../src/domains/vulnerabilities/osv-import.js";
+import { importOsvFeed } from "../support/osv-import.js";
 import { feedOf, osvRecord } from "../support/osv-records.js";
 import { describeOverWires } from "../support/over-wires.js";
 import type { TestServer } from "../support/test-server.js";

@@ -9,6 +9,7 @@ import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, Retention
 import type { Logger } from "../../logger.js";
 import type { ContentStore } from "../registry/content/content-store.js";
 import type { Database } from "./schema.js";
+import type { Reactions } from "./reactions.js";
 import type { FeedObserver } from "../vulnerabilities/index.js";
 
 /** What service handlers are built from. */
@@ -57,6 +58,8 @@ export interface WorkerDeps {
   retention: RetentionConfig;
   /** The threads images are scanned on for their vulnerability reports. */
   scan: ScanConfig;
+  /** Every domain's reactions, run by a worker whose change another domain reacts to (the feed sync). */
+  reactions: Reactions;
 }
 
 /** A background worker of a domain: started with the server, closed with it. */
@@ -71,6 +74,8 @@ export interface DomainWorker {
 export interface CommandContext {
   /** Opens the database of `--db` and brings its schema up to date; closed by the caller once the command ends. */
   openStore(url: string, options?: DatabaseOptions): Promise<Store<Database>>;
+  /** Every domain's reactions, run by a command whose change another domain reacts to (an advisories import). */
+  reactions: Reactions;
 }
 
 /** A command of `platform-api` that a domain declares (`registry import`, `advisories import`). */

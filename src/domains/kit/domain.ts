@@ -2,6 +2,7 @@ import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
 import type { DomainCommand, DomainWorker, ServiceDeps, WorkerDeps } from "./deps.js";
+import type { Reactions } from "./reactions.js";
 
 /** Tables that have column `C`. */
 import type { TableWith } from "./deps.js";
@@ -38,6 +39,11 @@ export interface Domain {
   deletedWithRepo: TableWith<"repo_uid">[];
   /** Its background workers by name, each started in every server process (the report queue, event delivery). */
   workers?: Record<string, (deps: WorkerDeps) => DomainWorker>;
+  /**
+   * What it does, in the announcing domain's transaction, when another domain announces a change
+   * (`src/domains/kit/reactions.ts`); the composition root composes every domain's.
+   */
+  reactions?: Partial<Reactions>;
   /**
    * Its commands of `platform-api`, by their full name (`registry import`). Also listed, without
    * loading the domain, in `src/server/commands.ts`, which the CLI reads.

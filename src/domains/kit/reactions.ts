@@ -2,20 +2,27 @@ import type { Db } from "./schema.js";
 
 /**
  * What one domain's change makes another do, in the same transaction, without either importing
- * the other: the changing domain announces it, the reacting one registers in its module (which
- * the domain list loads). Today: advisories changed (an OSV import), so the registry matches the
- * images that hold those packages again.
+ * the other: the reacting domain declares its reaction in its `Domain` value (`reactions`), the
+ * composition root composes every domain's (`composeReactions`) and hands the result to the
+ * announcing domain through its deps, which runs it inside its own transaction.
  */
-export type AdvisoriesChanged = (db: Db, packages: readonly { ecosystem: string; name: string }[], now: number) => Promise<void>;
-
-const advisoryReactions: AdvisoriesChanged[] = [];
-
-/** Registers `reaction` to every change of advisories. */
-export function whenAdvisoriesChange(reaction: AdvisoriesChanged): void {
-  advisoryReactions.push(reaction);
+export interface Reactions {
+  /**
+   * The advisories of `packages` changed in `db` (a transaction): an OSV import, announced by the
+   * vulnerabilities domain; the registry matches the images that hold those packages again.
+   */
+  advisoriesChanged: (db: Db, packages: readonly { ecosystem: string; name: string }[], now: number) => Promise<void>;
 }
 
-/** Announces that the advisories of `packages` changed in `db` (a transaction): runs every reaction in it. */
-export async function advisoriesChanged(db: Db, packages: readonly { ecosystem: string; name: string }[], now: number): Promise<void> {
-  for (const react of advisoryReactions) await react(db, packages, now);
+/** Reactions that do nothing: what an announcing domain runs when it is given none. */
+export const NO_REACTIONS: Reactions = { advisoriesChanged: async () => {} };
+
+/** Every declared reaction of `domains`, each kind running the domains' reactions in their order. */
+export function composeReactions(domains: readonly { reactions?: Partial<Reactions> }[]): Reactions {
+  const advisoriesChanged = domains.flatMap((d) => (d.reactions?.advisoriesChanged ? [d.reactions.advisoriesChanged] : []));
+  return {
+    advisoriesChanged: async (db, packages, now) => {
+      for (const react of advisoriesChanged) await react(db, packages, now);
+    },
+  };
 }

@@ -5,7 +5,6 @@ import { file_platform_registry_v2_retention_policies_service, RetentionPolicies
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
 import { bind, type Domain } from "../kit/domain.js";
 import { registryCommands } from "./commands.js";
-import { whenAdvisoriesChange } from "../kit/reactions.js";
 import { queueMatchesFor } from "./report-queue.js";
 import { startReportWorker } from "./report-worker.js";
 import { createImagesService } from "./images-service.js";
@@ -30,9 +29,6 @@ import { createRegistryV1Service } from "./v1/registry-service.js";
  * history, images, and v1's end-of-life tags and vulnerability reports. The OCI
  * Distribution host (`src/transport/oci/`) serves the same data on its own port.
  */
-// Changed advisories: the images holding their packages are matched again.
-whenAdvisoriesChange(queueMatchesFor);
-
 export const registry: Domain = {
   name: "registry",
   files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v2_retention_policies_service, file_platform_registry_v1_registry],
@@ -63,5 +59,7 @@ export const registry: Domain = {
     retention: ({ db, logger, events, retention: config }) => startRetentionWorker({ db, config, logger, typePrefix: events.typePrefix }),
   },
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies"],
+  // Changed advisories: the images holding their packages are matched again.
+  reactions: { advisoriesChanged: queueMatchesFor },
   commands: registryCommands,
 };

@@ -35,7 +35,7 @@ const advisoriesImport: DomainCommand = {
         yield first.value;
         yield* feed;
       }
-      return await runImportCommand("records", (hooks) => importOsvFeed(store.db, entries(), { strict, ...hooks }), (e): e is InstanceType<typeof StrictImportError> => e instanceof StrictImportError);
+      return await runImportCommand("records", (hooks) => importOsvFeed(store.db, entries(), { strict, reactions: context.reactions, ...hooks }), (e): e is InstanceType<typeof StrictImportError> => e instanceof StrictImportError);
     } catch (error) {
       if (error instanceof OsvFeedError) throw new UsageError(error.message);
       throw error;
@@ -160,6 +160,7 @@ const advisoriesSync: DomainCommand = {
           intervalMs: config.intervalMs,
           force: true,
           onRejected: (error) => process.stderr.write(`rejected ${error.message}\n`),
+          reactions: context.reactions,
         });
         if (report.result === "imported") process.stdout.write(`${url}: ${formatCounts(report.counts)}\n`);
         else if (report.result === "not-modified") process.stdout.write(`${url}: not modified\n`);

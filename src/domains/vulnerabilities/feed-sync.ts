@@ -5,6 +5,7 @@ import { OsvFeedError, type OsvRecordError } from "../../engines/advisories/osv/
 import { readOsvFeed } from "../../engines/advisories/osv/feed.js";
 import { outboundDownload, type OutboundPolicy } from "../../outbound/fetch.js";
 import type { ImportCounts } from "../../store/batched-import.js";
+import type { Reactions } from "../kit/reactions.js";
 import type { Database } from "../kit/schema.js";
 import { createDownloadDir, removeDownloadDir } from "./feed-downloads.js";
 import { fetchNewerRecords } from "./folder-feed.js";
@@ -42,6 +43,8 @@ export interface FeedSyncOptions {
   now?: () => number;
   /** Each record refused (reported by the CLI; counted either way). */
   onRejected?: (error: OsvRecordError | OsvFeedError) => void;
+  /** Every domain's reactions, run in each batch's transaction of the import (default: none). */
+  reactions?: Reactions;
 }
 
 /** What a feed's URL names: an archive of records (`.zip`), or a folder with `modified_id.csv` and `<id>.json` records. */
@@ -163,11 +166,11 @@ async function fetchAndImport(db: Kysely<Database>, url: URL, row: AdvisoryFeedR
   const validators = { etag: header(answer.headers.etag), last_modified: header(answer.headers["last-modified"]) };
   if (kind === "zip") {
     await verifyFeed(indexPath, index.href);
-    return { ...validators, cursor: "", counts: await importOsvFeed(db, readOsvFeed([indexPath]), { onRejected: options.onRejected }) };
+    return { ...validators, cursor: "", counts: await importOsvFeed(db, readOsvFeed([indexPath]), { onRejected: options.onRejected, reactions: options.reactions }) };
   }
   const records = join(dir, "records");
   await mkdir(records);
   const newest = await fetchNewerRecords(db, index, indexPath, row.cursor || undefined, records, options);
   await verifyFeed(records, index.href.replace(/\/modified_id\.csv$/, ""));
-  return { ...validators, cursor: newest ?? row.cursor, counts: await importOsvFeed(db, readOsvFeed([records]), { onRejected: options.onRejected }) };
+  return { ...validators, cursor: newest ?? row.cursor, counts: await importOsvFeed(db, readOsvFeed([records]), { onRejected: options.onRejected, reactions: options.reactions }) };
 }

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { AdvisoryFeedsConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
+import type { Reactions } from "../kit/reactions.js";
 import type { Database } from "../kit/schema.js";
 import { leaseHolder, periodicPass, type PeriodicPass } from "../kit/periodic-pass.js";
 import { removeStaleDownloads } from "./feed-downloads.js";
@@ -62,14 +63,14 @@ async function removeStaleFeedDownloads(logger: Logger): Promise<void> {
  * and retried after the backoff. At start, the temporary downloads of dead processes are removed
  * (`removeStaleDownloads`). Closing aborts the downloads in progress.
  */
-export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver }): FeedSyncWorker {
-  const { db, config, logger, observer } = options;
+export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryFeedsConfig; logger: Logger; observer?: FeedObserver; reactions: Reactions }): FeedSyncWorker {
+  const { db, config, logger, observer, reactions } = options;
   const holder = leaseHolder();
   const policy = feedPolicy(config);
   void removeStaleFeedDownloads(logger);
 
   async function look(url: string, signal: AbortSignal): Promise<void> {
-    const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal });
+    const report = await syncAdvisoryFeed(db, url, { policy, holder, leaseMs: config.leaseMs, intervalMs: config.intervalMs, signal, reactions });
     // Stopped by close(): not a failure of the feed.
     if (signal.aborted) return;
     logFeedSync(logger, report);

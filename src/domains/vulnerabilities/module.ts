@@ -27,6 +27,6 @@ export const vulnerabilities: Domain = {
   deletedWithRepo: [],
   commands: vulnerabilitiesCommands,
   workers: {
-    "advisory-feeds": ({ db, logger, advisoryFeeds, feedObserver }) => startFeedSync({ db, config: advisoryFeeds, logger, observer: feedObserver }),
+    "advisory-feeds": ({ db, logger, advisoryFeeds, feedObserver, reactions }) => startFeedSync({ db, config: advisoryFeeds, logger, observer: feedObserver, reactions }),
   },
 };

@@ -7,13 +7,15 @@ import type { Database } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { recordRows, type RecordRows } from "./advisory-rows.js";
 import { storedModified, writeRecords } from "./store/osv-records.js";
-import { advisoriesChanged } from "../kit/reactions.js";
+import { NO_REACTIONS, type Reactions } from "../kit/reactions.js";
 
 export { StrictImportError, type ImportCounts };
 
 export interface OsvImportOptions extends BatchedImportOptions<OsvRecordError | OsvFeedError> {
   /** Records per transaction (default 500). */
   batchRecords?: number;
+  /** Every domain's reactions: `advisoriesChanged` runs in each batch's transaction (default: none). */
+  reactions?: Reactions;
 }
 
 interface Pending {
@@ -36,11 +38,11 @@ export async function importOsvFeed(db: Kysely<Database>, entries: AsyncIterable
       else yield {};
     }
   }
-  return runBatchedImport(db, pending(), { write: (batch) => writeBatch(db, batch), sizeOf: (p) => p.record.record.document.length }, { batchItems: options.batchRecords, ...options });
+  return runBatchedImport(db, pending(), { write: (batch) => writeBatch(db, batch, options.reactions ?? NO_REACTIONS), sizeOf: (p) => p.record.record.document.length }, { batchItems: options.batchRecords, ...options });
 }
 
 /** One batch in one transaction: added, replaced when `modified` is later, else unchanged. */
-function writeBatch(db: Kysely<Database>, pending: Pending[]): Promise<BatchOutcome> {
+function writeBatch(db: Kysely<Database>, pending: Pending[], reactions: Reactions): Promise<BatchOutcome> {
   return inTransaction(db, undefined, async (trx) => {
     const stored = await storedModified(trx, [...new Set(pending.map((p) => p.record.record.uid))]);
     const latest = new Map(stored);
@@ -63,7 +65,7 @@ function writeBatch(db: Kysely<Database>, pending: Pending[]): Promise<BatchOutc
     const named = [...writes.values()].flatMap((r) => r.advisories.map((a) => ({ ecosystem: a.ecosystem, name: a.artifact_name })));
     if (replacing.length > 0) named.push(...(await trx.selectFrom("advisories").select(["ecosystem", "artifact_name as name"]).where("advisory_id", "in", replacing).execute()));
     await writeRecords(trx, [...writes.values()], replacing);
-    if (named.length > 0) await advisoriesChanged(trx, named, Date.now());
+    if (named.length > 0) await reactions.advisoriesChanged(trx, named, Date.now());
     return tally;
   });
 }
