@@ -26,15 +26,15 @@ module.exports = {
       name: "domain-through-its-face",
       severity: "error",
       comment: "Outside the domains, a domain is reached only through its face (src/domains/<d>/index.ts).",
-      from: { path: "^src/", pathNot: ["^src/domains/", "^src/server/(domains|commands)\\.ts$"] },
+      from: { path: "^src/", pathNot: ["^src/domains/", "^src/server/(domains|commands|migrations)\\.ts$"] },
       to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/[^/]+/index\\.ts$", "^src/domains/kit/"] },
     },
     {
       name: "only-the-domain-list-loads-modules",
       severity: "error",
       comment: "The domain list (src/server/domains.ts) and the command list load a domain's module or commands; nothing else reaches past a face.",
-      from: { path: "^src/server/(domains|commands)\\.ts$" },
-      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/[^/]+/(index|module|commands)\\.ts$", "^src/domains/kit/"] },
+      from: { path: "^src/server/(domains|commands|migrations)\\.ts$" },
+      to: { path: "^src/domains/[^/]+/", pathNot: ["^src/domains/[^/]+/(index|module|commands|migrations)\\.ts$", "^src/domains/kit/"] },
     },
     {
       name: "domain-to-domain-through-its-face",

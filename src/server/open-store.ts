@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DatabaseOptions } from "../store/dialect.js";
 import { migrate as migrateStore, migrationsApplied as storeMigrationsApplied, openStore as openStoreOf, type Store as StoreOf } from "../store/store.js";
-import { MIGRATIONS } from "./domains.js";
+import { MIGRATIONS } from "./migrations.js";
 import type { Database } from "../domains/kit/schema.js";
 
 /** The platform's store: the database every domain shares, with every domain's migrations. */

@@ -1,10 +1,8 @@
 import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { bind, type Domain } from "../kit/domain.js";
 import { startDispatcher } from "./dispatcher.js";
-import { events as eventsTables } from "./migrations/2026-11-25-0014-events.js";
-import { eventBodyType } from "./migrations/2026-11-27-0030-event-body-type.js";
-import { subscriptionUpdateTime } from "./migrations/2026-11-27-0130-subscription-update-time.js";
 import { createSubscriptionsService } from "./subscriptions-service.js";
+import { eventsMigrations } from "./migrations.js";
 
 /**
  * Events (`platform.events.v2`): subscriptions of sinks to the events of a group and its
@@ -16,11 +14,7 @@ export const events: Domain = {
   name: "events",
   files: [file_platform_events_v2_subscriptions_service],
   services: [bind(SubscriptionsService, createSubscriptionsService)],
-  migrations: {
-    "2026-11-25-0014-events": eventsTables,
-    "2026-11-27-0030-event-body-type": eventBodyType,
-    "2026-11-27-0130-subscription-update-time": subscriptionUpdateTime,
-  },
+  migrations: eventsMigrations,
   ownedByGroup: ["subscriptions"],
   deletedWithRepo: [],
   workers: {

@@ -36,25 +36,17 @@ import { createGroupInvitesService } from "./group-invite-service.js";
 import { createGroupsService } from "./groups-service.js";
 import { createIdentityProvidersService } from "./identity-provider-service.js";
 import { createIdentitiesService } from "./identity-service.js";
-import { groupChildOrderIndexes } from "./migrations/2026-11-22-0002-group-child-order-indexes.js";
-import { iamExtras } from "./migrations/2026-11-22-0003-iam-extras.js";
-import { hostedCapabilityNames } from "./migrations/2026-11-24-0008-hosted-capability-names.js";
-import { accountAssociationClouds } from "./migrations/2026-11-24-0009-account-association-clouds.js";
-import { grantsClock } from "./migrations/2026-11-27-0080-grants-clock.js";
-import { iamUpdateTimes } from "./migrations/2026-11-27-0120-iam-update-times.js";
-import { identityProviderSecrets } from "./migrations/2026-11-29-0010-identity-provider-secrets.js";
-import { managedBindings } from "./migrations/2026-11-29-0020-managed-bindings.js";
-import { pullTokens } from "./migrations/2026-12-01-0020-pull-tokens.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createPullTokensService } from "./pull-token-service.js";
 import { createTermsService } from "./terms-service.js";
+import { iamMigrations } from "./migrations.js";
 
 /**
  * IAM (`platform.iam.v2`, and `platform.iam.v1` over it): the group tree, identities, roles and role bindings, identity
  * providers, account associations, group invites, external group role mappings, terms.
- * Its core tables (groups, identities, roles, bindings) were created by the store's first
- * migration, before migrations belonged to domains.
+ * Its core tables (groups, identities, roles, bindings) are created under the store's first
+ * migration's name (migrations/2026-11-22-0001-initial.ts), which the store's keys share.
  */
 export const iam: Domain = {
   name: "iam",
@@ -101,17 +93,7 @@ export const iam: Domain = {
     bind(ExternalGroupRoleMappings, (deps) => createExternalGroupRoleMappingsV1Service(createExternalGroupRoleMappingsService(deps))),
     bind(Terms, (deps) => createTermsV1Service(createTermsService(deps))),
   ],
-  migrations: {
-    "2026-11-22-0002-group-child-order-indexes": groupChildOrderIndexes,
-    "2026-11-22-0003-iam-extras": iamExtras,
-    "2026-11-24-0008-hosted-capability-names": hostedCapabilityNames,
-    "2026-11-24-0009-account-association-clouds": accountAssociationClouds,
-    "2026-11-27-0080-grants-clock": grantsClock,
-    "2026-11-27-0120-iam-update-times": iamUpdateTimes,
-    "2026-11-29-0010-identity-provider-secrets": identityProviderSecrets,
-    "2026-11-29-0020-managed-bindings": managedBindings,
-    "2026-12-01-0020-pull-tokens": pullTokens,
-  },
+  migrations: iamMigrations,
   ownedByGroup: [
     "identities",
     "roles",

@@ -4,8 +4,7 @@ import { bind, type Domain } from "../kit/domain.js";
 import { librariesCommands } from "./commands.js";
 import { createArtifactsService } from "./artifacts-service.js";
 import { createArtifactsV1Service } from "./v1/artifacts-service.js";
-import { artifacts } from "./migrations/2026-11-25-0013-artifacts.js";
-import { artifactTrigrams } from "./migrations/2026-11-26-0020-artifact-trigrams.js";
+import { librariesMigrations } from "./migrations.js";
 
 /**
  * Libraries (`platform.libraries.v2`, and `platform.libraries.v1` over it): each organization's index of language artifacts (npm,
@@ -20,7 +19,7 @@ export const libraries: Domain = {
     // v1 (`platform.libraries.v1`): over the v2 service (docs/decisions.md, "v1").
     bind(Artifacts, (deps) => createArtifactsV1Service(createArtifactsService(deps))),
   ],
-  migrations: { "2026-11-25-0013-artifacts": artifacts, "2026-11-26-0020-artifact-trigrams": artifactTrigrams },
+  migrations: librariesMigrations,
   ownedByGroup: ["artifacts"],
   deletedWithRepo: [],
   commands: librariesCommands,

@@ -8,21 +8,12 @@ import { registryCommands } from "./commands.js";
 import { queueMatchesFor } from "./report-queue.js";
 import { startReportWorker } from "./report-worker.js";
 import { createImagesService } from "./images-service.js";
-import { registry as registryTables } from "./migrations/2026-11-22-0004-registry.js";
-import { manifests } from "./migrations/2026-11-23-0005-manifests.js";
-import { blobs } from "./migrations/2026-11-23-0006-blobs.js";
-import { blobUseTime } from "./migrations/2026-11-24-0007-blob-use-time.js";
-import { vulnerabilityReports } from "./migrations/2026-11-26-0040-vulnerability-reports.js";
-import { tagForms } from "./migrations/2026-11-27-0110-tag-forms.js";
-import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-organization.js";
-import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
-import { retention } from "./migrations/2026-12-02-0010-retention.js";
-import { tagPushTime } from "./migrations/2026-12-03-0010-tag-push-time.js";
 import { createReposService } from "./repos-service.js";
 import { createRetentionPoliciesService } from "./retention-policies-service.js";
 import { startRetentionWorker } from "./retention-worker.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
+import { registryMigrations } from "./migrations.js";
 
 /**
  * Registry (`platform.registry.v2`, and `platform.registry.v1` over it): repos, tags with their
@@ -40,18 +31,7 @@ export const registry: Domain = {
     // v1 (`platform.registry.v1`): over the v2 services and the same repositories (docs/decisions.md, "v1").
     bind(Registry, createRegistryV1Service),
   ],
-  migrations: {
-    "2026-11-22-0004-registry": registryTables,
-    "2026-11-23-0005-manifests": manifests,
-    "2026-11-23-0006-blobs": blobs,
-    "2026-11-24-0007-blob-use-time": blobUseTime,
-    "2026-11-26-0040-vulnerability-reports": vulnerabilityReports,
-    "2026-11-27-0110-tag-forms": tagForms,
-    "2026-11-28-0010-report-job-organization": reportJobOrganization,
-    "2026-12-01-0010-immutable-tags": immutableTags,
-    "2026-12-02-0010-retention": retention,
-    "2026-12-03-0010-tag-push-time": tagPushTime,
-  },
+  migrations: registryMigrations,
   ownedByGroup: ["repos", "retention_policies"],
   workers: {
     reports: ({ db, content, logger, events, scan }) =>

@@ -5,9 +5,7 @@ import { vulnerabilitiesCommands } from "./commands.js";
 import { createAdvisoriesService } from "./advisories-service.js";
 import { startFeedSync } from "./feed-worker.js";
 import { createAdvisoriesV1Service } from "./v1/advisories-service.js";
-import { advisories } from "./migrations/2026-11-24-0010-advisories.js";
-import { advisoryEtags } from "./migrations/2026-11-26-0090-advisory-etags.js";
-import { advisoryFeeds } from "./migrations/2026-11-30-0010-advisory-feeds.js";
+import { vulnerabilitiesMigrations } from "./migrations.js";
 
 /**
  * Vulnerabilities (`platform.vulnerabilities.v2`, and `platform.vulnerabilities.v1` over it): advisories, one per (OSV record, affected
@@ -22,7 +20,7 @@ export const vulnerabilities: Domain = {
     // v1 (`platform.vulnerabilities.v1`): over the v2 service (docs/decisions.md, "v1").
     bind(Advisories, (deps) => createAdvisoriesV1Service(createAdvisoriesService(deps))),
   ],
-  migrations: { "2026-11-24-0010-advisories": advisories, "2026-11-26-0090-advisory-etags": advisoryEtags, "2026-11-30-0010-advisory-feeds": advisoryFeeds },
+  migrations: vulnerabilitiesMigrations,
   ownedByGroup: [],
   deletedWithRepo: [],
   commands: vulnerabilitiesCommands,
