@@ -2,7 +2,7 @@ import type { DescFile, DescService } from "@bufbuild/protobuf";
 import { advisory } from "../domains/advisory/module.js";
 import { auth } from "../domains/auth/module.js";
 import type { Domain, Ownership } from "../domains/kit/domain.js";
-import type { DomainWorker, WorkerDeps } from "../domains/kit/deps.js";
+import type { Job, JobContext } from "../domains/kit/jobs.js";
 import { composeReactions, type Reactions } from "../domains/kit/reactions.js";
 import { events } from "../domains/events/module.js";
 import { iam } from "../domains/iam/module.js";
@@ -13,7 +13,7 @@ import { vulnerabilities } from "../domains/vulnerabilities/module.js";
 import { MIGRATIONS } from "./migrations.js";
 
 /** Every domain the server serves, in the order their services are registered. Add a new one here. */
-export const DOMAINS: readonly Domain[] = [ping, iam, auth, registry, vulnerabilities, advisory, libraries, events];
+export const DOMAINS: readonly Domain<JobSettings>[] = [ping, iam, auth, registry, vulnerabilities, advisory, libraries, events];
 
 /** Every proto file served: reflection publishes them, the REST transcoder reads their HTTP rules. */
 export const API_FILES: DescFile[] = DOMAINS.flatMap((d) => d.files);
@@ -34,10 +34,14 @@ for (const domain of DOMAINS) {
 /** Every domain's reactions, composed: what the announcing domain is handed through its deps. */
 export const REACTIONS: Reactions = composeReactions(DOMAINS);
 
-/** Starts every domain's background workers (in each server process), with every domain's reactions; closing the result closes them all. */
-export function startWorkers(options: Omit<WorkerDeps, "reactions">): { byName: Map<string, DomainWorker>; close(): Promise<void> } {
-  const deps: WorkerDeps = { ...options, reactions: REACTIONS };
-  const byName = new Map<string, DomainWorker>();
-  for (const domain of DOMAINS) for (const [name, start] of Object.entries(domain.workers ?? {})) byName.set(name, start(deps));
-  return { byName, close: async () => void (await Promise.all([...byName.values()].map((w) => w.close()))) };
+/** What every domain's jobs are started with beside the database and the logger: each job's type names only its own domain's part. */
+export type JobSettings = SettingsOf<typeof registry> & SettingsOf<typeof events> & SettingsOf<typeof vulnerabilities>;
+type SettingsOf<D> = D extends Domain<infer S> ? S : never;
+
+/** Starts every domain's jobs (in each server process), with every domain's reactions; closing the result closes them all. */
+export function startJobs(context: JobContext, settings: Omit<JobSettings, "reactions">): { byName: Map<string, Job>; close(): Promise<void> } {
+  const byName = new Map<string, Job>();
+  const all = { ...settings, reactions: REACTIONS } as JobSettings;
+  for (const domain of DOMAINS) for (const [name, start] of Object.entries(domain.jobs ?? {})) byName.set(name, start({ ...all, ...context }));
+  return { byName, close: async () => void (await Promise.all([...byName.values()].map((job) => job.close()))) };
 }

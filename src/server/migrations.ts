@@ -1,6 +1,7 @@
 import type { Migration } from "kysely";
 import { initial } from "../store/migrations/2026-11-22-0001-initial.js";
 import { signingKeyActivation } from "../store/migrations/2026-11-26-0070-signing-key-activation.js";
+import { jobLeases } from "../store/migrations/2026-12-04-0010-job-leases.js";
 import { authMigrations } from "../domains/auth/migrations.js";
 import { eventsMigrations } from "../domains/events/migrations.js";
 import { iamMigrations } from "../domains/iam/migrations.js";
@@ -8,10 +9,11 @@ import { librariesMigrations } from "../domains/libraries/migrations.js";
 import { registryMigrations } from "../domains/registry/migrations.js";
 import { vulnerabilitiesMigrations } from "../domains/vulnerabilities/migrations.js";
 
-/** The store's own migrations (its keys and secrets). */
+/** The store's own migrations (its keys and secrets, the jobs' leases). */
 const STORE_MIGRATIONS: Record<string, Migration> = {
   "2026-11-22-0001-initial": initial,
   "2026-11-26-0070-signing-key-activation": signingKeyActivation,
+  "2026-12-04-0010-job-leases": jobLeases,
 };
 
 /**

@@ -21,8 +21,8 @@ import { createDualListener, cutShort, type DualListener, type FailureAnswer } f
 import type { Logger } from "../logger.js";
 import type { ContentStore } from "../domains/registry/index.js";
 import { createGrantsCache, GRANTS_MAX_AGE_MS } from "../domains/iam/index.js";
-import { startWorkers } from "./domains.js";
-import type { DomainWorker } from "../domains/kit/deps.js";
+import { startJobs } from "./domains.js";
+import type { Job } from "../domains/kit/jobs.js";
 import { createRegistryHost } from "../transport/oci/registry-host.js";
 import { createProbes, type Probes } from "../transport/http/probes.js";
 import { sendStatus } from "../transport/http/status-json.js";
@@ -68,8 +68,8 @@ export interface PlatformServer {
   /** The metrics listener (`GET /metrics`), not yet listening: `serve --metrics-port` binds it. */
   metrics: DualListener;
   tokens: TokenService;
-  /** The domains' background workers by name (`reports`, `deliveries`), once `startWork` ran. */
-  workers: ReadonlyMap<string, DomainWorker>;
+  /** The domains' background jobs by name (`reports`, `deliveries`), once `startWork` ran. */
+  workers: ReadonlyMap<string, Job>;
   /**
    * Starts the background work (report jobs, event deliveries and pruning). Called once the
    * listeners are bound: a start that fails (a port in use) has changed nothing in the store.
@@ -196,8 +196,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   metrics.countBytes(registryHost.server, "registry");
   // Metrics are plain HTTP on their own port, with or without TLS on the hosts.
   const metricsServer = createDualListener(createMetricsRoutes(metrics.registry), config.limits, undefined, routeFailure(logger, "metrics", (res) => res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("metrics collection failed\n")));
-  const workerNames = new Map<string, DomainWorker>();
-  let workers: ReturnType<typeof startWorkers> | undefined;
+  const workerNames = new Map<string, Job>();
+  let workers: ReturnType<typeof startJobs> | undefined;
   return {
     api,
     registry: registryHost,
@@ -206,8 +206,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     workers: workerNames,
     startWork() {
       if (workers) return;
-      workers = startWorkers({
-        ...{ db: store.db, tokens: host.tokens, logger, content, events: eventsConfigOf(config), apiUrl: config.apiUrl },
+      workers = startJobs({ db: store.db, logger }, {
+        ...{ tokens: host.tokens, content, events: eventsConfigOf(config), apiUrl: config.apiUrl },
         advisoryFeeds: advisoryFeedsConfigOf(config),
         retention: retentionConfigOf(config),
         scan: scanConfigOf(config),
@@ -222,7 +222,6 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
       host.setServing(false);
       probes.stopServing();
       host.endStreams();
-      registry.close();
       await Promise.all([api.close(), registryHost.close(), metricsServer.close(0), workers?.close()]);
     },
   };

@@ -24,8 +24,21 @@ export interface ServerSecretTable {
   create_time: number;
 }
 
+/** A background job's lease (src/domains/kit/jobs/lease.ts): one holder at a time over every process on the database. */
+export interface JobLeaseTable {
+  /** The job's name (`retention`, `advisory-feed`). */
+  job: string;
+  /** What of the job is leased (a feed's URL); "" for a job with one lease. */
+  key: string;
+  /** "" when nobody holds it. */
+  holder: string;
+  /** Epoch ms; past it the lease may be taken over. */
+  lease_until: number;
+}
+
 /** The server's own tables, beside every domain's. */
 export interface SystemTables {
   signing_keys: SigningKeyTable;
   server_secrets: ServerSecretTable;
+  job_leases: JobLeaseTable;
 }

@@ -197,13 +197,13 @@ for (const database of await testDatabases()) {
         // While one holds the lease, the other's pass does not start, forced or not.
         assert.ok(await takeRetentionLease(replicas[0].db, "holder", Date.now(), { ...config, force: true }));
         assert.equal(await leasedRetentionPass(replicas[1].db, { holder: "other", config, typePrefix: "dev.platform", force: true }), undefined);
-        await replicas[0].db.updateTable("retention_lease").set({ holder: "", lease_until: 0 }).execute();
+        await replicas[0].db.updateTable("job_leases").set({ holder: "", lease_until: 0 }).execute();
 
         // A holder whose lease lapsed and was taken over stops at its next repo, removing nothing.
         await setPolicy(policyUid, { keepLast: 1, keepTags: [] });
         const [a, b] = replicas;
         assert.ok(await takeRetentionLease(a.db, "stalled", Date.now(), { ...config, force: true }));
-        await a.db.updateTable("retention_lease").set({ lease_until: 0 }).execute();
+        await a.db.updateTable("job_leases").set({ lease_until: 0 }).execute();
         assert.ok(await takeRetentionLease(b.db, "taker", Date.now(), { ...config, force: true }));
         await assert.rejects(runRetentionPass(a.db, { now: Date.now(), typePrefix: "dev.platform", holder: "stalled" }), RetentionLeaseLost);
         assert.equal((await tagNames()).length, 6, "nothing went");

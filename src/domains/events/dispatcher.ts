@@ -5,71 +5,28 @@ import { OutboundFetchError, outboundRequest } from "../../outbound/fetch.js";
 import type { Logger } from "../../logger.js";
 import type { Database } from "../kit/schema.js";
 import { sinkPolicy } from "./sink.js";
-import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type DeliveryRow, type DeliveryTurns, type EventRow } from "./store/outbox.js";
-
-export interface Dispatcher {
-  /** Stops polling and waits for the deliveries in flight. */
-  close(): Promise<void>;
-}
+import { organizationTurns, periodicJob, queueJob, type Job } from "../kit/jobs.js";
+import { claimDeliveries, deliveryFailed, deliverySucceeded, getEvent, pruneOutbox, type ClaimedDelivery, type DeliveryRow, type DeliveryTurns, type EventRow } from "./store/outbox.js";
 
 /**
- * Delivers the outbox to the sinks, in the server process: every `pollIntervalMs`, and again as
- * soon as a delivery ends (so a backlog drains at the sinks' pace, not one event per subscription
- * per poll), it claims the oldest due delivery of each subscription (at most `concurrency` at once, at most
- * `perOrganization` of them to one organization's subscriptions, organizations taking turns) for
- * a lease (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so the dispatchers of several
- * processes on one database send each delivery once in the normal case), POSTs the
- * CloudEvent and deletes the delivery only after a 2xx. Anything else (an answer that is not
- * 2xx, a timeout, a refused or failed connection) is retried with exponential backoff and
- * jitter until `retryPeriodMs` after the first failure, then the delivery is marked failed and
- * stays for inspection. At-least-once: a crash between the 2xx and the delete sends it again.
- * Every `pruneIntervalMs` (and once at start) it prunes the outbox of what is older than
- * `retentionMs` and owed to nobody (`pruneOutbox`).
+ * Delivers the outbox to the sinks, in the server process (`queueJob`): every `pollIntervalMs`,
+ * and again as soon as a delivery ends (so a backlog drains at the sinks' pace, not one event per
+ * subscription per poll), it claims the oldest due delivery of each subscription (at most
+ * `concurrency` at once, at most `perOrganization` of them to one organization's subscriptions,
+ * organizations taking turns) for a lease (`claimDeliveries`: `FOR UPDATE SKIP LOCKED` on
+ * PostgreSQL, so the dispatchers of several processes on one database send each delivery once in
+ * the normal case), POSTs the CloudEvent and deletes the delivery only after a 2xx. Anything else
+ * (an answer that is not 2xx, a timeout, a refused or failed connection) is retried with
+ * exponential backoff and jitter until `retryPeriodMs` after the first failure, then the delivery
+ * is marked failed and stays for inspection. At-least-once: a crash between the 2xx and the delete
+ * sends it again.
  */
-export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenService; config: EventsConfig; logger: Logger; source: string; now?: () => number }): Dispatcher {
+export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenService; config: EventsConfig; logger: Logger; source: string; now?: () => number }): Required<Job> {
   const { db, tokens, config, logger, source } = options;
   const now = options.now ?? Date.now;
   const policy = sinkPolicy(config);
   const leaseMs = config.timeoutMs * 2 + 5_000;
-  const inFlight = new Set<Promise<void>>();
-  const turns: DeliveryTurns = { perOrganization: Math.max(1, Math.min(config.perOrganization, config.concurrency)), held: new Map() };
-  let closed = false;
-  let ticking = false;
-  /** A tick was asked for while one ran: it runs once more when done. */
-  let again = false;
-
-  async function tick(): Promise<void> {
-    if (closed) return;
-    if (ticking) {
-      again = true;
-      return;
-    }
-    ticking = true;
-    again = false;
-    try {
-      const room = config.concurrency - inFlight.size;
-      if (room <= 0) return;
-      for (const row of await claimDeliveries(db, now(), { limit: room, leaseMs, busy: [...inFlightSubscriptions], turns })) {
-        inFlightSubscriptions.add(row.subscription_uid);
-        const work = deliver(row)
-          .catch((error: unknown) => logger.error("event delivery failed", { subscription: row.subscription_uid, event: row.event_id, error: String(error) }))
-          .finally(() => {
-            inFlightSubscriptions.delete(row.subscription_uid);
-            const held = (turns.held.get(row.organization) ?? 1) - 1;
-            if (held > 0) turns.held.set(row.organization, held);
-            else turns.held.delete(row.organization);
-            inFlight.delete(work);
-            void tick();
-          });
-        inFlight.add(work);
-      }
-    } catch (error) {
-      if (!closed) logger.error("event dispatcher poll failed", { error: String(error) });
-    } finally {
-      ticking = false;
-    }
-    if (again) await tick();
-  }
+  const turns: DeliveryTurns = organizationTurns(Math.max(1, Math.min(config.perOrganization, config.concurrency)));
   const inFlightSubscriptions = new Set<string>();
 
   async function deliver(row: DeliveryRow) {
@@ -106,34 +63,35 @@ export function startDispatcher(options: { db: Kysely<Database>; tokens: TokenSe
     });
   }
 
-  let pruning: Promise<void> = Promise.resolve();
-  const prune = () => {
-    pruning = pruning.then(async () => {
-      if (closed) return;
-      try {
-        const pruned = await pruneOutbox(db, now() - config.retentionMs);
-        if (pruned.events + pruned.deliveries > 0) logger.info("events pruned", { ...pruned, retentionMs: config.retentionMs });
-      } catch (error) {
-        if (!closed) logger.error("event pruning failed", { error: String(error) });
-      }
-    });
-  };
-
-  const timer = setInterval(() => void tick(), config.pollIntervalMs);
-  timer.unref();
-  const pruneTimer = setInterval(prune, config.pruneIntervalMs);
-  pruneTimer.unref();
-  void tick();
-  prune();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      clearInterval(pruneTimer);
-      await pruning;
-      await Promise.allSettled([...inFlight]);
+  return queueJob<ClaimedDelivery>({
+    everyMs: config.pollIntervalMs,
+    concurrency: config.concurrency,
+    claim: async (room) => {
+      const claimed = await claimDeliveries(db, now(), { limit: room, leaseMs, busy: [...inFlightSubscriptions], turns });
+      for (const row of claimed) inFlightSubscriptions.add(row.subscription_uid);
+      return claimed;
     },
+    work: (row) => deliver(row),
+    fair: { turns, organizationOf: (row) => row.organization },
+    settled: (row) => inFlightSubscriptions.delete(row.subscription_uid),
+    claimOnSettle: true,
+    claimFailed: (error) => logger.error("event dispatcher poll failed", { error: String(error) }),
+    workFailed: (row, error) => logger.error("event delivery failed", { subscription: row.subscription_uid, event: row.event_id, error: String(error) }),
+  });
+}
+
+/**
+ * Every `pruneIntervalMs` (and once at start) prunes the outbox of what is older than
+ * `retentionMs` and owed to nobody (`pruneOutbox`).
+ */
+export function startOutboxPruning(options: { db: Kysely<Database>; config: EventsConfig; logger: Logger; now?: () => number }): Required<Job> {
+  const { db, config, logger } = options;
+  const now = options.now ?? Date.now;
+  const prune = async () => {
+    const pruned = await pruneOutbox(db, now() - config.retentionMs);
+    if (pruned.events + pruned.deliveries > 0) logger.info("events pruned", { ...pruned, retentionMs: config.retentionMs });
   };
+  return periodicJob(config.pruneIntervalMs, prune, (error) => logger.error("event pruning failed", { error: String(error) }), { startNow: true });
 }
 
 /** The CloudEvents 1.0 binary-mode headers of an event (hosted-api 8). */

@@ -1,6 +1,6 @@
 import { file_platform_events_v2_subscriptions_service, SubscriptionsService } from "../../../gen/platform/events/v2/subscriptions_service_pb.js";
 import { bind, type Domain } from "../kit/domain.js";
-import { startDispatcher } from "./dispatcher.js";
+import { eventsJobs, type EventsJobSettings } from "./jobs.js";
 import { createSubscriptionsService } from "./subscriptions-service.js";
 import { eventsMigrations } from "./migrations.js";
 
@@ -10,14 +10,12 @@ import { eventsMigrations } from "./migrations.js";
  * (`src/interceptors/event-interceptor.ts`, `store/outbox.ts`); the dispatcher
  * (`dispatcher.ts`) delivers them.
  */
-export const events: Domain = {
+export const events: Domain<EventsJobSettings> = {
   name: "events",
   files: [file_platform_events_v2_subscriptions_service],
   services: [bind(SubscriptionsService, createSubscriptionsService)],
   migrations: eventsMigrations,
   ownedByGroup: ["subscriptions"],
   deletedWithRepo: [],
-  workers: {
-    deliveries: ({ db, tokens, events, logger, apiUrl }) => startDispatcher({ db, tokens, config: events, logger, source: `${apiUrl}/events/v2/subscriptions` }),
-  },
+  jobs: eventsJobs,
 };

@@ -5,12 +5,9 @@ import type { SecretBox } from "../../store/secret-box.js";
 import type { Store } from "../../store/store.js";
 import type { Pager } from "../../aip/pagination.js";
 import type { TokenService } from "../../access/tokens.js";
-import type { AdvisoryFeedsConfig, EventsConfig, OrganizationCreation, RetentionConfig, ScanConfig } from "../../config.js";
-import type { Logger } from "../../logger.js";
-import type { ContentStore } from "../registry/content/content-store.js";
+import type { EventsConfig, OrganizationCreation } from "../../config.js";
 import type { Database } from "./schema.js";
 import type { Reactions } from "./reactions.js";
-import type { FeedObserver } from "../vulnerabilities/index.js";
 
 /** What service handlers are built from. */
 export interface ServiceDeps {
@@ -38,36 +35,6 @@ export type TableWith<C extends string> = { [T in keyof Database]: C extends key
 export interface Ownership {
   ownedByGroup: readonly TableWith<"group_uid">[];
   deletedWithRepo: readonly TableWith<"repo_uid">[];
-}
-
-/** What a domain's background workers are started with, in every server process. */
-export interface WorkerDeps {
-  db: Kysely<Database>;
-  tokens: TokenService;
-  logger: Logger;
-  /** The blobs the registry host stores (a folder or an S3 bucket). */
-  content: ContentStore;
-  events: EventsConfig;
-  /** The API's base URL (events name their source under it). */
-  apiUrl: string;
-  /** The advisory feeds to keep current (none: no sync). */
-  advisoryFeeds: AdvisoryFeedsConfig;
-  /** Told of each feed sync (the metrics). */
-  feedObserver?: FeedObserver;
-  /** How the registry's retention policies are applied. */
-  retention: RetentionConfig;
-  /** The threads images are scanned on for their vulnerability reports. */
-  scan: ScanConfig;
-  /** Every domain's reactions, run by a worker whose change another domain reacts to (the feed sync). */
-  reactions: Reactions;
-}
-
-/** A background worker of a domain: started with the server, closed with it. */
-export interface DomainWorker {
-  /** Stops taking work and waits for the work in flight. */
-  close(): Promise<void>;
-  /** Works everything due now and waits for it (tests, the bench); absent when there is nothing to drain. */
-  drain?(): Promise<void>;
 }
 
 /** What a domain's command runs with: the store is opened by the composition root, with every domain's migrations. */

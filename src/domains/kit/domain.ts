@@ -1,7 +1,8 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import type { Migration } from "kysely";
-import type { DomainCommand, DomainWorker, ServiceDeps, WorkerDeps } from "./deps.js";
+import type { DomainCommand, ServiceDeps } from "./deps.js";
+import type { JobStart } from "./jobs.js";
 import type { Reactions } from "./reactions.js";
 
 /** Tables that have column `C`. */
@@ -22,9 +23,10 @@ export function bind<S extends DescService>(service: S, create: (deps: ServiceDe
 
 /**
  * One domain of the API (docs/adding-a-domain.md): everything the hosts, the store and the
- * tests need to know of it, declared once. `src/server/domains.ts` lists every domain.
+ * tests need to know of it, declared once. `src/server/domains.ts` lists every domain. `S` is
+ * what its jobs are started with beside the database and the logger (its settings, its stores).
  */
-export interface Domain {
+export interface Domain<S extends object = object> {
   /** The first segment of its REST paths and of its proto package (`iam`, `registry`). */
   name: string;
   /** Proto files whose services it serves: registered, published by reflection, transcoded to REST. */
@@ -37,8 +39,8 @@ export interface Domain {
   ownedByGroup: TableWith<"group_uid">[];
   /** Tables whose rows belong to a repo (`repo_uid`) and go when it is deleted. */
   deletedWithRepo: TableWith<"repo_uid">[];
-  /** Its background workers by name, each started in every server process (the report queue, event delivery). */
-  workers?: Record<string, (deps: WorkerDeps) => DomainWorker>;
+  /** Its background jobs by name, each started in every server process through the jobs kit (`src/domains/kit/jobs.ts`). */
+  jobs?: Record<string, JobStart<S>>;
   /**
    * What it does, in the announcing domain's transaction, when another domain announces a change
    * (`src/domains/kit/reactions.ts`); the composition root composes every domain's.

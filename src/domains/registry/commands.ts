@@ -151,7 +151,7 @@ const registryRetention: DomainCommand = {
       import("../../config.js"),
       import("./store/repos.js"),
       import("./names.js"),
-      import("../kit/periodic-pass.js"),
+      import("../kit/jobs.js"),
     ]);
     const store = await context.openStore(options.db as string);
     try {

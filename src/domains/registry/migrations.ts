@@ -9,6 +9,7 @@ import { reportJobOrganization } from "./migrations/2026-11-28-0010-report-job-o
 import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
 import { retention } from "./migrations/2026-12-02-0010-retention.js";
 import { tagPushTime } from "./migrations/2026-12-03-0010-tag-push-time.js";
+import { retentionLeaseMoved } from "./migrations/2026-12-04-0020-retention-lease-moved.js";
 
 /**
  * The registry domain's frozen migrations by name (its `Domain` value's `migrations`), imported by
@@ -25,4 +26,5 @@ export const registryMigrations: Record<string, Migration> = {
   "2026-12-01-0010-immutable-tags": immutableTags,
   "2026-12-02-0010-retention": retention,
   "2026-12-03-0010-tag-push-time": tagPushTime,
+  "2026-12-04-0020-retention-lease-moved": retentionLeaseMoved,
 };

@@ -4,13 +4,12 @@ import { file_platform_registry_v2_repos_service, ReposService } from "../../../
 import { file_platform_registry_v2_retention_policies_service, RetentionPoliciesService } from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { file_platform_registry_v2_tags_service, TagsService } from "../../../gen/platform/registry/v2/tags_service_pb.js";
 import { bind, type Domain } from "../kit/domain.js";
+import { registryJobs, type RegistryJobSettings } from "./jobs.js";
 import { registryCommands } from "./commands.js";
 import { queueMatchesFor } from "./report-queue.js";
-import { startReportWorker } from "./report-worker.js";
 import { createImagesService } from "./images-service.js";
 import { createReposService } from "./repos-service.js";
 import { createRetentionPoliciesService } from "./retention-policies-service.js";
-import { startRetentionWorker } from "./retention-worker.js";
 import { createTagsService } from "./tags-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
 import { registryMigrations } from "./migrations.js";
@@ -20,7 +19,7 @@ import { registryMigrations } from "./migrations.js";
  * history, images, and v1's end-of-life tags and vulnerability reports. The OCI
  * Distribution host (`src/transport/oci/`) serves the same data on its own port.
  */
-export const registry: Domain = {
+export const registry: Domain<RegistryJobSettings> = {
   name: "registry",
   files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v2_retention_policies_service, file_platform_registry_v1_registry],
   services: [
@@ -33,11 +32,7 @@ export const registry: Domain = {
   ],
   migrations: registryMigrations,
   ownedByGroup: ["repos", "retention_policies"],
-  workers: {
-    reports: ({ db, content, logger, events, scan }) =>
-      startReportWorker({ db, content, logger, typePrefix: events.typePrefix, scan: { size: scan.threads, heapMb: scan.threadMemoryBytes / 1024 ** 2, cpuBudgetMs: scan.cpuBudgetMs } }),
-    retention: ({ db, logger, events, retention: config }) => startRetentionWorker({ db, config, logger, typePrefix: events.typePrefix }),
-  },
+  jobs: registryJobs,
   deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies"],
   // Changed advisories: the images holding their packages are matched again.
   reactions: { advisoriesChanged: queueMatchesFor },

@@ -10,6 +10,7 @@ import { inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, replaceInventory, reportsOf, writeReport, type ImageReportRow } from "./store/image-reports.js";
 import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ClaimTurns, type ReportJobRow } from "./store/report-jobs.js";
 import { refreshResolvedReports } from "./store/resolved-vulns.js";
+import { queueJob } from "../kit/jobs.js";
 import { inTurns } from "./turns.js";
 import { candidateNames, countBySeverity, matchPackages, packagesNamed, type Finding } from "./vulnerability-match.js";
 
@@ -58,8 +59,6 @@ export interface ReportWorker {
   /** Claims and works due jobs until none is left (tests, the bench). */
   drain(): Promise<void>;
 }
-
-const JOB_STOPPED = "the report worker stopped";
 
 /** What a report is compared by to tell whether it changed. */
 const signature = (report: Pick<ImageReportRow, "status" | "reason" | "packages">, findings: readonly Pick<Finding, "advisoryId" | "purl" | "fixedVersion" | "severity">[]) =>
@@ -234,62 +233,29 @@ export function startReportWorker(options: ReportWorkerOptions): ReportWorker {
   const turns: ClaimTurns = { perOrganization: options.perOrganization ?? Math.max(1, Math.floor(settings.concurrency / 2)), held: new Map(), served: new Set() };
   const cache = createLayerCache();
   const now = options.now ?? Date.now;
-  const controller = new AbortController();
-  const inFlight = new Set<Promise<void>>();
-  let ticking = false;
   let closed = false;
-
-  async function tick(): Promise<number> {
-    if (ticking || closed) return 0;
-    ticking = true;
-    try {
-      const room = settings.concurrency - inFlight.size;
-      if (room <= 0) return 0;
-      const jobs = await claimReportJobs(options.db, now(), settings.leaseMs, room, turns);
-      for (const job of jobs) {
-        const work = runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, inventoryTimeoutMs: settings.inventoryTimeoutMs, signal: controller.signal, cache, threads }, job)
-          .catch((error: unknown) => options.logger.error("report job failed", { digest: job.digest, error: String(error) }))
-          .finally(() => {
-            const held = (turns.held.get(job.organization) ?? 1) - 1;
-            if (held > 0) turns.held.set(job.organization, held);
-            else turns.held.delete(job.organization);
-            inFlight.delete(work);
-          });
-        inFlight.add(work);
-      }
-      return jobs.length;
-    } catch (error) {
-      if (!closed) options.logger.error("report queue poll failed", { error: String(error) });
-      return 0;
-    } finally {
-      ticking = false;
-    }
-  }
-
-  const starting = queueMissingReports(options.db, now()).catch((error: unknown) => {
-    if (!closed) options.logger.error("queueing missing reports failed", { error: String(error) });
+  const starting = queueMissingReports(options.db, now()).then(
+    () => {},
+    (error: unknown) => {
+      if (!closed) options.logger.error("queueing missing reports failed", { error: String(error) });
+    },
+  );
+  const queue = queueJob<ReportJobRow>({
+    everyMs: settings.pollIntervalMs,
+    concurrency: settings.concurrency,
+    claim: (room) => claimReportJobs(options.db, now(), settings.leaseMs, room, turns),
+    work: (job, signal) => runReportJob({ ...options, now, maxAttempts: settings.maxAttempts, inventoryTimeoutMs: settings.inventoryTimeoutMs, signal, cache, threads }, job),
+    fair: { turns, organizationOf: (job) => job.organization },
+    starting,
+    claimFailed: (error) => options.logger.error("report queue poll failed", { error: String(error) }),
+    workFailed: (job, error) => options.logger.error("report job failed", { digest: job.digest, error: String(error) }),
   });
-  const timer = setInterval(() => void tick(), settings.pollIntervalMs);
-  timer.unref();
-  void starting.then(() => tick());
   return {
     async close() {
       closed = true;
-      clearInterval(timer);
-      controller.abort(new Error(JOB_STOPPED));
-      await starting;
-      await Promise.allSettled([...inFlight]);
+      await queue.close();
       await threads.close();
     },
-    async drain() {
-      await starting;
-      for (;;) {
-        while (ticking) await new Promise((resolve) => setTimeout(resolve, 5));
-        const hadWork = inFlight.size > 0;
-        const claimed = await tick();
-        await Promise.allSettled([...inFlight]);
-        if (claimed === 0 && !hadWork) return;
-      }
-    },
+    drain: queue.drain,
   };
 }

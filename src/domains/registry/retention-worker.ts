@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { RetentionConfig } from "../../config.js";
 import type { Logger } from "../../logger.js";
-import { leaseHolder, periodicPass, type PeriodicPass } from "../kit/periodic-pass.js";
+import { leaseHolder, periodicJob, type Job } from "../kit/jobs.js";
 import type { Database } from "../kit/schema.js";
 import { runRetentionPass, type RepoRetention } from "./retention-pass.js";
 import { finishRetentionPass, RetentionLeaseLost, takeRetentionLease } from "./store/retention-lease.js";
@@ -40,7 +40,7 @@ export function logRetention(logger: Logger, outcomes: readonly RepoRetention[])
  * takes the lease, so with several replicas on one database one of them runs each pass. A pass
  * that lost its lease (it stalled past it and another took over) stops at its next repo.
  */
-export function startRetentionWorker(options: { db: Kysely<Database>; config: RetentionConfig; logger: Logger; typePrefix: string }): PeriodicPass {
+export function startRetentionWorker(options: { db: Kysely<Database>; config: RetentionConfig; logger: Logger; typePrefix: string }): Required<Job> {
   const { db, config, logger, typePrefix } = options;
   const holder = leaseHolder();
   const pass = async (signal: AbortSignal, force: boolean) => {
@@ -51,5 +51,5 @@ export function startRetentionWorker(options: { db: Kysely<Database>; config: Re
     if (error instanceof RetentionLeaseLost) logger.warn("retention pass stopped: another process took its lease over", {});
     else logger.error("retention pass failed", { error: String(error) });
   };
-  return periodicPass(config.intervalMs === 0 ? 0 : Math.min(config.intervalMs, MAX_POLL_MS), pass, failed);
+  return periodicJob(config.intervalMs === 0 ? 0 : Math.min(config.intervalMs, MAX_POLL_MS), pass, failed);
 }

@@ -119,12 +119,9 @@ export interface RetentionPolicyTable {
   update_time: number;
 }
 
-/** Who applies retention now (one row, `name` "retention"): the lease that lets one replica at a time remove things. */
+/** When retention last ran (one row, `name` "retention"); the lease that lets one replica at a time remove things is the `retention` job's. */
 export interface RetentionLeaseTable {
   name: string;
-  holder: string;
-  /** Epoch ms; the lease is free from then on. */
-  lease_until: number;
   /** When the last pass ended, epoch ms; 0 before the first. */
   last_run_time: number;
 }

@@ -140,7 +140,7 @@ const advisoriesSync: DomainCommand = {
       import("./feed-downloads.js"),
       import("../../config.js"),
       import("../../store/batched-import.js"),
-      import("../kit/periodic-pass.js"),
+      import("../kit/jobs.js"),
     ]);
     const config = { ...defaultAdvisoryFeedsConfig, ...feeds };
     try {

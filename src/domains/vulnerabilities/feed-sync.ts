@@ -10,7 +10,8 @@ import type { Database } from "../kit/schema.js";
 import { createDownloadDir, removeDownloadDir } from "./feed-downloads.js";
 import { fetchNewerRecords } from "./folder-feed.js";
 import { importOsvFeed } from "./osv-import.js";
-import { finishFeedSync, renewFeedLease, takeFeedLease, type AdvisoryFeedRow, type FeedOutcome } from "./store/feeds.js";
+import { keepLease } from "../kit/jobs.js";
+import { feedLease, finishFeedSync, takeFeedLease, type FeedOutcome, type FeedState } from "./store/feeds.js";
 
 /** The first retry after a failure waits this long; each next one twice as long, up to the sync interval. */
 const FIRST_RETRY_MS = 30_000;
@@ -76,7 +77,7 @@ async function verifyFeed(path: string, url: string): Promise<void> {
   }
 }
 
-function conditionalHeaders(row: AdvisoryFeedRow | undefined): Record<string, string> {
+function conditionalHeaders(row: FeedState | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   if (row?.etag) headers["if-none-match"] = row.etag;
   if (row?.last_modified) headers["if-modified-since"] = row.last_modified;
@@ -105,20 +106,13 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
   const row = await takeFeedLease(db, url, options.holder, started, options.leaseMs, options.force);
   if (!row) return { feed: url, ms: 0, result: "skipped" };
 
-  const lost = new AbortController();
-  const stop = () => lost.abort();
-  options.signal?.addEventListener("abort", stop, { once: true });
-  const renewal = setInterval(() => {
-    void renewFeedLease(db, url, options.holder, now() + options.leaseMs).then(
-      (held) => held || lost.abort(),
-      () => {},
-    );
-  }, Math.max(options.leaseMs / 3, 100));
+  const lease = keepLease(db, feedLease(url), options.holder, options.leaseMs, now);
+  const lost = AbortSignal.any(options.signal ? [lease.lost, options.signal] : [lease.lost]);
   let dir: string | undefined;
   const attempt = { last_attempt_time: started };
   try {
     dir = await createDownloadDir();
-    const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost.signal });
+    const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost });
     const done = now();
     const success = { ...attempt, last_success_time: done, failures: 0, last_error: "", next_attempt_time: done + options.intervalMs };
     if (outcome === "not-modified") {
@@ -144,19 +138,18 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
       return { feed: url, ms: done - started, result: "failed", error: "stopped before the sync ended", failures: row.failures };
     }
     const failures = row.failures + 1;
-    const message = lost.signal.aborted ? "the lease was lost to another process" : (error as Error).message;
+    const message = lease.lost.aborted ? "the lease was lost to another process" : (error as Error).message;
     await finishFeedSync(db, url, options.holder, { ...attempt, failures, last_error: message.slice(0, 1000), next_attempt_time: done + retryDelayMs(failures, options.intervalMs) }).catch(() => false);
     return { feed: url, ms: done - started, result: "failed", error: message, failures };
   } finally {
-    clearInterval(renewal);
-    options.signal?.removeEventListener("abort", stop);
+    lease.stop();
     if (dir !== undefined) await removeDownloadDir(dir);
   }
 }
 
 type Fetched = "not-modified" | (Pick<FeedOutcome, "etag" | "last_modified" | "cursor"> & { counts: ImportCounts });
 
-async function fetchAndImport(db: Kysely<Database>, url: URL, row: AdvisoryFeedRow, dir: string, options: FeedSyncOptions & { signal: AbortSignal }): Promise<Fetched> {
+async function fetchAndImport(db: Kysely<Database>, url: URL, row: FeedState, dir: string, options: FeedSyncOptions & { signal: AbortSignal }): Promise<Fetched> {
   const kind = feedKind(url);
   const index = kind === "zip" ? url : new URL("modified_id.csv", url.href.endsWith("/") ? url : new URL(`${url.href}/`));
   const indexPath = join(dir, kind === "zip" ? "feed.zip" : "modified_id.csv");

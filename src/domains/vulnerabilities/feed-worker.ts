@@ -4,7 +4,7 @@ import type { Logger } from "../../logger.js";
 import type { OutboundPolicy } from "../../outbound/fetch.js";
 import type { Reactions } from "../kit/reactions.js";
 import type { Database } from "../kit/schema.js";
-import { leaseHolder, periodicPass, type PeriodicPass } from "../kit/periodic-pass.js";
+import { leaseHolder, periodicJob, type Job } from "../kit/jobs.js";
 import { removeStaleDownloads } from "./feed-downloads.js";
 import { syncAdvisoryFeed, type FeedSyncReport } from "./feed-sync.js";
 import { feedRows, type AdvisoryFeedRow } from "./store/feeds.js";
@@ -20,8 +20,8 @@ export interface FeedObserver {
   state(row: Pick<AdvisoryFeedRow, "url" | "last_success_time" | "last_attempt_time" | "failures">): void;
 }
 
-/** The worker (a DomainWorker): `drain` runs a look at every feed now and waits for them. */
-export type FeedSyncWorker = PeriodicPass;
+/** The job (a kit `Job`): `drain` runs a look at every feed now and waits for them. */
+export type FeedSyncWorker = Required<Job>;
 
 /** The outbound policy of feeds, naming the flags that relax it. */
 export function feedPolicy(config: AdvisoryFeedsConfig): OutboundPolicy {
@@ -80,7 +80,7 @@ export function startFeedSync(options: { db: Kysely<Database>; config: AdvisoryF
 
   const every = Math.min(config.intervalMs, MAX_POLL_MS);
   const feeds = config.urls.map((url) =>
-    periodicPass(every, (signal) => look(url, signal), (error) => logger.error("advisory feed sync failed", { feed: url, error: String(error) }), { startNow: true }),
+    periodicJob(every, (signal) => look(url, signal), (error) => logger.error("advisory feed sync failed", { feed: url, error: String(error) }), { startNow: true }),
   );
   return {
     async close() {

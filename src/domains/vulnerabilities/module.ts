@@ -1,9 +1,9 @@
 import { AdvisoriesService, file_platform_vulnerabilities_v2_advisories_service } from "../../../gen/platform/vulnerabilities/v2/advisories_service_pb.js";
 import { Advisories, file_platform_vulnerabilities_v1_advisory } from "../../../gen/platform/vulnerabilities/v1/advisory_pb.js";
 import { bind, type Domain } from "../kit/domain.js";
+import { vulnerabilitiesJobs, type VulnerabilitiesJobSettings } from "./jobs.js";
 import { vulnerabilitiesCommands } from "./commands.js";
 import { createAdvisoriesService } from "./advisories-service.js";
-import { startFeedSync } from "./feed-worker.js";
 import { createAdvisoriesV1Service } from "./v1/advisories-service.js";
 import { vulnerabilitiesMigrations } from "./migrations.js";
 
@@ -12,7 +12,7 @@ import { vulnerabilitiesMigrations } from "./migrations.js";
  * package), loaded with `platform-api advisories import` and kept current from feeds (`serve --advisory-feed`, the `advisory-feeds` worker). Its tables also hold the OSV records that
  * the advisory domain serves as documents and metadata.
  */
-export const vulnerabilities: Domain = {
+export const vulnerabilities: Domain<VulnerabilitiesJobSettings> = {
   name: "vulnerabilities",
   files: [file_platform_vulnerabilities_v2_advisories_service, file_platform_vulnerabilities_v1_advisory],
   services: [
@@ -24,7 +24,5 @@ export const vulnerabilities: Domain = {
   ownedByGroup: [],
   deletedWithRepo: [],
   commands: vulnerabilitiesCommands,
-  workers: {
-    "advisory-feeds": ({ db, logger, advisoryFeeds, feedObserver, reactions }) => startFeedSync({ db, config: advisoryFeeds, logger, observer: feedObserver, reactions }),
-  },
+  jobs: vulnerabilitiesJobs,
 };

@@ -88,9 +88,6 @@ export interface AdvisoryFeedTable {
   records_updated: number;
   records_unchanged: number;
   records_rejected: number;
-  /** The worker that syncs it until `lease_until` ("" when none): taken by a conditional update, taken over once expired. */
-  lease_holder: string;
-  lease_until: number;
 }
 
 export interface VulnerabilitiesTables {

@@ -13,7 +13,7 @@ import { eventsConfigOf } from "../../config.js";
 import type { GrantsCache } from "../../domains/iam/index.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryNote, RegistryRequest, RegistryResponse } from "./context.js";
-import { expireUploads, repositoryHandle, UPLOAD_LIFETIME_MS, type ContentStore } from "../../domains/registry/index.js";
+import { repositoryHandle, type ContentStore } from "../../domains/registry/index.js";
 import { authorizePing } from "./registry-auth.js";
 import { fail, failureAnswer, REGISTRY_VERSION_HEADERS, writeRegistryError } from "./registry-errors.js";
 import { answerOnRepository, REPOSITORY_ROUTES } from "./repository-routes.js";
@@ -34,8 +34,6 @@ export interface RegistryHostOptions {
   now?: () => number;
 }
 
-/** How often the host expires abandoned uploads (`UPLOAD_LIFETIME_MS`). */
-const CLEANUP_INTERVAL_MS = 3600 * 1000;
 
 /**
  * The registry host (its own listener): the API version check `GET /v2/`, the token
@@ -60,12 +58,6 @@ export function createRegistryHost(options: RegistryHostOptions) {
     maxBlobBytes: config.limits.maxBlobBytes,
     now,
   };
-
-  async function cleanup(): Promise<void> {
-    await expireUploads(shared.db, shared.content, shared.now() - UPLOAD_LIFETIME_MS);
-  }
-  const timer = setInterval(() => void cleanup().catch((error: unknown) => logger.warn("upload cleanup failed", { error: String(error) })), CLEANUP_INTERVAL_MS);
-  timer.unref();
 
   const observe = createHttpObserver({ host: "registry", metrics: options.metrics ?? createMetrics(), logger, spans: true, callers: true });
   const audited = (req: RegistryRequest, { change, actor }: RegistryNote, outcome: string) => {
@@ -131,7 +123,7 @@ export function createRegistryHost(options: RegistryHostOptions) {
     fail(404, "NAME_UNKNOWN", "no such registry route", { path: path.slice(0, 256) });
   }
 
-  return { handler, cleanup, close: () => clearInterval(timer) };
+  return { handler };
 }
 
 function allow(method: string, path: string, methods: string[]): void {

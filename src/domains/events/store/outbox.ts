@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { isUidp, rootOf, selfAndAncestors, subtreeRange } from "../../../aip/uidp.js";
 import { dialectOfDb } from "../../../store/dialect.js";
+import { holdsItsShare, inTurnsByOrganization, organizationsAtShare, took, type OrganizationTurns } from "../../kit/jobs.js";
 import type { Database, Db } from "../../kit/schema.js";
 import type { EventDeliveryTable, EventTable } from "../tables.js";
 
@@ -10,17 +11,8 @@ export type DeliveryRow = Selectable<EventDeliveryTable>;
 /** A claimed delivery, with the organization of its subscription. */
 export type ClaimedDelivery = DeliveryRow & { organization: string };
 
-/**
- * A dispatcher's share of deliveries per organization (the root of a subscription's group), which
- * `claimDeliveries` reads and updates: it adds each delivery it claims to `held` (the dispatcher
- * takes it out when the delivery ends).
- */
-export interface DeliveryTurns {
-  /** Most deliveries to one organization's subscriptions the dispatcher holds at once. */
-  perOrganization: number;
-  /** The deliveries the dispatcher holds, by organization. */
-  held: Map<string, number>;
-}
+/** A dispatcher's share of deliveries per organization (the root of a subscription's group). */
+export type DeliveryTurns = OrganizationTurns;
 
 /** A change to record: the outbox adds the id, position and time. */
 export interface NewEvent {
@@ -105,11 +97,8 @@ export async function claimDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const { limit, turns } = options;
   if (limit <= 0) return [];
-  const held = (organization: string) => turns?.held.get(organization) ?? 0;
-  const full = (organization: string) => turns !== undefined && held(organization) >= turns.perOrganization;
-  const fullOrganizations = () => (turns === undefined ? [] : [...turns.held.keys()].filter(full));
   // Nothing due: no transaction (on SQLite it would take the write lock on every poll).
-  if ((await dueHeads(db, now, 1, options.busy, fullOrganizations()).execute()).length === 0) return [];
+  if ((await dueHeads(db, now, 1, options.busy, organizationsAtShare(turns)).execute()).length === 0) return [];
   const postgres = dialectOfDb(db) === "postgres";
   return db.transaction().execute(async (trx) => {
     const claimed: ClaimedDelivery[] = [];
@@ -117,23 +106,15 @@ export async function claimDeliveries(
     // A pass ends short of `limit` only when organizations fill up: the next one looks past them.
     for (let pass = 0; pass < 4 && claimed.length < limit; pass++) {
       // Twice the room: enough heads of other organizations to take turns with.
-      let query = dueHeads(trx, now, (limit - claimed.length) * 2, [...tried], fullOrganizations());
+      let query = dueHeads(trx, now, (limit - claimed.length) * 2, [...tried], organizationsAtShare(turns));
       if (postgres) query = query.forUpdate(["d"]).skipLocked();
       const heads = (await query.execute()).map((row) => ({ ...row, organization: rootOf(row.group_uid) }));
       if (heads.length === 0) break;
-      const rank = new Map<string, number>();
-      const order = heads
-        .map((head) => {
-          const r = (rank.get(head.organization) ?? held(head.organization)) + 1;
-          rank.set(head.organization, r);
-          return { head, r };
-        })
-        .sort((a, b) => a.r - b.r || (a.head.position < b.head.position ? -1 : 1));
       let skipped = false;
-      for (const { head } of order) {
+      for (const head of inTurnsByOrganization(heads, (head) => head.organization, turns)) {
         if (claimed.length >= limit) break;
         tried.add(head.subscription_uid);
-        if (full(head.organization)) {
+        if (holdsItsShare(turns, head.organization)) {
           skipped = true;
           continue;
         }
@@ -148,7 +129,7 @@ export async function claimDeliveries(
         if (Number(result.numUpdatedRows) !== 1) continue;
         const { group_uid: _group, ...row } = head;
         claimed.push({ ...row, lease_until: now + options.leaseMs });
-        turns?.held.set(head.organization, held(head.organization) + 1);
+        took(turns, head.organization);
       }
       if (!skipped) break;
     }

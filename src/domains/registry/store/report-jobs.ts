@@ -1,5 +1,6 @@
 import type { Selectable } from "kysely";
 import { rootOf } from "../../../aip/uidp.js";
+import { holdsItsShare, organizationsAtShare, took, type OrganizationTurns } from "../../kit/jobs.js";
 import type { Db } from "../../kit/schema.js";
 import type { ReportJobTable } from "../report-tables.js";
 
@@ -45,15 +46,11 @@ export async function enqueueReportJob(db: Db, job: { digest: string; repoUid: s
 }
 
 /**
- * A worker's turns between organizations (a job's `organization`), which `claimReportJobs` reads
- * and updates: it adds each job it takes to `held` and `served` (the worker takes a job out of
- * `held` when it ends).
+ * A worker's turns between organizations (a job's `organization`, `OrganizationTurns`), which
+ * `claimReportJobs` reads and updates: it adds each job it takes to `held` and `served` (the
+ * worker takes a job out of `held` when it ends).
  */
-export interface ClaimTurns {
-  /** Most jobs of one organization the worker holds at once. */
-  perOrganization: number;
-  /** The jobs the worker holds, by organization. */
-  held: Map<string, number>;
+export interface ClaimTurns extends OrganizationTurns {
   /** The organizations served in the current round: each other organization with a due job is served first. */
   served: Set<string>;
 }
@@ -82,11 +79,11 @@ function dueJobs(db: Db, now: number, skip: string[]) {
  */
 export async function claimReportJobs(db: Db, now: number, leaseMs: number, limit: number, turns?: ClaimTurns): Promise<ReportJobRow[]> {
   const claimed: ReportJobRow[] = [];
-  const full = (organization: string) => turns !== undefined && (turns.held.get(organization) ?? 0) >= turns.perOrganization;
+  const full = (organization: string) => holdsItsShare(turns, organization);
   // Each pass takes a job or finds a lost race (then the job is leased, or enqueued again): bounded.
   for (let pass = 0; claimed.length < limit && pass < limit * 2 + 2; pass++) {
     if (turns !== undefined && turns.served.size > MAX_ROUND) turns.served.clear();
-    const fullOrganizations = turns === undefined ? [] : [...turns.held.keys()].filter(full);
+    const fullOrganizations = organizationsAtShare(turns);
     let due = await dueJobs(db, now, [...fullOrganizations, ...(turns?.served ?? [])]);
     if (due.length === 0 && turns !== undefined && turns.served.size > 0) {
       turns.served.clear();
@@ -105,10 +102,8 @@ export async function claimReportJobs(db: Db, now: number, leaseMs: number, limi
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) continue;
       claimed.push({ ...row, generation: Number(row.generation), attempts: Number(row.attempts) + 1, lease_until: now + leaseMs });
-      if (turns !== undefined) {
-        turns.held.set(row.organization, (turns.held.get(row.organization) ?? 0) + 1);
-        turns.served.add(row.organization);
-      }
+      took(turns, row.organization);
+      turns?.served.add(row.organization);
     }
   }
   return claimed;

@@ -1,25 +1,18 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
-
-/** A background pass run now and then: what the feed sync and the retention workers share. */
-export interface PeriodicPass {
-  /** Stops the timer, aborts the pass's signal and waits for the pass running now, if any. */
-  close(): Promise<void>;
-  /** Waits for the pass running now, then runs one (forced) and waits for it. */
-  drain(): Promise<void>;
-}
+import type { Job } from "./job.js";
 
 /**
  * Runs `pass` every `everyMs` (never when 0; and once at once with `startNow`), never two at once:
- * a look that finds a pass running joins it. A pass's failure goes to `failed`, unless the worker
- * is closing (its signal aborted). `forced` is true for `drain`'s pass.
+ * a look that finds a pass running joins it. A pass's failure goes to `failed`, unless the job is
+ * closing (its signal aborted). `forced` is true for `drain`'s pass. `close` stops the timer, aborts
+ * the pass's signal and waits for the pass running now; `drain` waits for it, then runs one
+ * (forced) and waits for that.
  */
-export function periodicPass(
+export function periodicJob(
   everyMs: number,
   pass: (signal: AbortSignal, forced: boolean) => Promise<void>,
   failed: (error: unknown) => void,
   options: { startNow?: boolean } = {},
-): PeriodicPass {
+): Required<Job> {
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
   const tick = (forced: boolean): Promise<void> =>
@@ -42,9 +35,4 @@ export function periodicPass(
       await tick(true);
     },
   };
-}
-
-/** A lease holder's name for a worker of this process: the host, the process and a random suffix. */
-export function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }
