@@ -1,5 +1,7 @@
 import tseslint from "typescript-eslint";
 
+const ONLY_THE_JOBS_KIT_SCHEDULES = "Background work is a job the domain declares (`jobs` in its Domain, src/domains/kit/jobs.ts): only the jobs kit schedules.";
+
 export default tseslint.config(
   { ignores: ["gen/**", "node_modules/**", "proto-deps/**", "data/**", "examples/grpc-js/gen/**", "test-output/**", "dist/**"] },
   ...tseslint.configs.recommended,
@@ -14,6 +16,19 @@ export default tseslint.config(
   {
     files: ["src/store/migrations/**", "src/domains/*/migrations/**", "src/domains/kit/list-query.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+  {
+    // Only the jobs kit schedules: a domain declares its background work as a job (src/domains/kit/jobs.ts).
+    files: ["src/domains/**"],
+    ignores: ["src/domains/kit/jobs.ts", "src/domains/kit/jobs/**"],
+    rules: {
+      "no-restricted-globals": ["error", { name: "setInterval", message: ONLY_THE_JOBS_KIT_SCHEDULES }],
+      "no-restricted-properties": ["error", { object: "globalThis", property: "setInterval", message: ONLY_THE_JOBS_KIT_SCHEDULES }],
+      "no-restricted-imports": [
+        "error",
+        { paths: ["node:timers", "timers", "node:timers/promises", "timers/promises"].map((name) => ({ name, importNames: ["setInterval"], message: ONLY_THE_JOBS_KIT_SCHEDULES })) },
+      ],
+    },
   },
   {
     files: ["test/**", "bench/**", "scripts/**", "examples/**"],

@@ -1,10 +1,13 @@
 // The layering rules of .dependency-cruiser.cjs (`npm run deps`, part of `npm run check`): they
-// hold on src/, and each would catch a wrong-way import planted in a small tree of the same shape.
+// hold on src/, and each would catch a wrong-way import planted in a small tree of the same shape;
+// so does the lint rule that only the jobs kit schedules (eslint.config.js).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 import { cruise, type IConfiguration } from "dependency-cruiser";
-import { inRepo } from "../support/repo.js";
+import { ESLint } from "eslint";
+import { inRepo, ROOT } from "../support/repo.js";
 
 const require = createRequire(import.meta.url);
 const config = require(inRepo(".dependency-cruiser.cjs")) as IConfiguration;
@@ -28,4 +31,18 @@ test("wrong-way imports planted in a tree of src/'s shape are each caught by the
     "kit-below-the-domains: src/domains/kit/planted.ts -> src/domains/iam/index.ts",
     "store-imports-nothing-above: src/store/planted.ts -> src/domains/iam/store/groups.ts",
   ]);
+});
+
+test("a timer planted in a domain is refused by the lint, and allowed in the jobs kit", async () => {
+  const eslint = new ESLint({ cwd: ROOT });
+  const lintedAs = async (fixture: string, path: string) => {
+    const [result] = await eslint.lintText(readFileSync(inRepo("test/fixtures/layering", fixture), "utf8"), { filePath: inRepo(path) });
+    return result.messages.map((m) => `${m.ruleId}: ${path}:${m.line}:${m.column}`);
+  };
+  assert.deepEqual(await lintedAs("src/domains/registry/planted-timer.ts", "src/domains/registry/planted-timer.ts"), [
+    "no-restricted-imports: src/domains/registry/planted-timer.ts:2:10",
+    "no-restricted-globals: src/domains/registry/planted-timer.ts:3:25",
+    "no-restricted-properties: src/domains/registry/planted-timer.ts:3:54",
+  ]);
+  assert.deepEqual(await lintedAs("src/domains/kit/jobs/planted-timer.ts", "src/domains/kit/jobs/planted-timer.ts"), []);
 });
