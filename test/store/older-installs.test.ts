@@ -182,5 +182,36 @@ for (const database of await testDatabases()) {
       const key = await serverSecret(db, SECRETS_KEY_NAME, () => "not used: the migration made it", 2);
       assert.equal(createSecretBox(Buffer.from(key, "base64url")).open(String(stored[0].client_secret)), "s3cret-value");
     });
+
+    test("a retention lease and a feed's lease held at the upgrade move to job_leases; what the jobs remember stays", async () => {
+      const db = (await installedAt("2026-12-03-0050-upstream-refresh-tokens")).db;
+      const old = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      await old.insertInto("retention_lease").values({ name: "retention", holder: "replica-a", lease_until: 5_000, last_run_time: 1_000 }).execute();
+      const feed = { etag: "", last_modified: "", cursor: "c", last_error: "", next_attempt_time: 9, last_attempt_time: 0, last_success_time: 0, failures: 0 };
+      const counts = { records_read: 0, records_added: 0, records_updated: 0, records_unchanged: 0, records_rejected: 0 };
+      await old
+        .insertInto("advisory_feeds")
+        .values([
+          { url: "https://feeds.example/held.zip", lease_holder: "replica-b", lease_until: 7_000, ...feed, ...counts },
+          { url: "https://feeds.example/free.zip", lease_holder: "", lease_until: 0, ...feed, ...counts },
+        ])
+        .execute();
+      await migrate(db);
+      const leases = await db.selectFrom("job_leases").selectAll().orderBy("job").execute();
+      assert.deepEqual(
+        leases.map((l) => ({ ...l, lease_until: Number(l.lease_until) })),
+        [
+          { job: "advisory-feed", key: "https://feeds.example/held.zip", holder: "replica-b", lease_until: 7_000 },
+          { job: "retention", key: "", holder: "replica-a", lease_until: 5_000 },
+        ],
+      );
+      const retention = await db.selectFrom("retention_lease").selectAll().executeTakeFirstOrThrow();
+      assert.deepEqual({ ...retention, last_run_time: Number(retention.last_run_time) }, { name: "retention", last_run_time: 1_000 });
+      const feeds = await db.selectFrom("advisory_feeds").select(["url", "cursor"]).orderBy("url").execute();
+      assert.deepEqual(feeds, [
+        { url: "https://feeds.example/free.zip", cursor: "c" },
+        { url: "https://feeds.example/held.zip", cursor: "c" },
+      ]);
+    });
   });
 }

@@ -20,7 +20,7 @@ export interface FeedObserver {
   state(row: Pick<AdvisoryFeedRow, "url" | "last_success_time" | "last_attempt_time" | "failures">): void;
 }
 
-/** The job (a kit `Job`): `drain` runs a look at every feed now and waits for them. */
+/** The job: `drain` runs a look at every feed now and waits for them. */
 export type FeedSyncWorker = Required<Job>;
 
 /** The outbound policy of feeds, naming the flags that relax it. */
