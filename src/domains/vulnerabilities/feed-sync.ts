@@ -107,12 +107,14 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
   if (!row) return { feed: url, ms: 0, result: "skipped" };
 
   const lease = keepLease(db, feedLease(url), options.holder, options.leaseMs, now);
-  const lost = AbortSignal.any(options.signal ? [lease.lost, options.signal] : [lease.lost]);
+  const stopped = new AbortController();
+  const stop = () => stopped.abort();
+  for (const signal of [lease.lost, options.signal]) signal?.addEventListener("abort", stop, { once: true });
   let dir: string | undefined;
   const attempt = { last_attempt_time: started };
   try {
     dir = await createDownloadDir();
-    const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: lost });
+    const outcome = await fetchAndImport(db, new URL(url), row, dir, { ...options, signal: stopped.signal });
     const done = now();
     const success = { ...attempt, last_success_time: done, failures: 0, last_error: "", next_attempt_time: done + options.intervalMs };
     if (outcome === "not-modified") {
@@ -143,6 +145,7 @@ export async function syncAdvisoryFeed(db: Kysely<Database>, url: string, option
     return { feed: url, ms: done - started, result: "failed", error: message, failures };
   } finally {
     lease.stop();
+    for (const signal of [lease.lost, options.signal]) signal?.removeEventListener("abort", stop);
     if (dir !== undefined) await removeDownloadDir(dir);
   }
 }
