@@ -17,7 +17,9 @@
 // query whatever table their caller (a domain, for its own tables, or the composition root over
 // every domain's Ownership lists) names, so it is not checked itself. A migration's foreign key
 // (addForeignKeyConstraint) states what a table depends on, not a query, and is allowed; a query in
-// a migration is checked like any other.
+// a migration is checked like any other, but for the store's own tables: a domain's migration may
+// move its rows into them (its leases into the jobs kit's job_leases), as the store cannot know a
+// domain's tables to do it.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -140,8 +142,10 @@ export function tableOwnerViolations(root) {
     if (domain === "kit" || !statSync(join(domainsDir, domain)).isDirectory()) continue;
     for (const file of files(join(domainsDir, domain)).sort()) {
       const found = new Set();
+      const migration = relative(join(domainsDir, domain), file).split(sep)[0] === "migrations";
       for (const { table, line } of namedTables(parse(file)).sort((a, b) => a.line - b.line)) {
         const owner = owners.get(table);
+        if (migration && owner === "store") continue;
         const violation = `${relative(root, file).split(sep).join("/")}:${line}: ${domain} names ${owner}'s table ${table}`;
         if (owner !== undefined && owner !== domain && !found.has(violation)) found.add(violation);
       }

@@ -1,6 +1,7 @@
 // Each table has one owner (scripts/check-table-owners.mjs, part of `npm run check`): it holds on
 // src/, and each way of naming another domain's table, planted in a small tree of the same shape,
-// is caught while a domain's own tables, the kit's parameters and a migration's foreign key are not.
+// is caught while a domain's own tables, the kit's parameters, a migration's foreign key and a migration moving rows
+// into the store's own tables are not.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { inRepo } from "../support/repo.js";
