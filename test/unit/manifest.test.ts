@@ -41,7 +41,7 @@ test("an image manifest: kind, size of config and layers, artifact type from its
   if (m.kind !== "image") return;
   assert.equal(imageSize(m), 1124);
   assert.equal(m.artifactType, "application/vnd.oci.image.config.v1+json");
-  assert.deepEqual(referencedDigests(m), { manifests: [], blobs: [d(1), d(2), d(3)] });
+  assert.deepEqual(referencedDigests(m), { manifests: [], blobs: [d(1), d(2), d(3)], external: [] });
   assert.equal(parseManifest(json({ ...image, artifactType: "application/x.sbom" })).artifactType, "application/x.sbom");
 });
 
@@ -75,13 +75,22 @@ test("refused: not JSON, wrong schema version, unknown media types, bad descript
     ["no config", json({ schemaVersion: 2, mediaType: MEDIA_TYPE.ociManifest, layers: [] })],
     ["layers not an array", json({ ...image, layers: {} })],
     ["uppercase digest", json({ ...image, config: { ...image.config, digest: d(1).toUpperCase() } })],
-    ["sha512", json({ ...image, config: { ...image.config, digest: `sha512:${"a".repeat(128)}` } })],
+    ["sha384 (not held)", json({ ...image, config: { ...image.config, digest: `sha384:${"a".repeat(96)}` } })],
+    ["sha512 of 64 hex", json({ ...image, config: { ...image.config, digest: `sha512:${"a".repeat(64)}` } })],
     ["negative size", json({ ...image, config: { ...image.config, size: -1 } })],
     ["platform without os", json({ ...index, manifests: [{ ...index.manifests[0], platform: { architecture: "amd64" } }] })],
     ["annotations not strings", json({ ...image, annotations: { a: 1 } })],
     ["oversized", Buffer.alloc(4 * 1024 * 1024 + 1, 32)],
   ];
   for (const [name, bytes, type] of bad) assert.throws(() => parseManifest(bytes, type), InvalidManifest, name);
+});
+
+test("sha512 descriptors are held; non-distributable layers are named but not needed", () => {
+  const sha512 = `sha512:${"b".repeat(128)}`;
+  const foreign = { mediaType: "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", digest: d(7), size: 9 };
+  const docker = { mediaType: "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", digest: d(8), size: 9 };
+  const m = parseManifest(json({ ...image, config: { ...image.config, digest: sha512 }, layers: [...image.layers, foreign, docker] }));
+  assert.deepEqual(referencedDigests(m), { manifests: [], blobs: [sha512, d(2), d(3)], external: [d(7), d(8)] });
 });
 
 test("config platform: architecture and os, or empty strings", () => {

@@ -8,7 +8,7 @@ export type RegistryErrorKind =
   /** No such repository, or no organization to create it in. */
   | "NAME_UNKNOWN"
   | "TAG_INVALID"
-  /** Not a sha256 digest, or content that does not hash to the digest given. */
+  /** Not a supported digest (sha256, sha512), or content that does not hash to the digest given. */
   | "DIGEST_INVALID"
   | "MANIFEST_INVALID"
   /** A manifest names blobs or manifests the repository does not hold. */

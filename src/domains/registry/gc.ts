@@ -45,7 +45,8 @@ async function referencedBlobs(db: Kysely<Database>): Promise<Set<string>> {
     const rows = await manifestPage(db, PAGE, after);
     for (const row of rows) {
       try {
-        for (const digest of referencedDigests(parseManifest(row.content, row.media_type)).blobs) referenced.add(digest);
+        const named = referencedDigests(parseManifest(row.content, row.media_type));
+        for (const digest of [...named.blobs, ...named.external]) referenced.add(digest);
       } catch (error) {
         if (error instanceof InvalidManifest) throw new Error(`stored manifest ${row.digest} of repo ${row.repo_uid} does not parse (${error.message}); nothing was collected`);
         throw error;

@@ -5,7 +5,7 @@ import type { Db } from "../kit/schema.js";
 import { ensureReport } from "./store/image-reports.js";
 import { findManifest, listReferrers, type ManifestRow } from "./store/manifests.js";
 import { enqueueReportJob } from "./store/report-jobs.js";
-import { parseManifest, platformEntries, type Descriptor, type Manifest } from "./manifest.js";
+import { isNonDistributable, parseManifest, platformEntries, type Descriptor, type Manifest } from "./manifest.js";
 
 /**
  * The inventory of one image manifest of a repo: the packages of its layers (read streaming
@@ -148,7 +148,7 @@ export async function inventoryImage(db: Db, content: ContentStore, repoUid: str
       : setTimeout(() => budget.abort(new InventoryError(`reading the image took longer than ${options.timeoutMs! / 1000} s`)), options.timeoutMs);
   try {
     const layers = manifest.layers
-      .filter((layer) => isLayerMediaType(layer.mediaType))
+      .filter((layer) => isLayerMediaType(layer.mediaType) && !isNonDistributable(layer.mediaType))
       .map((layer) => ({ digest: layer.digest, open: (): Readable => content.read(layer.digest) }));
     const files = await readImageFiles(layers, options.limits, { signal: budget.signal, cache: options.cache, reader: options.threads?.readLayer });
     const sboms = sbomsOf(db, content, repoUid, digest, budget.signal);

@@ -40,20 +40,21 @@ export interface RecordedManifest {
  * a retention pass removes nothing this names, or went first and then it is missing). Everything an
  * index names must be in the repo, and with `requireBlobs` an image's config and layers too, at
  * the sizes its descriptors state; otherwise throws MissingReferences (or MismatchedSizes) and
- * writes nothing. `platform` is the image's architecture and OS when its config blob is at hand.
+ * writes nothing. `digest` names it (the sha256 of `bytes` unless told: a push by a sha512 digest
+ * names it by that). `platform` is the image's architecture and OS when its config blob is at hand.
  */
 export async function recordManifest(
   db: Db,
   repoUid: string,
   bytes: Buffer,
   manifest: Manifest,
-  options: { platform?: { architecture: string; os: string }; requireBlobs: boolean; now: number },
+  options: { digest?: string; platform?: { architecture: string; os: string }; requireBlobs: boolean; now: number },
 ): Promise<RecordedManifest> {
   await shareReferenceLock(db, repoUid);
-  const digest = sha256Digest(bytes);
+  const digest = options.digest ?? sha256Digest(bytes);
   const needed = referencedDigests(manifest);
   // Marked used before they are checked: a collection deleting one either went first (then it is missing) or spares it.
-  await touchBlobs(db, needed.blobs, options.now);
+  await touchBlobs(db, [...needed.blobs, ...needed.external], options.now);
   const present = await existingManifests(db, repoUid, needed.manifests);
   const missing = [...(options.requireBlobs ? await unlinkedBlobs(db, repoUid, needed.blobs) : []), ...needed.manifests.filter((d) => !present.has(d))];
   if (missing.length > 0) throw new MissingReferences(missing);

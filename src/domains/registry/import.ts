@@ -13,6 +13,7 @@ import { RegistryError } from "./errors.js";
 import { recordRepoCreated } from "./events.js";
 import { queueReportWork } from "./image-inventory.js";
 import { MissingReferences, recordManifest } from "./images.js";
+import { DIGEST_RULE, digestAlgorithm, digestHex, digestOf } from "./digests.js";
 import { DIGEST, InvalidManifest, MAX_MANIFEST_BYTES, parseManifest, platformOfConfig, sha256Digest, type Descriptor, type Manifest } from "./manifest.js";
 import { isTag, parseRepositoryName, TAG_RULE, type RepositoryName } from "./names.js";
 import { linkBlob, recordBlob, touchBlobs } from "./store/blobs.js";
@@ -70,6 +71,8 @@ interface Loaded {
   bytes: Buffer;
   manifest: Manifest;
   platform?: { architecture: string; os: string };
+  /** The digest the layout names it by (sha256 or sha512); a lone manifest file: its sha256. */
+  digest?: string;
 }
 
 /** A config or layer blob a layout holds: its file is read when it is copied, not before. */
@@ -97,8 +100,8 @@ function importError(message: string): ApiError {
 
 /** The file of blob `digest` in `layout`, undefined when the layout leaves it out; its size must be `expectedSize`. */
 async function blobFile(layout: string, digest: string, expectedSize?: number): Promise<LayoutBlob | undefined> {
-  if (!DIGEST.test(digest)) throw importError(`${layout}: unsupported digest ${digest} (sha256 only)`);
-  const path = join(layout, "blobs", "sha256", digest.slice("sha256:".length));
+  if (!DIGEST.test(digest)) throw importError(`${layout}: unsupported digest ${digest} (${DIGEST_RULE})`);
+  const path = join(layout, "blobs", digestAlgorithm(digest), digestHex(digest));
   let size: number;
   try {
     size = (await stat(path)).size;
@@ -116,7 +119,7 @@ async function readBlob(layout: string, digest: string, expectedSize: number | u
   if (file === undefined) return undefined;
   if (file.size > limit) throw importError(`${layout}: blob ${digest} is ${file.size} bytes; a manifest is at most ${limit}`);
   const bytes = await readFile(file.path);
-  if (sha256Digest(bytes) !== digest) throw importError(`${layout}: blob ${digest} does not match its digest or size`);
+  if (digestOf(bytes, digestAlgorithm(digest)) !== digest) throw importError(`${layout}: blob ${digest} does not match its digest or size`);
   return bytes;
 }
 
@@ -149,7 +152,7 @@ async function readLayout(layout: string): Promise<Source> {
         if (blob === manifest.config && file.size <= MAX_CONFIG_BYTES) platform = platformOfConfig((await readBlob(layout, blob.digest, blob.size, MAX_CONFIG_BYTES))!);
       }
     }
-    source.manifests.push({ bytes, manifest, platform });
+    source.manifests.push({ bytes, manifest, platform, digest: d.digest });
   };
 
   for (const d of top.manifests) {
@@ -216,7 +219,7 @@ export async function importImages(store: { db: Kysely<Database> }, options: Imp
       let recorded;
       try {
         // Blobs are optional: a manifest file comes without them.
-        recorded = await recordManifest(trx, repo.uid, loaded.bytes, loaded.manifest, { platform: loaded.platform, requireBlobs: false, now: options.now });
+        recorded = await recordManifest(trx, repo.uid, loaded.bytes, loaded.manifest, { digest: loaded.digest, platform: loaded.platform, requireBlobs: false, now: options.now });
       } catch (error) {
         if (error instanceof MissingReferences) throw importError(`an index names manifests that are neither imported nor stored: ${error.missing.join(", ")}`);
         throw error;

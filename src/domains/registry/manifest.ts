@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { DIGEST, DIGEST_RULE, digestOf } from "./digests.js";
 
 /**
  * Image manifests and indexes (OCI image spec v1.1, Docker schema 2): parsing
@@ -19,8 +19,7 @@ export const MANIFEST_MEDIA_TYPES: readonly string[] = [...IMAGE_TYPES, ...INDEX
 
 /** Largest manifest the registry accepts (as common registries do), bytes. */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
-/** A digest the registry supports: sha256 only. */
-export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+export { DIGEST };
 
 export interface Platform {
   architecture: string;
@@ -62,8 +61,9 @@ export type Manifest = ImageManifest | ImageIndex;
 /** The manifest is not one the registry accepts; `message` says why. */
 export class InvalidManifest extends Error {}
 
+/** The sha256 digest of `bytes`: what a manifest pushed by tag is named by. */
 export function sha256Digest(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  return digestOf(bytes);
 }
 
 /** True for media types the registry stores as manifests (parameters such as `; charset` ignored). */
@@ -91,7 +91,7 @@ function descriptor(value: unknown, where: string): Descriptor {
   if (!isObject(value)) throw new InvalidManifest(`${where} must be a descriptor object`);
   const { mediaType, digest, size, platform, artifactType } = value;
   if (typeof mediaType !== "string" || mediaType === "") throw new InvalidManifest(`${where}.mediaType is required`);
-  if (typeof digest !== "string" || !DIGEST.test(digest)) throw new InvalidManifest(`${where}.digest must be sha256: and 64 lowercase hex characters`);
+  if (typeof digest !== "string" || !DIGEST.test(digest)) throw new InvalidManifest(`${where}.digest is not a supported digest: ${DIGEST_RULE}`);
   if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) throw new InvalidManifest(`${where}.size must be a non-negative integer`);
   const out: Descriptor = { mediaType, digest, size };
   if (platform !== undefined) {
@@ -200,8 +200,22 @@ export function platformOfConfig(config: Uint8Array): { architecture: string; os
   }
 }
 
-/** The digests a manifest needs to be present: child manifests of an index; config and layers of an image. */
-export function referencedDigests(manifest: Manifest): { manifests: string[]; blobs: string[] } {
-  if (manifest.kind === "index") return { manifests: manifest.manifests.map((d) => d.digest), blobs: [] };
-  return { manifests: [], blobs: [manifest.config.digest, ...manifest.layers.map((d) => d.digest)] };
+/**
+ * The digests a manifest needs to be present: child manifests of an index; config and layers of an
+ * image; and the non-distributable layers it names, which it does not need (`external`).
+ */
+export function referencedDigests(manifest: Manifest): { manifests: string[]; blobs: string[]; external: string[] } {
+  if (manifest.kind === "index") return { manifests: manifest.manifests.map((d) => d.digest), blobs: [], external: [] };
+  const layers = manifest.layers.filter((d) => !isNonDistributable(d.mediaType));
+  const external = manifest.layers.filter((d) => isNonDistributable(d.mediaType));
+  return { manifests: [], blobs: [manifest.config.digest, ...layers.map((d) => d.digest)], external: external.map((d) => d.digest) };
+}
+
+/**
+ * A layer a registry need not hold: the image spec's non-distributable layers (deprecated in 1.1,
+ * still pushed) and Docker's foreign layers, whose bytes live at their descriptor's `urls`. A
+ * manifest naming one is accepted without it; when a client pushed it anyway it is kept as any blob.
+ */
+export function isNonDistributable(mediaType: string): boolean {
+  return /^application\/vnd\.oci\.image\.layer\.nondistributable\.|^application\/vnd\.docker\.image\.rootfs\.foreign\./.test(mediaType);
 }

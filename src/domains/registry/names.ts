@@ -1,7 +1,7 @@
 /** The naming rules of the registry: repository names, tags and digests. */
 import { ORGANIZATION_NAME } from "../iam/index.js";
 import { RegistryError } from "./errors.js";
-import { DIGEST } from "./manifest.js";
+import { DIGEST, DIGEST_RULE } from "./digests.js";
 
 /** Longest repository name `<organization>/<image>` (as the Distribution spec advises). */
 export const MAX_NAME_LENGTH = 255;
@@ -47,13 +47,17 @@ export function checkTag(tag: string): string {
   return tag;
 }
 
-/** True for a manifest reference that is a digest (`sha256:...`), false for a tag. */
+/**
+ * True for a manifest reference that is a digest (`<algorithm>:<encoded>`, any algorithm: a tag
+ * holds no `:`), false for a tag. A digest of an algorithm the registry does not hold is still a
+ * digest: `checkDigest` refuses it as DIGEST_INVALID, never as TAG_INVALID.
+ */
 export function isDigestReference(reference: string): boolean {
-  return reference.startsWith("sha256:");
+  return reference.includes(":");
 }
 
-/** Returns a digest parameter when it is sha256 (the only algorithm stored); throws DIGEST_INVALID otherwise. */
+/** Returns a digest parameter when it is a supported digest (sha256 or sha512); throws DIGEST_INVALID otherwise. */
 export function checkDigest(digest: string | null): string {
-  if (digest === null || !DIGEST.test(digest)) throw new RegistryError("DIGEST_INVALID", "digest must be sha256: and 64 lowercase hex characters", { digest });
+  if (digest === null || !DIGEST.test(digest)) throw new RegistryError("DIGEST_INVALID", DIGEST_RULE, { digest: digest?.slice(0, 140) ?? null });
   return digest;
 }

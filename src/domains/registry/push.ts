@@ -9,7 +9,8 @@ import { RegistryError } from "./errors.js";
 import { recordPush, recordRepoCreated } from "./events.js";
 import { queueReportWork } from "./image-inventory.js";
 import { MismatchedSizes, MissingReferences, recordManifest } from "./images.js";
-import { InvalidManifest, parseManifest, platformOfConfig, sha256Digest, type Manifest } from "./manifest.js";
+import { digestAlgorithm, digestOf } from "./digests.js";
+import { InvalidManifest, parseManifest, platformOfConfig, type Manifest } from "./manifest.js";
 import { checkDigest, checkTag, isDigestReference, REPO_NAME, type RepositoryName } from "./names.js";
 import { linkedBlobSize } from "./store/blobs.js";
 import { findOrInsertRepo, findRepoByPath, type RepoRow } from "./store/repos.js";
@@ -82,7 +83,8 @@ export async function pushManifest(
     if (error instanceof InvalidManifest) throw new RegistryError("MANIFEST_INVALID", error.message, null);
     throw error;
   }
-  const digest = sha256Digest(bytes);
+  // A manifest pushed by digest is named by that digest's algorithm; one pushed by tag by sha256.
+  const digest = digestOf(bytes, byDigest ? digestAlgorithm(reference) : "sha256");
   if (byDigest && digest !== reference) throw new RegistryError("DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
 
   let platform: { architecture: string; os: string } | undefined;
@@ -97,7 +99,7 @@ export async function pushManifest(
 
   await inTransaction(db, undefined, async (trx) => {
     try {
-      const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { platform, requireBlobs: true, now: options.now });
+      const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { digest, platform, requireBlobs: true, now: options.now });
       if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
     } catch (error) {
       if (error instanceof MissingReferences) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });

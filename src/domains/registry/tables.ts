@@ -23,7 +23,7 @@ export interface TagTable {
   uid: string;
   repo_uid: string;
   name: string;
-  /** `sha256:<64 hex>`. */
+  /** `sha256:<64 hex>` or `sha512:<128 hex>`. */
   digest: string;
   deprecated: number;
   /** The name's forms (tag-forms.ts): a bit set of referrer 1, build date 2, package epoch 4. */
@@ -51,7 +51,7 @@ export interface TagHistoryTable {
 /** An image manifest or index of a repo, stored whole, with what the API serves from it. */
 export interface ManifestTable {
   repo_uid: string;
-  /** `sha256:<64 hex>` of `content`. */
+  /** The digest of `content`: sha256, or sha512 when it was pushed by a sha512 digest. */
   digest: string;
   media_type: string;
   content: Buffer;
@@ -72,7 +72,7 @@ export interface ManifestTable {
 
 /** A blob the content store holds whole (written after its bytes were published). */
 export interface BlobTable {
-  /** `sha256:<64 hex>`. */
+  /** `sha256:<64 hex>` or `sha512:<128 hex>`. */
   digest: string;
   size: number;
   create_time: number;

@@ -10,7 +10,7 @@ import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { hiddenForms } from "./tag-forms.js";
 import { tagFromRow } from "./tag-mapper.js";
-import { checkTagFields, DIGEST, TAG_NAME } from "./tag-validation.js";
+import { checkTagFields, DIGEST, MAX_DIGEST_LENGTH, TAG_NAME } from "./tag-validation.js";
 
 /** TagsService: tags of repos, each move recorded in the tag history. Authorization ran in the interceptors. */
 export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<typeof TagsService> {
@@ -25,7 +25,7 @@ export function createTagsService({ db, pager, now }: ServiceDeps): ServiceImpl<
         orderable: tagOrderable,
         validate: (v) => {
           v.text("name", req.name, { max: 128, pattern: TAG_NAME });
-          v.text("digest", req.digest, { max: 71, pattern: DIGEST });
+          v.text("digest", req.digest, { max: MAX_DIGEST_LENGTH, pattern: DIGEST });
         },
         read: (page, scope) => {
           const updatedSince = req.updatedSince ? timestampMs(req.updatedSince) : undefined;

@@ -4,7 +4,7 @@ import { mkdir, open, readdir, rename, rm, stat, truncate } from "node:fs/promis
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DIGEST } from "../manifest.js";
+import { DIGEST, DIGEST_RULE, digestAlgorithm, digestHex, digestOf, hashOf } from "../digests.js";
 import { writeFileRange } from "./file-transfer.js";
 import { createWriteback } from "./writeback.js";
 
@@ -85,7 +85,6 @@ export class ChunkLengthMismatch extends Error {
 
 const UPLOAD_ID = /^[0-9a-f-]{36}$/;
 
-/** A content store under `root`: `blobs/sha256/<2 hex>/<64 hex>` and `uploads/<id>`. */
 /** The SHA-256 of an upload so far, as its appends computed it, and the bytes it covers. */
 interface UploadHash {
   hash: Hash;
@@ -154,13 +153,18 @@ const READ_CHUNK_BYTES = 1024 * 1024;
  */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
+/**
+ * A content store under `root`: `blobs/<algorithm>/<2 hex>/<hex>` (sha256 or sha512) and
+ * `uploads/<id>`. An upload's running hash is sha256 (the digest nearly every client names); one
+ * committed under a sha512 digest is read again and hashed by sha512.
+ */
 export function createFileContentStore(root: string): ContentStore {
   const hashes = uploadHashes();
   const writeback = createWriteback();
   const blobPath = (digest: string) => {
-    if (!DIGEST.test(digest)) throw new Error(`not a sha256 digest: ${digest}`);
-    const hex = digest.slice("sha256:".length);
-    return join(root, "blobs", "sha256", hex.slice(0, 2), hex);
+    if (!DIGEST.test(digest)) throw new Error(`not a supported digest (${DIGEST_RULE}): ${digest}`);
+    const hex = digestHex(digest);
+    return join(root, "blobs", digestAlgorithm(digest), hex.slice(0, 2), hex);
   };
   const uploadPath = (id: string) => {
     if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
@@ -248,19 +252,20 @@ export function createFileContentStore(root: string): ContentStore {
     async commit(id, digest) {
       const path = uploadPath(id);
       const kept = hashes.take(id);
+      const algorithm = DIGEST.test(digest) ? digestAlgorithm(digest) : "sha256";
       let actual: string;
       let size: number;
-      if (kept !== undefined && kept.size === (await sizeOf(path))) {
+      if (algorithm === "sha256" && kept !== undefined && kept.size === (await sizeOf(path))) {
         [actual, size] = [`sha256:${kept.hash.digest("hex")}`, kept.size];
       } else {
-        // Appended by another process, or before a restart: read it again.
-        const hash = createHash("sha256");
+        // Appended by another process, before a restart, or named by another algorithm: read it again.
+        const hash = hashOf(algorithm);
         size = 0;
         for await (const chunk of createReadStream(path, { highWaterMark: READ_CHUNK_BYTES })) {
           hash.update(chunk as Buffer);
           size += (chunk as Buffer).length;
         }
-        actual = `sha256:${hash.digest("hex")}`;
+        actual = `${algorithm}:${hash.digest("hex")}`;
       }
       if (actual !== digest) throw new DigestMismatch(digest, actual);
       await publish(path, digest);
@@ -277,7 +282,7 @@ export function createFileContentStore(root: string): ContentStore {
     },
 
     async put(bytes) {
-      const digest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      const digest = digestOf(bytes);
       if ((await sizeOf(blobPath(digest))) === bytes.length) return digest;
       await mkdir(join(root, "uploads"), { recursive: true });
       const temp = join(root, "uploads", randomUUID());
@@ -295,7 +300,8 @@ export function createFileContentStore(root: string): ContentStore {
       blobPath(digest); // refuses a malformed digest before anything is written
       await mkdir(join(root, "uploads"), { recursive: true });
       const temp = join(root, "uploads", randomUUID());
-      const hash = createHash("sha256");
+      const algorithm = digestAlgorithm(digest);
+      const hash = hashOf(algorithm);
       let size = 0;
       try {
         await pipeline(
@@ -309,7 +315,7 @@ export function createFileContentStore(root: string): ContentStore {
           },
           createWriteStream(temp, { flags: "wx", highWaterMark: WRITE_BUFFER_BYTES }),
         );
-        const actual = `sha256:${hash.digest("hex")}`;
+        const actual = `${algorithm}:${hash.digest("hex")}`;
         if (actual !== digest) throw new DigestMismatch(digest, actual);
         await publish(temp, digest);
         return size;

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
@@ -14,14 +14,14 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { DIGEST } from "../manifest.js";
+import { DIGEST, DIGEST_RULE, digestAlgorithm, digestHex, digestOf, hashOf } from "../digests.js";
 import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore } from "./content-store.js";
 import { StorageUnavailable, type S3Location } from "./s3-location.js";
 
 /**
  * The content store on an S3-compatible object store, for replicas that share blobs. Keys under
  * the location's prefix:
- * - `blobs/sha256/<2 hex>/<64 hex>`: a blob, written only whole (a single PUT, a completed
+ * - `blobs/<algorithm>/<2 hex>/<hex>` (sha256 or sha512): a blob, written only whole (a single PUT, a completed
  *   multipart upload or a server-side copy) and only after its bytes were hashed to its digest;
  * - `uploads/<id>/start`: an upload exists (empty marker);
  * - `uploads/<id>/<offset, 16 digits>`: a chunk of it, one object per PATCH, starting at that byte.
@@ -71,9 +71,9 @@ interface Chunk {
 export function createS3ContentStore(location: S3Location, client: S3Client = s3ClientFromEnvironment()): ContentStore & { checkReachable(): Promise<void> } {
   const { bucket, prefix } = location;
   const blobKey = (digest: string) => {
-    if (!DIGEST.test(digest)) throw new Error(`not a sha256 digest: ${digest}`);
-    const hex = digest.slice("sha256:".length);
-    return `${prefix}blobs/sha256/${hex.slice(0, 2)}/${hex}`;
+    if (!DIGEST.test(digest)) throw new Error(`not a supported digest (${DIGEST_RULE}): ${digest}`);
+    const hex = digestHex(digest);
+    return `${prefix}blobs/${digestAlgorithm(digest)}/${hex.slice(0, 2)}/${hex}`;
   };
   const uploadPrefix = (id: string) => {
     if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
@@ -220,9 +220,10 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
       const target = blobKey(digest);
       const chunks = await chunksOf(id);
       if (chunks === undefined) throw new Error(`no upload ${id}`);
-      const hash = createHash("sha256");
+      const algorithm = digestAlgorithm(digest);
+      const hash = hashOf(algorithm);
       for (const chunk of chunks) for await (const bytes of await objectStream(chunk.key)) hash.update(bytes as Buffer);
-      const actual = `sha256:${hash.digest("hex")}`;
+      const actual = `${algorithm}:${hash.digest("hex")}`;
       if (actual !== digest) throw new DigestMismatch(digest, actual);
       const total = endOf(chunks);
       if ((await size(digest)) !== total) {
@@ -246,7 +247,7 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
     },
 
     async put(bytes) {
-      const digest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      const digest = digestOf(bytes);
       if ((await size(digest)) === bytes.length) return digest;
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(digest), Body: bytes }));
       return digest;
