@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { decodeJwt } from "jose";
 import { builtInRole } from "../../src/access/capabilities.js";
 import { newChildUid } from "../../src/aip/uidp.js";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
@@ -272,7 +273,16 @@ describe("OCI Distribution API", () => {
     }
     assertError(await call("GET", "/v2/acme/app/manifests/nope", { token: read }), 404, "MANIFEST_UNKNOWN");
     assertError(await call("GET", `/v2/acme/app/manifests/${sha(randomBytes(3))}`, { token: read }), 404, "MANIFEST_UNKNOWN");
-    assertError(await call("GET", "/token?scope=repository:acme/nothing:pull", { headers: { authorization: `Bearer ${(await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" })).token}` } }), 404, "NAME_UNKNOWN");
+    // A repository not there yet: /token grants pull on its name (less than asked is no error), the calls answer for it.
+    const forNothing = await call("GET", "/token?scope=repository:acme/nothing:pull", { headers: { authorization: `Bearer ${(await server.server.tokens.issue({ subject: server.ownerUid, audience: "http://registry.test" })).token}` } });
+    assert.equal(forNothing.status, 200, forNothing.bytes.toString());
+    const nothing = forNothing.json().token as string;
+    assertError(await call("GET", "/v2/acme/nothing/tags/list", { token: nothing }), 404, "NAME_UNKNOWN");
+    assertError(await call("GET", `/v2/acme/nothing/blobs/${sha(randomBytes(3))}`, { token: nothing }), 404, "NAME_UNKNOWN");
+    const noReferrers = await call("GET", `/v2/acme/nothing/referrers/${sha(randomBytes(3))}`, { token: nothing });
+    assert.equal(noReferrers.status, 200);
+    assert.equal(noReferrers.headers.get("content-type"), MEDIA_TYPE.ociIndex);
+    assert.deepEqual(noReferrers.json(), { schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [] });
     assertError(await pushManifest("acme/app", image.layers[0].digest, image.manifest, t), 400, "DIGEST_INVALID");
     // A descriptor stating another size than the stored blob's (sizes feed GetImageSize) is refused.
     const lying = JSON.parse(image.manifest.bytes.toString()) as { layers: Array<{ size: number }> };
@@ -402,10 +412,53 @@ describe("OCI Distribution API", () => {
     assert.equal(mounted.status, 201);
     assert.equal(mounted.headers.get("location"), `/v2/acme/target/blobs/${sha(blob)}`);
     assert.deepEqual((await call("GET", `/v2/acme/target/blobs/${sha(blob)}`, { token: both })).bytes, blob);
+    // A token never asked for the source: 401 naming both scopes, as distribution answers, so the client asks for both.
+    const both2 = 'scope="repository:acme/target2:pull,push repository:acme/source:pull"';
     const targetOnly = await pushToken("acme/target2");
-    const refused = await call("POST", `/v2/acme/target2/blobs/uploads/?mount=${sha(blob)}&from=acme/source`, { token: targetOnly });
+    const unasked = await call("POST", `/v2/acme/target2/blobs/uploads/?mount=${sha(blob)}&from=acme/source`, { token: targetOnly });
+    assertError(unasked, 401, "UNAUTHORIZED");
+    assert.equal(unasked.headers.get("www-authenticate"), `Bearer realm="http://registry.test/token",service="registry.test",${both2},error="insufficient_scope"`);
+    const bare = await call("POST", `/v2/acme/target2/blobs/uploads/?mount=${sha(blob)}&from=acme/source`);
+    assertError(bare, 401, "UNAUTHORIZED");
+    assert.equal(bare.headers.get("www-authenticate"), `Bearer realm="http://registry.test/token",service="registry.test",${both2}`);
+    // Asked and refused (the editor of a folder may not pull the organization's source): an ordinary upload (202).
+    const auth = { authorization: `Bearer ${server.ownerToken}`, "content-type": "application/json" };
+    await fetch(`${server.apiUrl}/registry/v2/repos/${folder}`, { method: "POST", headers: auth, body: JSON.stringify({ name: "team-mount" }) });
+    const refusedSource = await token(["repository:acme/team-mount:pull,push", "repository:acme/source:pull"], editorUid);
+    assert.deepEqual(decodeJwt(refusedSource).access, [
+      { type: "repository", name: "acme/team-mount", actions: ["pull", "push"] },
+      { type: "repository", name: "acme/source", actions: [] },
+    ]);
+    const refused = await call("POST", `/v2/acme/team-mount/blobs/uploads/?mount=${sha(blob)}&from=acme/source`, { token: refusedSource });
     assert.equal(refused.status, 202);
     assert.match(refused.headers.get("location")!, /\/blobs\/uploads\//);
+  });
+
+  test("an upload's status needs pull, its cancelling push or delete; a blob is deleted from a repo by a caller who may delete", async () => {
+    const push = await pushToken("acme/uploads");
+    const started = await call("POST", "/v2/acme/uploads/blobs/uploads/", { token: push });
+    const location = started.headers.get("location")!;
+    const pull = await pullToken("acme/uploads", pullerUid);
+    const status = await call("GET", location, { token: pull });
+    assert.equal(status.status, 204);
+    assert.equal(status.headers.get("range"), "0-0");
+    assertError(await call("DELETE", location, { token: pull }), 403, "DENIED");
+    const deleter = await token(["repository:acme/uploads:delete"], server.ownerUid);
+    assert.equal((await call("DELETE", location, { token: deleter })).status, 204);
+
+    const blob = randomBytes(300);
+    assert.equal((await pushBlob("acme/uploads", blob, push)).status, 201);
+    assertError(await call("DELETE", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: pull }), 403, "DENIED");
+    const deleted = await call("DELETE", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: deleter });
+    assert.equal(deleted.status, 202);
+    assert.equal(deleted.headers.get("docker-content-digest"), sha(blob));
+    assert.equal((await call("HEAD", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: pull })).status, 404);
+    assertError(await call("GET", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: pull }), 404, "BLOB_UNKNOWN");
+    assertError(await call("DELETE", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: deleter }), 404, "BLOB_UNKNOWN");
+    assertError(await call("DELETE", `/v2/acme/uploads/blobs/sha256:XYZ`, { token: deleter }), 400, "DIGEST_INVALID");
+    // Pushed again, it is served again.
+    assert.equal((await pushBlob("acme/uploads", blob, push)).status, 201);
+    assert.deepEqual((await call("GET", `/v2/acme/uploads/blobs/${sha(blob)}`, { token: pull })).bytes, blob);
   });
 
   test("who may push: creating a repo needs create rights on the organization; pull-only callers are denied", async () => {

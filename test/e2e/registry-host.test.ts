@@ -171,8 +171,9 @@ describe("registry host", () => {
       assert.match(answer.headers.get("www-authenticate") ?? "", /^Bearer realm="http:\/\/registry\.test\/token",service="registry\.test",scope="repository:/);
     }
     assert.equal(real.body.errors?.[0]?.message, secret.body.errors?.[0]?.message);
-    // The public organization's contents are public: an unknown image there is NAME_UNKNOWN.
-    assertError(await get("/token?scope=repository:public/nope:pull"), 404, "NAME_UNKNOWN");
+    // The public organization's contents are public: an unknown image there gets the free tier's token, and its calls NAME_UNKNOWN.
+    const nope = await registryToken("public/nope");
+    assertError(await history("public/nope", "latest", nope), 404, "NAME_UNKNOWN");
   });
 
   test("a platform token for the registry audience with registry.pull gets a token for every tag (Bearer and Basic _token)", async () => {
@@ -193,12 +194,14 @@ describe("registry host", () => {
     assertError(await get("/token?scope=repository:acme/secret:pull", `Basic ${Buffer.from(`puller:${platform}`).toString("base64")}`), 401, "UNAUTHORIZED");
   });
 
-  test("without CAP_REGISTRY_PULL the token endpoint answers 403 DENIED, existing or not", async () => {
+  test("without CAP_REGISTRY_PULL the token endpoint answers 403 DENIED, existing or not; with it, a name not there yet is granted and its calls answer NAME_UNKNOWN", async () => {
     const stranger = `Bearer ${await platformToken(strangerUid)}`;
     assertError(await get("/token?scope=repository:acme/secret:pull", stranger), 403, "DENIED");
     assertError(await get("/token?scope=repository:acme/missing:pull", stranger), 403, "DENIED");
-    // A caller holding pull on the whole organization learns that it is missing.
-    assertError(await get("/token?scope=repository:acme/missing:pull", `Bearer ${await platformToken(server.ownerUid)}`), 404, "NAME_UNKNOWN");
+    // A caller holding pull on the whole organization is granted pull on a name not there yet, and learns from the call that it is missing.
+    const missing = await registryToken("acme/missing", `Bearer ${await platformToken(server.ownerUid)}`);
+    assert.deepEqual(decodeJwt(missing).access, [{ type: "repository", name: "acme/missing", actions: ["pull"] }]);
+    assertError(await history("acme/missing", "v1", missing), 404, "NAME_UNKNOWN");
     // Without a binding, a public image still gets the free-tier token.
     const token = await registryToken("public/app", stranger);
     assert.deepEqual((decodeJwt(token).access as Array<{ tags?: string[] }>)[0].tags, ["latest", "latest-dev"]);

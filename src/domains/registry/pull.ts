@@ -69,6 +69,11 @@ export function tagNames(db: Kysely<Database>, repo: RepoRow, options: { last?: 
   return listTagNames(db, repo.uid, options);
 }
 
+/** The referrers of a digest nothing refers to, or of any digest in a repository not there yet: an empty image index. */
+export function emptyReferrersIndex(): { schemaVersion: number; mediaType: typeof MEDIA_TYPE.ociIndex; manifests: never[] } {
+  return { schemaVersion: 2, mediaType: MEDIA_TYPE.ociIndex, manifests: [] };
+}
+
 /** An OCI image index of the repo's manifests whose subject is `digest` (of `artifactType` when given), by digest. */
 export async function referrersIndex(db: Kysely<Database>, repo: RepoRow, digest: string, artifactType?: string) {
   const rows = await listReferrers(db, repo.uid, digest, artifactType);

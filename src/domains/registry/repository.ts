@@ -5,11 +5,11 @@ import type { ContentStore } from "./content/content-store.js";
 import { deleteReference } from "./deletion.js";
 import type { Manifest } from "./manifest.js";
 import type { RepositoryName } from "./names.js";
-import { blobRedirectUrl, blobSize, findRepository, isReachableFromTags, referrersIndex, resolveManifest, tagHistory, tagNames, unknownRepository } from "./pull.js";
+import { blobRedirectUrl, blobSize, emptyReferrersIndex, findRepository, isReachableFromTags, referrersIndex, resolveManifest, tagHistory, tagNames, unknownRepository } from "./pull.js";
 import { createRepoForPush, pushManifest } from "./push.js";
 import type { ManifestRow } from "./store/manifests.js";
 import type { RepoRow } from "./store/repos.js";
-import { appendUpload, cancelUpload, finishUpload, mountBlob, startUpload, uploadSize } from "./uploads.js";
+import { appendUpload, cancelUpload, deleteBlob, finishUpload, mountBlob, startUpload, uploadSize } from "./uploads.js";
 
 /** What a repository handle's operations run against: the store, the blobs' bytes, the clock (epoch ms), the events' type prefix. */
 export interface RegistryParts {
@@ -48,7 +48,7 @@ export interface Repository {
   isReachableFromTags(digest: string, tags: string[]): Promise<boolean>;
   /** Tag names in byte order after `last`, at most `limit`, only those of `only` when given. */
   tagNames(options: { last?: string; limit: number; only?: string[] }): Promise<string[]>;
-  /** An OCI image index of the manifests whose subject is `digest` (of `artifactType` when given). */
+  /** An OCI image index of the manifests whose subject is `digest` (of `artifactType` when given); empty when the repository is not there yet. */
   referrersIndex(digest: string, artifactType?: string): ReturnType<typeof referrersIndex>;
   /** The digests `tag` has pointed to, oldest first, within the inclusive window, at most `limit`. */
   tagHistory(tag: string, window: { start?: number; end?: number; limit: number }): ReturnType<typeof tagHistory>;
@@ -66,6 +66,8 @@ export interface Repository {
   appendUpload(id: string, source: Readable, maxBytes: number, length?: number): Promise<number>;
   /** Forgets upload `id`, its row and its bytes. */
   cancelUpload(id: string): Promise<void>;
+  /** Stops the repository serving blob `digest` (its bytes go when nothing names them); false when it did not serve it. */
+  deleteBlob(digest: string): Promise<boolean>;
   /** Turns upload `id` into blob `digest` of the repo; returns its size. */
   finishUpload(id: string, digest: string): Promise<number>;
   /** Links blob `digest` of `source` (this repo: confirms it holds it) into the repo; false when `source` does not exist or hold it. */
@@ -101,7 +103,10 @@ export function repositoryHandle(parts: RegistryParts, name: RepositoryName): Re
     resolveManifest: async (reference) => resolveManifest(db, await existing(), name, reference),
     isReachableFromTags: async (digest, tags) => isReachableFromTags(db, await existing(), digest, tags),
     tagNames: async (options) => tagNames(db, await existing(), options),
-    referrersIndex: async (digest, artifactType) => referrersIndex(db, await existing(), digest, artifactType),
+    referrersIndex: async (digest, artifactType) => {
+      const found = await find();
+      return found === undefined ? emptyReferrersIndex() : referrersIndex(db, found, digest, artifactType);
+    },
     tagHistory: async (tag, window) => tagHistory(db, await existing(), tag, window),
     pushManifest: async ({ actor, ...push }) =>
       pushManifest(db, content, await createIfMissing(actor), { ...push, now: now(), eventTypePrefix: parts.eventTypePrefix, repository: name.full, actor }),
@@ -110,6 +115,7 @@ export function repositoryHandle(parts: RegistryParts, name: RepositoryName): Re
     uploadSize: async (id) => uploadSize(db, content, (await existing()).uid, name, id),
     appendUpload: (id, source, maxBytes, length) => appendUpload(content, id, source, maxBytes, length),
     cancelUpload: (id) => cancelUpload(db, content, id),
+    deleteBlob: async (digest) => deleteBlob(db, (await existing()).uid, digest),
     finishUpload: async (id, digest) => finishUpload(db, content, (await existing()).uid, id, digest, now()),
     async mountBlob(source, digest) {
       const from = await source.find();

@@ -5,7 +5,7 @@ import { inTransaction } from "../../store/transaction.js";
 import { ChunkLengthMismatch, DigestMismatch, UploadTooLarge, type ContentStore } from "./content/content-store.js";
 import { RegistryError } from "./errors.js";
 import type { RepositoryName } from "./names.js";
-import { deleteUpload, findUpload, insertUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs } from "./store/blobs.js";
+import { deleteUpload, findUpload, insertUpload, linkBlob, linkedBlobSize, recordBlob, touchBlobs, unlinkBlob } from "./store/blobs.js";
 
 /**
  * Uploads, independent of HTTP: an upload belongs to a repo, grows by appends and becomes a blob
@@ -73,9 +73,20 @@ export async function finishUpload(db: Kysely<Database>, content: ContentStore, 
 }
 
 /**
+ * `DELETE` of a blob of the repo (the distribution spec's blob deletion, as distribution does it): the
+ * repo no longer serves it, and its bytes go when a collection finds no repo and no manifest naming
+ * them. A manifest of the repo that names it stays (its pulls of that blob then answer BLOB_UNKNOWN
+ * until it is pushed again). False when the repo did not serve it.
+ */
+export function deleteBlob(db: Kysely<Database>, repoUid: string, digest: string): Promise<boolean> {
+  return unlinkBlob(db, repoUid, digest);
+}
+
+/**
  * Links blob `digest` of repo `fromUid` into repo `toUid` (the same repo: confirms it holds
  * it), marking it used; false when `fromUid` does not hold it.
  */
+
 export async function mountBlob(db: Kysely<Database>, fromUid: string, toUid: string, digest: string, now: number): Promise<boolean> {
   return inTransaction(db, undefined, async (trx) => {
     if ((await touchBlobs(trx, [digest], now)) === 0) return false;

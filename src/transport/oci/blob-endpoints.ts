@@ -3,7 +3,7 @@ import { checkDigest, parseRepositoryName, RegistryError, type Repository, type 
 import { redirectBlob } from "./blob-redirect.js";
 import { matchesIfNoneMatch } from "./conditional.js";
 import { writeEmpty, writeNotModified, type RegistryContext, type RegistryRequest, type RegistryResponse } from "./context.js";
-import { authorizeRepository } from "./registry-auth.js";
+import { mayMountFrom } from "./registry-auth.js";
 import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import type { RepositoryCall } from "./repository-call.js";
 import { PULL } from "./scope.js";
@@ -81,6 +81,13 @@ export async function handleBlob(ctx: RegistryContext, req: RegistryRequest, res
   await repo.writeBlob(digest, range ?? { start: 0, end: size - 1 }, res as unknown as Writable);
 }
 
+/** `DELETE /v2/<name>/blobs/<digest>`: 202 when the repository served it (it serves it no more), 404 BLOB_UNKNOWN otherwise. Audited as `registry.blob.delete`. */
+export async function handleBlobDelete(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, { repo }: RepositoryCall, digestText: string): Promise<void> {
+  const digest = checkDigest(digestText);
+  if (!(await repo.deleteBlob(digest))) fail(404, "BLOB_UNKNOWN", `blob ${digest} is not in ${repo.name.full}`, { digest });
+  writeEmpty(res, 202, { "docker-content-digest": digest });
+}
+
 /** Appends the request's body to upload `id`; with `chunk`, it must be exactly that range (else 416 with the upload's headers, the upload as it was). */
 async function appendBody(ctx: RegistryContext, req: RegistryRequest, repo: Repository, id: string, chunk?: { length: number; headers: Record<string, string> }): Promise<number> {
   try {
@@ -129,11 +136,7 @@ export async function handleUploadStart(ctx: RegistryContext, req: RegistryReque
     if (from !== undefined) {
       // Mounting needs pull on the source; otherwise the client uploads the blob as usual (202).
       const source = ctx.repository(from);
-      const canPull = await authorizeRepository(ctx, req, source, PULL).then(
-        () => true,
-        () => false,
-      );
-      if (canPull && (await repo.mountBlob(source, mount))) {
+      if ((await mayMountFrom(ctx, req, repo, source)) && (await repo.mountBlob(source, mount))) {
         writeEmpty(res, 201, { location: blobLocation(name, mount), "docker-content-digest": mount });
         return;
       }

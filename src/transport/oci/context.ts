@@ -16,6 +16,7 @@ export type RegistryAction =
   | "registry.tag.delete"
   | "registry.blob.upload"
   | "registry.blob.mount"
+  | "registry.blob.delete"
   | "registry.pull_token.use";
 
 /** What the host learns of one request as it answers it: route and caller for its log line, and the change it makes for the audit log. */

@@ -72,23 +72,18 @@ export async function identityCaller(grants: GrantsCache, subject: string, chall
   return { subject, grants: restrictedGrants(held, restriction) };
 }
 
-function notFound(name: RepositoryName): never {
-  fail(404, "NAME_UNKNOWN", `repository ${name.full} is not known to the registry`, { name: name.full });
-}
-
 /**
- * What `caller` may do of `actions` on `repository`. Throws 401 (anonymous, credentials needed),
- * 403 DENIED or 404 NAME_UNKNOWN when it may do none of it. Reads the repository's row through
+ * What `caller` may do of `actions` on `repository`. Throws 401 (anonymous, credentials needed) or
+ * 403 DENIED when it may do none of it; a repository not there yet is granted pull to a caller who
+ * may pull in its organization, and its calls answer NAME_UNKNOWN. Reads the repository's row through
  * its handle (once per handle) only when the answer depends on it.
  */
 export async function grant(ctx: RegistryContext, caller: Caller, repository: Repository, actions: Action[]): Promise<AccessEntry> {
   const { config, db } = ctx;
   const { name } = repository;
   const isPublic = name.organization === (config.publicOrganization ?? DEFAULT_PUBLIC_ORGANIZATION);
-  const freeTier = async (): Promise<AccessEntry> => {
-    if ((await repository.find()) === undefined) notFound(name); // the public organization's contents are public
-    return { type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] };
-  };
+  // The public organization's contents are public: a name not there yet is granted too, and its calls answer NAME_UNKNOWN.
+  const freeTier = (): AccessEntry => ({ type: "repository", name: name.full, actions: [PULL], tags: [...FREE_TIER_TAGS] });
 
   if (!("grants" in caller)) {
     if (isPublic && actions.includes(PULL)) return freeTier();
@@ -112,7 +107,11 @@ export async function grant(ctx: RegistryContext, caller: Caller, repository: Re
   if (granted.length > 0) return { type: "repository", name: name.full, actions: granted };
 
   if (isPublic && actions.includes(PULL)) return freeTier();
-  // NAME_UNKNOWN only for a caller who could pull anything in the organization; DENIED otherwise, whether or not it exists.
-  if (repo === undefined && organization !== undefined && grants.has(organization.uid, ACTION_CAPABILITIES.pull)) notFound(name);
+  // A repository not there yet, for a caller who could pull anything in its organization: pull is granted on its name
+  // (the Docker token spec: less than asked is no error) and the call itself answers NAME_UNKNOWN. DENIED otherwise,
+  // whether or not it exists.
+  if (repo === undefined && organization !== undefined && actions.includes(PULL) && grants.has(organization.uid, ACTION_CAPABILITIES.pull)) {
+    return { type: "repository", name: name.full, actions: [PULL] };
+  }
   fail(403, "DENIED", `the caller may not ${actions.join(" or ")} ${name.full}`, { name: name.full });
 }

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { bearerToken, sameUrl } from "../http/credentials.js";
 import type { NodeRequest } from "../http/node-types.js";
-import { bearerChallenge, fail } from "./registry-errors.js";
+import { bearerChallenge, fail, RegistryFailure } from "./registry-errors.js";
 import type { Repository, RepositoryName } from "../../domains/registry/index.js";
 import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope.js";
 import type { RegistryContext } from "./context.js";
@@ -71,13 +71,12 @@ export type RepositoryAccess = AccessEntry & { subject: string };
  * a registry token from `/token`, whose `access` claim must grant `action` on the repository, and a
  * platform token whose audience is the registry (no `access` claim, `sub` an identity),
  * judged now by the identity's role bindings exactly as `/token` would judge it (`grant`).
- * Throws 401 (no or invalid token, with the challenge for the scope to ask for), 403 (a
- * valid token that does not grant it: asking again would not help) or, for a platform
- * token, 404 NAME_UNKNOWN where `/token` answers it.
+ * Throws 401 (no or invalid token, with the challenge for the scope to ask for, and `alsoChallenge`
+ * beside it: a mount's source) or 403 (a valid token that does not grant it: asking again would not help).
  */
-export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, repository: Repository, action: Action): Promise<RepositoryAccess> {
+export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest, repository: Repository, action: Action, alsoChallenge?: string): Promise<RepositoryAccess> {
   const { name } = repository;
-  const claims = await registryClaims(ctx, req, challengeScope(name, action), name);
+  const claims = await registryClaims(ctx, req, [challengeScope(name, action), alsoChallenge].filter((s) => s !== undefined).join(" "), name);
   const subject = claims.sub ?? "";
   if (claims.access === undefined && subject !== ANONYMOUS_SUBJECT) {
     const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: challengeScope(name, action), error: "invalid_token" }) };
@@ -108,4 +107,33 @@ export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): 
   if (claims.sub === ANONYMOUS_SUBJECT) return { subject: ANONYMOUS_SUBJECT };
   const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: CATALOG_SCOPE, error: "invalid_token" }) };
   return identityCaller(ctx.grants, claims.sub, challenge, restrictionOf(claims));
+}
+
+/** The scope a mount asks of its source repository (`from`, as given: an invalid name is refused by the endpoint), named in a mount's challenges. */
+export function mountSourceScope(source: string): string {
+  return repositoryScope(source, [PULL]);
+}
+
+/**
+ * Whether the request may pull `source`, to mount one of its blobs into `target` (which it may push).
+ * A registry token that names `source` not at all was not asked for it: 401 with a challenge for both
+ * scopes (insufficient_scope, as distribution answers), so the client asks `/token` for both and tries
+ * again. A token that names it without pull (asked and refused), or a platform token whose identity may
+ * not pull it: false, and the client uploads the blob instead (202).
+ */
+export async function mayMountFrom(ctx: RegistryContext, req: NodeRequest, target: Repository, source: Repository): Promise<boolean> {
+  const both = `${challengeScope(target.name, PUSH)} ${mountSourceScope(source.name.full)}`;
+  const claims = await registryClaims(ctx, req, both, target.name);
+  if (Array.isArray(claims.access) && !(claims.access as AccessEntry[]).some((a) => a?.type === "repository" && a.name === source.name.full)) {
+    fail(401, "UNAUTHORIZED", `the token was not asked for ${source.name.full}: ask /token for both scopes of the challenge`, { name: target.name.full }, {
+      "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: both, error: "insufficient_scope" }),
+    });
+  }
+  return authorizeRepository(ctx, req, source, PULL).then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof RegistryFailure) return false;
+      throw error;
+    },
+  );
 }

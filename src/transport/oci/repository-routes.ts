@@ -1,15 +1,19 @@
-import { parseRepositoryName, type RepositoryName } from "../../domains/registry/index.js";
-import { handleBlob, handleUpload, handleUploadStart } from "./blob-endpoints.js";
+import { parseRepositoryName, type Repository, type RepositoryName } from "../../domains/registry/index.js";
+import { handleBlob, handleBlobDelete, handleUpload, handleUploadStart } from "./blob-endpoints.js";
 import { referenceName, type RegistryContext, type RegistryNote, type RegistryRequest, type RegistryResponse } from "./context.js";
 import { handleManifestDelete, handleManifestGet, handleManifestPut, handleReferrers, handleTagsList } from "./manifest-endpoints.js";
-import { authorizeRepository } from "./registry-auth.js";
+import { authorizeRepository, mountSourceScope, type RepositoryAccess } from "./registry-auth.js";
+import { RegistryFailure } from "./registry-errors.js";
 import type { RepositoryCall } from "./repository-call.js";
 import { DELETE, PULL, PUSH, type Action } from "./scope.js";
 import { handleTagHistory, matchHistoryPath } from "./tag-history-endpoint.js";
 
 /** One method of a repository route: the action it needs, the change it makes (if any), and its endpoint. */
 interface RepositoryMethod {
-  action: Action;
+  /** The action it needs; of a list, any one (the first is the one its challenge names). */
+  action: Action | readonly Action[];
+  /** Another scope the request needs, named in its challenge beside the action's (a mount's source). */
+  alsoChallenge?: (query: URLSearchParams) => string | undefined;
   /** The change the request makes, noted before it is authorized (so a refusal is recorded too). */
   change?: (name: RepositoryName, rest: string[], query: URLSearchParams) => RegistryNote["change"];
   answer: (ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, call: RepositoryCall, rest: string[], query: URLSearchParams) => Promise<void>;
@@ -67,6 +71,10 @@ export const REPOSITORY_ROUTES: RepositoryRoute[] = [
     methods: {
       POST: {
         action: PUSH,
+        alsoChallenge: (query) => {
+          const from = query.get("mount") === null ? null : query.get("from");
+          return from === null ? undefined : mountSourceScope(from);
+        },
         change: (name, _, query) => {
           const [mount, digest] = [query.get("mount"), query.get("digest")];
           if (mount !== null) return { action: "registry.blob.mount", resource: referenceName(name.full, mount) };
@@ -84,7 +92,9 @@ export const REPOSITORY_ROUTES: RepositoryRoute[] = [
       ["GET", "PATCH", "PUT", "DELETE"].map((verb): [string, RepositoryMethod] => [
         verb,
         {
-          action: PUSH,
+          // An upload's status needs no more than clients ask for it with (pull; the upload's id is its secret), and
+          // cancelling it push or delete (clients hold either for a DELETE on the repository).
+          action: verb === "GET" ? PULL : verb === "DELETE" ? [PUSH, DELETE] : PUSH,
           change: verb === "PUT" ? (name, _, query) => ({ action: "registry.blob.upload", resource: referenceName(name.full, query.get("digest") ?? "") }) : undefined,
           answer: (c, q, s, call, [id], p) => handleUpload(c, q, s, call, id, p),
         },
@@ -94,7 +104,14 @@ export const REPOSITORY_ROUTES: RepositoryRoute[] = [
   {
     name: "blob",
     match: matching(/^\/v2\/(.+)\/blobs\/([^/]+)$/),
-    methods: Object.fromEntries(["GET", "HEAD"].map((verb) => [verb, pull((c, q, s, call, [digest]) => handleBlob(c, q, s, call, digest))])),
+    methods: {
+      ...Object.fromEntries(["GET", "HEAD"].map((verb) => [verb, pull((c, q, s, call, [digest]) => handleBlob(c, q, s, call, digest))])),
+      DELETE: {
+        action: DELETE,
+        change: (name, [digest]) => ({ action: "registry.blob.delete", resource: referenceName(name.full, digest) }),
+        answer: (c, q, s, call, [digest]) => handleBlobDelete(c, q, s, call, digest),
+      },
+    },
   },
   { name: "tags_list", match: matching(/^\/v2\/(.+)\/tags\/list$/), methods: { GET: pull((c, q, s, call, _, p) => handleTagsList(c, q, s, call, p)) } },
   {
@@ -103,6 +120,20 @@ export const REPOSITORY_ROUTES: RepositoryRoute[] = [
     methods: { GET: pull((c, q, s, call, [digest], p) => handleReferrers(c, q, s, call, digest, p)) },
   },
 ];
+
+/** `authorizeRepository` for the first of `actions` the request may do; the first's refusal when it may do none. */
+async function authorizeAnyOf(ctx: RegistryContext, req: RegistryRequest, repo: Repository, actions: readonly Action[], alsoChallenge?: string): Promise<RepositoryAccess> {
+  let refusal: unknown;
+  for (const action of actions) {
+    try {
+      return await authorizeRepository(ctx, req, repo, action, alsoChallenge);
+    } catch (error) {
+      if (!(error instanceof RegistryFailure) || error.error.status !== 403) throw error;
+      refusal ??= error;
+    }
+  }
+  throw refusal;
+}
 
 /**
  * The step every repository route passes before its endpoint: parses the name (400 NAME_INVALID),
@@ -122,6 +153,6 @@ export async function answerOnRepository(
   const change = method.change?.(name, matched.rest, query);
   if (change !== undefined) ctx.note.change = change;
   const repo = ctx.repository(name);
-  const access = await authorizeRepository(ctx, req, repo, method.action);
+  const access = await authorizeAnyOf(ctx, req, repo, typeof method.action === "string" ? [method.action] : method.action, method.alsoChallenge?.(query));
   await method.answer(ctx, req, res, { repo, access }, matched.rest, query);
 }

@@ -57,6 +57,12 @@ export async function linkBlob(db: Db, repoUid: string, digest: string): Promise
   await db.insertInto("repo_blobs").values({ repo_uid: repoUid, digest }).onConflict((oc) => oc.columns(["repo_uid", "digest"]).doNothing()).execute();
 }
 
+/** Stops repo `repoUid` serving blob `digest`; false when it did not. The blob itself goes when a collection finds nothing naming it. */
+export async function unlinkBlob(db: Db, repoUid: string, digest: string): Promise<boolean> {
+  const result = await db.deleteFrom("repo_blobs").where("repo_uid", "=", repoUid).where("digest", "=", digest).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
 /** The size of blob `digest` when repo `repoUid` may serve it, else undefined. */
 export async function linkedBlobSize(db: Db, repoUid: string, digest: string): Promise<number | undefined> {
   const row = await db
