@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { ChunkLengthMismatch, createFileContentStore, DigestMismatch, UploadTooLarge, type ContentStore } from "../../src/domains/registry/content/content-store.js";
@@ -113,6 +113,11 @@ for (const backend of backends) {
       const empty = await store.createUpload();
       assert.equal(await store.commit(empty, sha(Buffer.alloc(0))), 0);
       assert.equal(await store.size(sha(Buffer.alloc(0))), 0);
+      // The registry's answer of a zero-byte blob: the empty range (end before start) writes nothing and ends.
+      const out = new PassThrough();
+      const written = text(out);
+      await store.writeTo(sha(Buffer.alloc(0)), { start: 0, end: -1 }, out);
+      assert.equal(await written, "");
     });
 
     test("a blob larger than a multipart part streams through, chunk by chunk, and reads back whole", async () => {

@@ -166,6 +166,8 @@ export function createS3ContentStore(location: S3Location, client: S3Client = s3
     read,
 
     async writeTo(digest, range, out) {
+      // An empty range (a zero-byte blob: end before start) is no object read: S3 refuses `bytes=0--1`.
+      if (range.end < range.start) return void out.end();
       await pipeline(read(digest, range), out);
     },
 
