@@ -6,7 +6,6 @@ import { writeEmpty, writeNotModified, type RegistryContext, type RegistryReques
 import { mayMountFrom } from "./registry-auth.js";
 import { fail, ociErrorOf, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import type { RepositoryCall } from "./repository-call.js";
-import { PULL } from "./scope.js";
 
 /**
  * Blobs of the OCI Distribution API: `HEAD|GET /v2/<name>/blobs/<digest>`, and uploads:

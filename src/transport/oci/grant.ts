@@ -1,7 +1,7 @@
 import type { Grants } from "../../access/principal.js";
 import { restrictedGrants, type TokenRestriction } from "../../access/token-restriction.js";
 import { findOrganizationByName, type GrantsCache } from "../../domains/iam/index.js";
-import type { Repository, RepositoryName } from "../../domains/registry/index.js";
+import type { Repository } from "../../domains/registry/index.js";
 import type { ResponseHeaders } from "../http/node-types.js";
 import type { RegistryContext } from "./context.js";
 import { bearerChallenge, fail } from "./registry-errors.js";
