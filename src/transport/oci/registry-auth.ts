@@ -116,21 +116,34 @@ export function mountSourceScope(source: string): string {
 
 /**
  * Whether the request may pull `source`, to mount one of its blobs into `target` (which it may push).
- * A registry token that names `source` not at all was not asked for it: 401 with a challenge for both
- * scopes (insufficient_scope, as distribution answers), so the client asks `/token` for both and tries
- * again. A token that names it without pull (asked and refused), or a platform token whose identity may
- * not pull it: false, and the client uploads the blob instead (202).
+ * A registry token that does not name `source`, held by a caller who may pull it, was not asked for it:
+ * 401 with a challenge for both scopes (insufficient_scope, as distribution answers), so the client asks
+ * `/token` for both and tries again. A caller who may not pull it (whatever the token names) gets false,
+ * and the client uploads the blob instead (202).
  */
 export async function mayMountFrom(ctx: RegistryContext, req: NodeRequest, target: Repository, source: Repository): Promise<boolean> {
   const both = `${challengeScope(target.name, PUSH)} ${mountSourceScope(source.name.full)}`;
   const claims = await registryClaims(ctx, req, both, target.name);
-  if (Array.isArray(claims.access) && !(claims.access as AccessEntry[]).some((a) => a?.type === "repository" && a.name === source.name.full)) {
-    fail(401, "UNAUTHORIZED", `the token was not asked for ${source.name.full}: ask /token for both scopes of the challenge`, { name: target.name.full }, {
-      "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: both, error: "insufficient_scope" }),
-    });
+  const subject = claims.sub ?? "";
+  if (Array.isArray(claims.access) && subject !== ANONYMOUS_SUBJECT && !(claims.access as AccessEntry[]).some((a) => a?.type === "repository" && a.name === source.name.full)) {
+    const challenge = { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope: both, error: "insufficient_scope" }) };
+    const caller = await identityCaller(ctx.grants, subject, challenge, restrictionOf(claims));
+    if (!(await mayPull(ctx, caller, source))) return false;
+    fail(401, "UNAUTHORIZED", `the token was not asked for ${source.name.full}: ask /token for both scopes of the challenge`, { name: target.name.full }, challenge);
   }
   return authorizeRepository(ctx, req, source, PULL).then(
     () => true,
+    (error: unknown) => {
+      if (error instanceof RegistryFailure) return false;
+      throw error;
+    },
+  );
+}
+
+/** Whether `caller` may pull `repository` now (what `/token` would grant it). */
+function mayPull(ctx: RegistryContext, caller: Caller, repository: Repository): Promise<boolean> {
+  return grant(ctx, caller, repository, [PULL]).then(
+    (entry) => entry.actions.includes(PULL),
     (error: unknown) => {
       if (error instanceof RegistryFailure) return false;
       throw error;

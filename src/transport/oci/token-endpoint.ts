@@ -120,11 +120,10 @@ function merged(entries: AccessEntry[]): AccessEntry[] {
   const byName = new Map<string, AccessEntry>();
   for (const entry of entries) {
     const known = byName.get(entry.name);
-    if (known === undefined || known.actions.length === 0) {
+    if (known === undefined) {
       byName.set(entry.name, { ...entry, actions: [...entry.actions] });
       continue;
     }
-    if (entry.actions.length === 0) continue; // a refused scope widens nothing
     known.actions = [PULL, PUSH, DELETE].filter((a): a is Action => known.actions.includes(a as Action) || entry.actions.includes(a as Action));
     if (known.tags === undefined || entry.tags === undefined) delete known.tags;
   }
@@ -136,8 +135,7 @@ function merged(entries: AccessEntry[]): AccessEntry[] {
  * token for what the caller may do of each scope (docs/decisions.md, "Registry host"), and
  * with `scope=registry:catalog:*` for listing the catalog.
  * With one scope, a caller who may do none of it gets the error; with several, a scope
- * it may do nothing of is named in the token with no actions (the registry then refuses that use,
- * and knows it was asked: a mount from it falls back to an upload rather than asking again).
+ * it may do nothing of is left out of the token (the registry then refuses that use).
  * A pull token's request is a change the audit log records (`registry.pull_token.use`, its scopes).
  */
 export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: NodeResponse, query: URLSearchParams): Promise<void> {
@@ -158,11 +156,9 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
     } catch (error) {
       if (!(error instanceof RegistryFailure) || (scopes.length === 1 && !catalog)) throw error;
       firstFailure ??= error;
-      // Asked and refused: named with no actions, so that the registry tells it from a scope never asked (a mount's source).
-      entries.push({ type: "repository", name: scope.name.full, actions: [] });
     }
   }
-  if (!entries.some((e) => e.actions.length > 0) && !catalog && firstFailure !== undefined) throw firstFailure;
+  if (entries.length === 0 && !catalog && firstFailure !== undefined) throw firstFailure;
 
   // A pull token's registry tokens end with it; ours also say they came from one (the endpoints then check it still lives).
   const ttlSeconds = pullToken === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((pullToken.expireTime - ctx.now()) / 1000)));
