@@ -8,6 +8,7 @@ import { ExternalGroupRoleMappingsService } from "../../gen/platform/iam/v2/exte
 import { GroupInvitesService } from "../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { IdentitiesService } from "../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentityProvidersService } from "../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { MembersService } from "../../gen/platform/iam/v2/members_service_pb.js";
 import { RoleBindingsService } from "../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { PullTokensService } from "../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { RolesService } from "../../gen/platform/iam/v2/roles_service_pb.js";
@@ -61,6 +62,7 @@ const RPCS: Array<{ service: DescService; method: string; capability: string | n
   { service: ExternalGroupRoleMappingsService, method: "getExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_LIST", request: (g) => ({ uid: two(g) }) },
   { service: ExternalGroupRoleMappingsService, method: "createExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_CREATE", request: (g) => ({ parent: one(g), externalGroupRoleMapping: {} }) },
   { service: ExternalGroupRoleMappingsService, method: "deleteExternalGroupRoleMapping", capability: "CAP_IAM_EXTERNAL_GROUP_ROLE_MAPPINGS_DELETE", request: (g) => ({ uid: two(g) }) },
+  { service: MembersService, method: "listMembers", capability: "CAP_IAM_ROLE_BINDINGS_LIST", request: (g) => ({ parent: g, pageSize: -1 }) },
   { service: PullTokensService, method: "createPullToken", capability: "CAP_REGISTRY_PULL_TOKENS_CREATE", request: (g) => ({ parent: g, ttl: { seconds: 1n } }) },
   { service: TermsService, method: "acceptTerms", capability: "CAP_TERMS_ACCEPT", request: (g) => ({ group: g, documentIds: [] }) },
   { service: TermsService, method: "listTermsAcceptances", capability: "CAP_TERMS_LIST", request: (g) => ({ group: g, pageSize: -1 }) },

@@ -6,6 +6,7 @@ import {
 import { file_platform_iam_v2_group_invites_service, GroupInvitesService } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { file_platform_iam_v2_groups_service, GroupsService } from "../../../gen/platform/iam/v2/groups_service_pb.js";
 import { file_platform_iam_v2_identities_service, IdentitiesService } from "../../../gen/platform/iam/v2/identities_service_pb.js";
+import { file_platform_iam_v2_members_service, MembersService } from "../../../gen/platform/iam/v2/members_service_pb.js";
 import { file_platform_iam_v2_pull_tokens_service, PullTokensService } from "../../../gen/platform/iam/v2/pull_tokens_service_pb.js";
 import { file_platform_iam_v2_identity_providers_service, IdentityProvidersService } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { file_platform_iam_v2_role_bindings_service, RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
@@ -36,6 +37,7 @@ import { createGroupInvitesService } from "./group-invite-service.js";
 import { createGroupsService } from "./groups-service.js";
 import { createIdentityProvidersService } from "./identity-provider-service.js";
 import { createIdentitiesService } from "./identity-service.js";
+import { createMembersService } from "./members-service.js";
 import { createRoleBindingsService } from "./role-binding-service.js";
 import { createRolesService } from "./role-service.js";
 import { createPullTokensService } from "./pull-token-service.js";
@@ -44,7 +46,7 @@ import { iamMigrations } from "./migrations.js";
 
 /**
  * IAM (`platform.iam.v2`, and `platform.iam.v1` over it): the group tree, identities, roles and role bindings, identity
- * providers, account associations, group invites, external group role mappings, terms.
+ * providers, account associations, group invites, external group role mappings, terms; the members of a group (read only).
  * Its core tables (groups, identities, roles, bindings) are created under the store's first
  * migration's name (migrations/2026-11-22-0001-initial.ts), which the store's keys share.
  */
@@ -61,6 +63,7 @@ export const iam: Domain = {
     file_platform_iam_v2_external_group_role_mappings_service,
     file_platform_iam_v2_terms_service,
     file_platform_iam_v2_pull_tokens_service,
+    file_platform_iam_v2_members_service,
     file_platform_iam_v1_group,
     file_platform_iam_v1_identity,
     file_platform_iam_v1_role,
@@ -82,6 +85,7 @@ export const iam: Domain = {
     bind(ExternalGroupRoleMappingsService, createExternalGroupRoleMappingsService),
     bind(TermsService, createTermsService),
     bind(PullTokensService, createPullTokensService),
+    bind(MembersService, createMembersService),
     // v1 (`platform.iam.v1`): each over its v2 service (docs/decisions.md, "v1").
     bind(Groups, (deps) => createGroupsV1Service(createGroupsService(deps))),
     bind(Identities, (deps) => createIdentitiesV1Service(createIdentitiesService(deps))),
