@@ -83,7 +83,7 @@ describe("usage errors are one line and exit 2", () => {
 
   test("unknown commands, subcommands and options, and options a command does not use", async () => {
     await Promise.all([
-      refused(["serv"], /unknown command "serv"; the commands are serve, bootstrap, token, owners, registry, advisories, libraries, keys, login, logout, whoami, invite, pull-token \(see "platform-api --help"\)/),
+      refused(["serv"], /unknown command "serv"; the commands are serve, bootstrap, token, owners, registry, advisories, libraries, keys, login, logout, whoami, invite, pull-token, auth \(see "platform-api --help"\)/),
       refused(["toString"], /unknown command "toString"/),
       refused(["registry"], /registry needs a subcommand: import, gc or retention \(see "platform-api registry --help"\)/),
       refused(["registry", "push"], /unknown registry subcommand "push"; it has import, gc and retention \(see "platform-api registry --help"\)/),

@@ -1,7 +1,7 @@
 import { CommandError } from "../../command/options.js";
 import { notSignedIn } from "./api-url.js";
 import { readCredentials, updateCredentials, type Session } from "./credentials.js";
-import { call, errorMessageOf, jsonOf } from "./http.js";
+import { call, errorMessageOf, form, jsonOf } from "./http.js";
 
 /** A session whose access token expires sooner than this is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 30_000;
@@ -55,9 +55,13 @@ export async function refreshSession(api: string, used: Session): Promise<Sessio
   return fresh!;
 }
 
-/** POST /sts/exchange_refresh_token: the rotated pair as a Session. Throws CommandError when refused. */
-async function exchangeRefreshToken(api: string, refreshToken: string): Promise<Session> {
-  const response = await call(api, "/sts/exchange_refresh_token", { method: "POST", headers: { authorization: `Bearer ${refreshToken}` } }, REFRESH_TIMEOUT_MS);
+/**
+ * POST /sts/exchange_refresh_token, with `aud` = `audience` when given (the access token's audience,
+ * default the API's): the rotated pair as a Session. Throws CommandError when refused.
+ */
+export async function exchangeRefreshToken(api: string, refreshToken: string, audience?: string): Promise<Session> {
+  const query = audience === undefined ? "" : `?${form({ aud: audience })}`;
+  const response = await call(api, `/sts/exchange_refresh_token${query}`, { method: "POST", headers: { authorization: `Bearer ${refreshToken}` } }, REFRESH_TIMEOUT_MS);
   const body = (await jsonOf(response)) as { token?: { token?: unknown; expiry?: unknown }; refreshToken?: { token?: unknown } } | undefined;
   if (response.status === 401 || response.status === 403) throw sessionEnded(api);
   if (!response.ok) throw new CommandError(`${api}: refreshing the session: ${errorMessageOf(response, body)}`);

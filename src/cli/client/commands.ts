@@ -63,4 +63,20 @@ export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
     },
     run: async ({ options }) => (await import("./pull-token-commands.js")).createPullToken(options),
   },
+  "auth configure-docker": {
+    summary: "let docker, skopeo and podman use your session at a registry (a credential helper, no stored token)",
+    description:
+      "Name the credential helper docker-credential-platform-api (installed with the package; it must be on PATH) for\n" +
+      "the registry host in credHelpers of Docker's config.json ($DOCKER_CONFIG, else ~/.docker; other keys kept), and\n" +
+      "of the containers auth.json skopeo and podman read with --authfile or --containers-auth. On each pull or push the\n" +
+      "client asks the helper, which mints a short-lived token for the registry from the session (POST\n" +
+      "/sts/exchange_refresh_token with aud); no token is written to those files. One token is minted now, as a check.",
+    options: {
+      ...apiUrlOption,
+      registry: { type: "string", help: "the registry host as image references name it (registry.example.com, localhost:5000), or its URL (required)" },
+      authfile: { type: "string", help: "also write credHelpers into this containers auth file (skopeo, podman --authfile)" },
+      "containers-auth": { type: "boolean", help: "also write it into $REGISTRY_AUTH_FILE, else $XDG_RUNTIME_DIR/containers/auth.json" },
+    },
+    run: async ({ options }) => (await import("./configure-docker.js")).configureDocker(options),
+  },
 };
