@@ -9,6 +9,7 @@ import {
   failLogin,
   finishLogin,
   heldRefreshToken,
+  LOGIN_TTL_MS,
   pollDeviceLogin,
   redeemLoginCode,
   redirectDeviceLogin,
@@ -36,6 +37,7 @@ import { file_google_rpc_error_details } from "../../../../gen/google/rpc/error_
 import { readTokenRequest } from "../token-request.js";
 import type { TokenService } from "../../../access/tokens.js";
 import { admitPerson, issuePersonTokens, personAccessToken } from "./admit.js";
+import { createDeviceForm, FORM_TOKEN_FIELD } from "./device-form.js";
 import { page, redirect } from "./pages.js";
 import { causedByOutboundFetch, createProviderClients, ProviderUnreachable, type ProviderClient } from "./provider-clients.js";
 import { createProviderRecheck, ProviderUnavailableError } from "./provider-recheck.js";
@@ -104,6 +106,7 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
   const deviceLogins = createDeviceLoginStarter(db, { perClient: config.limits.maxPendingDeviceLoginsPerClient, inAll: config.limits.maxPendingDeviceLogins });
   /** The API's own origin: its console (/console) signs in here. */
   const apiOrigin = new URL(config.apiUrl).origin;
+  const deviceForm = createDeviceForm({ apiUrl: config.apiUrl, lifetimeMs: LOGIN_TTL_MS });
 
   const routes: Record<string, { method: "GET" | "POST" | "GET,POST"; handle: (req: NodeRequest, res: NodeResponse, params: URLSearchParams, log: Logger) => Promise<void> }> = {
     [LOGIN_PATHS.login]: { method: "GET", handle: startLogin },
@@ -312,38 +315,36 @@ export function createLoginRoutes(options: LoginRoutesOptions) {
     );
   }
 
-  /** The page a person opens from the terminal: confirm the code shown there (GET), then sign in (POST). */
+  /**
+   * The page a person opens from the terminal: with a waiting code, its confirmation (GET), then
+   * the sign-in at its provider (POST from that page, device-form.ts); without one, a form to type
+   * the code, which looks it up (GET).
+   */
   async function device(req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
     const userCode = single(params, "user_code");
     const waiting = userCode === "" ? undefined : await deviceLoginOf(db, userCode, now());
-    if (req.method === "GET" || !waiting) {
-      const problem = userCode !== "" && !waiting ? "That code is unknown, expired or already used." : "";
-      page(res, problem ? 400 : 200, "Sign in to a terminal", `${problem} Confirm the code your terminal shows; only continue if you started this sign-in.`, {
-        action: LOGIN_PATHS.device,
-        userCode: waiting ? userCode : "",
-      });
+    const title = "Sign in to a terminal";
+    if (!waiting) {
+      const problem = userCode === "" ? "" : "That code is unknown, expired or already used.";
+      page(res, problem ? 400 : 200, title, `${problem} Type the code your terminal shows.`, { kind: "lookup", action: LOGIN_PATHS.device });
       return;
     }
-    if (!fromOwnPage(req)) {
-      page(res, 403, "Sign in to a terminal", "Confirm the code on this server's own page: open the address your terminal shows.");
+    if (req.method === "GET") {
+      const provider = await providers.resolve(waiting.providerUid);
+      const { token, headers } = deviceForm.issue(req);
+      const providerOrigin = new URL(provider.config.serverMetadata().authorization_endpoint ?? provider.config.serverMetadata().issuer).origin;
+      const form = { kind: "confirm", action: LOGIN_PATHS.device, userCode, formToken: token, providerOrigin } as const;
+      page(res, 200, title, "Confirm the code your terminal shows; only continue if you started this sign-in.", form, headers);
+      return;
+    }
+    if (!deviceForm.fromOwnPage(req, single(params, FORM_TOKEN_FIELD))) {
+      page(res, 403, title, "Confirm the code on this server's own page: open the address your terminal shows.");
       return;
     }
     const provider = await providers.resolve(waiting.providerUid);
     await toProvider(res, provider, async (upstream) => {
       if (!(await redirectDeviceLogin(db, waiting.uid, upstream))) throw new Refusal(400, "invalid_grant", "this code was already confirmed");
     });
-  }
-
-  /**
-   * Whether a confirmation was posted from our own device page: another site's form posting a user
-   * code of its own would otherwise sign the visitor in on the attacker's terminal (login CSRF).
-   * Browsers name the posting page's origin (`Origin`) and its relation (`Sec-Fetch-Site`).
-   */
-  function fromOwnPage(req: NodeRequest): boolean {
-    const site = req.headers["sec-fetch-site"];
-    if (site !== undefined && site !== "same-origin") return false;
-    const origin = req.headers.origin;
-    return origin === undefined || origin === new URL(config.apiUrl).origin;
   }
 
   async function revoke(_req: NodeRequest, res: NodeResponse, params: URLSearchParams): Promise<void> {
