@@ -7,6 +7,7 @@ import { createApiHost } from "./api-host.js";
 import { createDiscoveryRoutes } from "../transport/auth/discovery.js";
 import { createStsRoute } from "../transport/auth/sts-route.js";
 import { createLoginRoutes } from "../transport/auth/login/login-routes.js";
+import { createRegistryPasswordRoutes } from "../transport/auth/registry-password-routes.js";
 import type { OutboundPolicy } from "../outbound/fetch.js";
 import { createConsoleRoutes } from "../transport/console/console-route.js";
 import type { TokenService } from "../access/tokens.js";
@@ -153,6 +154,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     logger,
     outbound: issuers,
   });
+  const registryPasswords = createRegistryPasswordRoutes({ config, tokens: host.tokens, db: store.db, audit });
   const docs = createApiDocsRoutes(host.services);
   const consolePages = createConsoleRoutes();
 
@@ -169,6 +171,8 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
     if (await sts(req, res)) return;
     note.route = "login";
     if (await login(req, res)) return;
+    note.route = "registry_passwords";
+    if (await registryPasswords(req, res)) return;
     note.route = "docs";
     if (await docs(req, res)) return;
     note.route = "console";

@@ -17,7 +17,7 @@ export interface RouteNote {
   /** Who asked, once a credential was verified (`anonymous` for an anonymous registry token). */
   actor?: AuditActor;
   /** How the caller of the registry host's `/token` authenticated. */
-  credential?: "pull_token" | "basic" | "bearer" | "none";
+  credential?: "pull_token" | "registry_password" | "basic" | "bearer" | "none";
 }
 
 /**

@@ -13,7 +13,7 @@ const loginOptions: Record<string, OptionSpec> = {
 };
 
 /**
- * `login`, `logout`, `whoami`, `invite accept` and `pull-token create`, in the order of `--help`. Declared without
+ * `login`, `logout`, `whoami`, `invite accept`, `pull-token create` and `auth registry-password`, in the order of `--help`. Declared without
  * loading what they run (each `run` imports it), like the domains' commands.
  */
 export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
@@ -78,5 +78,20 @@ export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
       "containers-auth": { type: "boolean", help: "also write it into $REGISTRY_AUTH_FILE, else $XDG_RUNTIME_DIR/containers/auth.json" },
     },
     run: async ({ options }) => (await import("./configure-docker.js")).configureDocker(options),
+  },
+  "auth registry-password": {
+    summary: "create, list or revoke your own registry passwords (docker login without a credential helper)",
+    description:
+      "Manage the signed-in person's registry passwords (/auth/v1/registryPasswords): Basic credentials the registry\n" +
+      "host's /token takes for what you may pull and push, nothing more. `create [--ttl 720h] [--description d]`\n" +
+      "prints {username, password, id, expireTime} as JSON, the password this once (no --ttl: it lasts until revoked);\n" +
+      "`list` prints them without secrets; `revoke <id>` ends one at once. At most 10 at a time.",
+    options: {
+      ...apiUrlOption,
+      ttl: { type: "string", help: "create: how long the password is accepted (1m to 8760h); default until revoked" },
+      description: { type: "string", help: "create: what it is for (at most 256 characters), shown by list" },
+    },
+    operands: "create | list | revoke <id>",
+    run: async ({ options, operands }) => (await import("./registry-password-commands.js")).registryPassword(options, operands),
   },
 };

@@ -1,4 +1,4 @@
-/** The auth domain's tables: logins in progress and refresh tokens; column conventions in src/store/tables.ts. */
+/** The auth domain's tables: logins in progress, refresh tokens and registry passwords; column conventions in src/store/tables.ts. */
 
 /**
  * A login in progress, from its start to the one-time platform code (browser) or the device
@@ -66,7 +66,28 @@ export interface RefreshTokenTable {
   revoked_time: number | null;
 }
 
+/**
+ * A person's registry password: Basic credentials the registry host's `/token` accepts for the
+ * person's identity. Only `HMAC-SHA256(salt, secret)` is kept; the secret is shown once.
+ */
+export interface RegistryPasswordTable {
+  /** 16 hex digits, named in the password itself (`prp_<id>_<secret>`) and by `revoke`. */
+  id: string;
+  identity_uid: string;
+  description: string;
+  /** 16 random bytes, hex: the HMAC key of this row's secret. */
+  salt: string;
+  /** HMAC-SHA256 of the secret under `salt`, hex. */
+  secret_hash: string;
+  create_time: number;
+  /** Null: it never expires. */
+  expire_time: number | null;
+  /** The last `/token` it was accepted at (best effort); null before its first use. */
+  last_used_time: number | null;
+}
+
 export interface AuthTables {
   logins: LoginTable;
   refresh_tokens: RefreshTokenTable;
+  registry_passwords: RegistryPasswordTable;
 }

@@ -2,8 +2,9 @@ import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { bearerToken } from "../http/credentials.js";
 import { writeJson } from "../http/status-json.js";
 import { acceptPullToken, getIdentity } from "../../domains/iam/index.js";
+import { acceptRegistryPassword, isRegistryPassword } from "../../domains/auth/index.js";
 import type { RegistryContext } from "./context.js";
-import { ANONYMOUS_SUBJECT, CATALOG_ENTRY, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
+import { ACTION_CAPABILITIES, ANONYMOUS_SUBJECT, CATALOG_ENTRY, CREATE_BY_PUSH, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, NO_STORE, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { restrictionClaims, restrictionOf, type TokenRestriction } from "../../access/token-restriction.js";
 import { isUidp } from "../../aip/uidp.js";
@@ -18,11 +19,17 @@ export const MAX_SCOPES = 8;
 /** The longest signed password (a JWT) read: far above a static key's token, far below a header's bound. */
 const MAX_SIGNED_PASSWORD = 8192;
 
-/** What a request to `/token` authenticates with: a platform token (as a Bearer token or Basic's password), or a pull token's username and password. */
+/**
+ * What a person's registry password may do: pull and push (creating a repository by its first push),
+ * within the person's role bindings; nothing else of theirs (deleting tags, the API).
+ */
+const REGISTRY_PASSWORD_RESTRICTION: TokenRestriction = { caps: [...new Set([...ACTION_CAPABILITIES.pull, ...ACTION_CAPABILITIES.push, ...CREATE_BY_PUSH])] };
+
+/** What a request to `/token` authenticates with: a platform token (as a Bearer token or Basic's password), or a pull token's or registry password's username and password. */
 type Credential = { token: string; via: "bearer" | "basic" } | { username: string; password: string };
 
 const CREDENTIALS_EXPECTED =
-  "credentials must be `Bearer <platform token>`, Basic with user _token and a platform token as password, or Basic with a pull token's username and password";
+  "credentials must be `Bearer <platform token>`, Basic with user _token and a platform token as password, or Basic with a pull token's or a registry password's username and password";
 
 /** The credential a request to `/token` carries, or undefined for an anonymous call. Throws 401 for a malformed header. */
 function credentialOf(req: NodeRequest, registryUrl: string): Credential | undefined {
@@ -42,18 +49,26 @@ function credentialOf(req: NodeRequest, registryUrl: string): Credential | undef
 }
 
 /**
- * Who asks, and for a pull token until when its registry tokens may live. Notes the kind of
+ * Who asks, and for a pull token or a registry password until when its registry tokens may live. Notes the kind of
  * credential and, once verified, its subject as the request's actor (`ctx.note`).
  */
 async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: string | undefined): Promise<CallerOf> {
   const { config, tokens, db, note } = ctx;
   const credential = credentialOf(req, config.registryUrl);
-  note.credential = credential === undefined ? "none" : "username" in credential ? "pull_token" : credential.via;
+  note.credential = credential === undefined ? "none" : "username" in credential ? (isRegistryPassword(credential.password) ? "registry_password" : "pull_token") : credential.via;
   if (credential === undefined) {
     note.actor = { subject: ANONYMOUS_SUBJECT };
     return { caller: { subject: ANONYMOUS_SUBJECT } };
   }
   const invalid = { "www-authenticate": bearerChallenge(config.registryUrl, { scope: challengeScope, error: "invalid_token" }) };
+  if ("username" in credential && isRegistryPassword(credential.password)) {
+    // A person's registry password: their identity, narrowed to pulling and pushing; 401 at once once revoked or expired.
+    const accepted = await acceptRegistryPassword(db, credential.username, credential.password, ctx.now());
+    if (accepted === undefined) fail(401, "UNAUTHORIZED", "the registry password is unknown, revoked or expired, or not the username's", null, invalid);
+    note.actor = { subject: accepted.identity };
+    const restriction = REGISTRY_PASSWORD_RESTRICTION;
+    return { caller: await identityCaller(ctx.grants, accepted.identity, invalid, restriction), restriction, until: accepted.expireTime };
+  }
   if ("username" in credential) {
     const signed = isJwt(credential.password);
     const accepted = signed ? await acceptSignedPassword(ctx, credential.username, credential.password) : await acceptPullToken(db, credential.username, credential.password, ctx.now());
@@ -78,12 +93,13 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
 /**
  * Who asks: `caller`; for a pull token, until when its registry tokens may live and whether it is
  * one of ours (its registry tokens then say so, and each use checks it still lives); for a platform
- * token, the restriction it carries.
+ * token or a registry password, the restriction it carries; for a registry password with an expiry, `until` it.
  */
 interface CallerOf {
   caller: Caller;
   pullToken?: { expireTime: number; ours: boolean };
   restriction?: TokenRestriction;
+  until?: number;
 }
 
 /** Three dot-separated base64url parts: a JWT, not one of our `pap_` passwords. */
@@ -145,7 +161,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   // The catalog scope is granted to every caller: `/v2/_catalog` lists what the token's subject may pull.
   const catalog = texts.some(isCatalogScope);
   const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
-  const { caller, pullToken, restriction } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  const { caller, pullToken, restriction, until } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
   if (pullToken !== undefined) ctx.note.change = { action: "registry.pull_token.use", resource: texts.join(" ") };
 
   const entries: AccessEntry[] = [];
@@ -160,8 +176,9 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   }
   if (entries.length === 0 && !catalog && firstFailure !== undefined) throw firstFailure;
 
-  // A pull token's registry tokens end with it; ours also say they came from one (the endpoints then check it still lives).
-  const ttlSeconds = pullToken === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((pullToken.expireTime - ctx.now()) / 1000)));
+  // A pull token's or registry password's registry tokens end with it; a pull token's of ours also say they came from one (the endpoints then check it still lives).
+  const end = pullToken?.expireTime ?? until;
+  const ttlSeconds = end === undefined ? REGISTRY_TOKEN_TTL_SECONDS : Math.max(1, Math.min(REGISTRY_TOKEN_TTL_SECONDS, Math.floor((end - ctx.now()) / 1000)));
   const { token, expiry } = await tokens.issue({
     subject: caller.subject,
     audience: config.registryUrl,
