@@ -13,7 +13,7 @@ const loginOptions: Record<string, OptionSpec> = {
 };
 
 /**
- * `login`, `logout`, `whoami`, `invite accept`, `pull-token create` and `auth registry-password`, in the order of `--help`. Declared without
+ * `login`, `logout`, `whoami`, `invite accept`, `pull-token create`, `auth configure-docker` and `auth registry-password`, in the order of `--help`. Declared without
  * loading what they run (each `run` imports it), like the domains' commands.
  */
 export const CLIENT_COMMANDS: Readonly<Record<string, ClientCommand>> = {
