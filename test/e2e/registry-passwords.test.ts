@@ -224,8 +224,16 @@ for (const database of await testDatabases()) {
       }
     });
 
-    test("revoke: /token answers 401 at once; creation and revocation are in the audit log", async () => {
+    test("revoke: /token answers 401 at once, and so do the registry tokens it issued before; creation and revocation are in the audit log", async () => {
+      const before = ((await (await tokenWith(basic(made.username, made.password))).json()) as { token: string }).token;
+      const tagsWith = () => fetch(`${server.registryUrl}/v2/acme/app/tags/list`, { headers: { authorization: `Bearer ${before}` } });
+      const served = await tagsWith();
+      await served.body?.cancel();
+      assert.equal(served.status, 200);
       const run = ok(await cli(["auth", "registry-password", "revoke", made.id]));
+      const afterRevoke = await tagsWith();
+      assert.equal(afterRevoke.status, 401);
+      assert.match(await afterRevoke.text(), /registry password is revoked or expired/);
       assert.equal(run.stderr, `Revoked registry password ${made.id}\n`);
       const answer = await tokenWith(basic(made.username, made.password));
       await answer.body?.cancel();

@@ -29,6 +29,7 @@ export {
   createRegistryPassword,
   isRegistryPassword,
   listRegistryPasswords,
+  registryPasswordLive,
   MAX_REGISTRY_PASSWORD_DESCRIPTION,
   MAX_REGISTRY_PASSWORD_TTL_MS,
   MAX_REGISTRY_PASSWORDS,

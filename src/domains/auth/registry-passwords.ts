@@ -103,8 +103,9 @@ export function isRegistryPassword(password: string): boolean {
   return password.startsWith(REGISTRY_PASSWORD_PREFIX);
 }
 
-/** A registry password the registry host accepted: the identity it speaks for, and until when (undefined: no end). */
+/** A registry password the registry host accepted: its id, the identity it speaks for, and until when (undefined: no end). */
 export interface AcceptedRegistryPassword {
+  id: string;
   identity: string;
   expireTime?: number;
 }
@@ -125,5 +126,11 @@ export async function acceptRegistryPassword(db: Db, username: string, password:
   if (row.expire_time !== null && Number(row.expire_time) <= time) return undefined;
   // Best effort: when the store is busy, the pull still goes on.
   await markRegistryPasswordUsed(db, row.id, time).catch(() => undefined);
-  return { identity: row.identity_uid, ...(row.expire_time === null ? {} : { expireTime: Number(row.expire_time) }) };
+  return { id: row.id, identity: row.identity_uid, ...(row.expire_time === null ? {} : { expireTime: Number(row.expire_time) }) };
+}
+
+/** Whether registry password `id` still speaks for `identityUid` at `time`: not revoked, not expired (what each use of its registry tokens checks). */
+export async function registryPasswordLive(db: Db, id: string, identityUid: string, time: number): Promise<boolean> {
+  const row = await registryPasswordById(db, id);
+  return row !== undefined && row.identity_uid === identityUid && (row.expire_time === null || Number(row.expire_time) > time);
 }

@@ -30,6 +30,8 @@ export const CREATE_BY_PUSH = ["CAP_REPO_CREATE", "CAP_REGISTRY_PUSH"];
 
 /** The claim marking a registry token issued to a pull token: each use checks the pull token still lives. */
 export const PULL_TOKEN_CLAIM = "pull_token";
+/** The claim naming the registry password a registry token was issued to: each use checks the password still lives. */
+export const REGISTRY_PASSWORD_CLAIM = "registry_password";
 
 /** One entry of a registry token's `access` claim, and what a request is allowed. */
 export interface AccessEntry {

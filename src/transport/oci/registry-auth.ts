@@ -7,7 +7,8 @@ import { CATALOG_SCOPE, PULL, PUSH, repositoryScope, type Action } from "./scope
 import type { RegistryContext } from "./context.js";
 import { pullTokenLive } from "../../domains/iam/index.js";
 import { restrictionOf } from "../../access/token-restriction.js";
-import { ANONYMOUS_SUBJECT, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
+import { ANONYMOUS_SUBJECT, grant, identityCaller, PULL_TOKEN_CLAIM, REGISTRY_PASSWORD_CLAIM, type AccessEntry, type Caller } from "./grant.js";
+import { registryPasswordLive } from "../../domains/auth/index.js";
 
 /** The scope a client is sent to ask for: pushing needs pull too (clients read what they push). */
 function challengeScope(name: RepositoryName, action: Action): string {
@@ -51,6 +52,15 @@ async function registryClaims(ctx: RegistryContext, req: NodeRequest, scope: str
   return claims;
 }
 
+/** A registry token issued to a registry password works only while the password lives: revoking it revokes them at once. */
+async function requireLiveRegistryPassword(ctx: RegistryContext, claims: Record<string, unknown>, scope: string | undefined): Promise<void> {
+  const id = claims[REGISTRY_PASSWORD_CLAIM];
+  if (typeof id !== "string") return;
+  if (!(await registryPasswordLive(ctx.db, id, String(claims.sub ?? ""), ctx.now()))) {
+    fail(401, "UNAUTHORIZED", "the registry password is revoked or expired", null, { "www-authenticate": bearerChallenge(ctx.config.registryUrl, { scope, error: "invalid_token" }) });
+  }
+}
+
 /** A registry token issued to a pull token works only while the pull token lives: deleting its identity revokes it at once. */
 async function requireLivePullToken(ctx: RegistryContext, identity: string, scope: string): Promise<void> {
   if (!(await pullTokenLive(ctx.db, identity, ctx.now()))) {
@@ -83,6 +93,7 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
     return Object.assign({}, await grant(ctx, await identityCaller(ctx.grants, subject, challenge, restrictionOf(claims)), repository, [action]), { subject });
   }
   if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, subject, challengeScope(name, action));
+  await requireLiveRegistryPassword(ctx, claims, challengeScope(name, action));
   const access = Array.isArray(claims.access) ? (claims.access as AccessEntry[]) : [];
   const entry = access.find((a) => a?.type === "repository" && a.name === name.full && Array.isArray(a.actions) && a.actions.includes(action));
   if (entry === undefined) fail(403, "DENIED", `the token does not grant ${action} on ${name.full}`, { name: name.full });
@@ -100,6 +111,7 @@ export async function authorizeRepository(ctx: RegistryContext, req: NodeRequest
 export async function authorizeCatalog(ctx: RegistryContext, req: NodeRequest): Promise<Caller> {
   const claims = await registryClaims(ctx, req, CATALOG_SCOPE);
   if (claims[PULL_TOKEN_CLAIM] === true) await requireLivePullToken(ctx, claims.sub ?? "", CATALOG_SCOPE);
+  await requireLiveRegistryPassword(ctx, claims, CATALOG_SCOPE);
   if (claims.access !== undefined) {
     const access = Array.isArray(claims.access) ? (claims.access as Array<{ type?: unknown; name?: unknown }>) : [];
     if (!access.some((a) => a?.type === "registry" && a.name === "catalog")) fail(403, "DENIED", `the token does not grant the catalog: ask /token for ${CATALOG_SCOPE}`, null);

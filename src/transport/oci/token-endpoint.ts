@@ -4,7 +4,7 @@ import { writeJson } from "../http/status-json.js";
 import { acceptPullToken, getIdentity } from "../../domains/iam/index.js";
 import { acceptRegistryPassword, isRegistryPassword } from "../../domains/auth/index.js";
 import type { RegistryContext } from "./context.js";
-import { ACTION_CAPABILITIES, ANONYMOUS_SUBJECT, CATALOG_ENTRY, CREATE_BY_PUSH, grant, identityCaller, PULL_TOKEN_CLAIM, type AccessEntry, type Caller } from "./grant.js";
+import { ACTION_CAPABILITIES, ANONYMOUS_SUBJECT, CATALOG_ENTRY, CREATE_BY_PUSH, grant, identityCaller, PULL_TOKEN_CLAIM, REGISTRY_PASSWORD_CLAIM, type AccessEntry, type Caller } from "./grant.js";
 import { bearerChallenge, fail, NO_STORE, REGISTRY_VERSION_HEADERS, RegistryFailure } from "./registry-errors.js";
 import { restrictionClaims, restrictionOf, type TokenRestriction } from "../../access/token-restriction.js";
 import { isUidp } from "../../aip/uidp.js";
@@ -67,7 +67,7 @@ async function callerOf(ctx: RegistryContext, req: NodeRequest, challengeScope: 
     if (accepted === undefined) fail(401, "UNAUTHORIZED", "the registry password is unknown, revoked or expired, or not the username's", null, invalid);
     note.actor = { subject: accepted.identity };
     const restriction = REGISTRY_PASSWORD_RESTRICTION;
-    return { caller: await identityCaller(ctx.grants, accepted.identity, invalid, restriction), restriction, until: accepted.expireTime };
+    return { caller: await identityCaller(ctx.grants, accepted.identity, invalid, restriction), restriction, until: accepted.expireTime, registryPassword: accepted.id };
   }
   if ("username" in credential) {
     const signed = isJwt(credential.password);
@@ -100,6 +100,8 @@ interface CallerOf {
   pullToken?: { expireTime: number; ours: boolean };
   restriction?: TokenRestriction;
   until?: number;
+  /** The registry password's id: its registry tokens say so, and each use checks it still lives. */
+  registryPassword?: string;
 }
 
 /** Three dot-separated base64url parts: a JWT, not one of our `pap_` passwords. */
@@ -161,7 +163,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
   // The catalog scope is granted to every caller: `/v2/_catalog` lists what the token's subject may pull.
   const catalog = texts.some(isCatalogScope);
   const scopes = texts.filter((t) => !isCatalogScope(t)).map(parseScope);
-  const { caller, pullToken, restriction, until } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
+  const { caller, pullToken, restriction, until, registryPassword } = await callerOf(ctx, req, scopes.length === 1 && !catalog ? repositoryScope(scopes[0].name.full, scopes[0].actions) : undefined);
   if (pullToken !== undefined) ctx.note.change = { action: "registry.pull_token.use", resource: texts.join(" ") };
 
   const entries: AccessEntry[] = [];
@@ -187,6 +189,7 @@ export async function handleToken(ctx: RegistryContext, req: NodeRequest, res: N
     claims: {
       access: [...merged(entries), ...(catalog ? [CATALOG_ENTRY] : [])],
       ...(pullToken?.ours ? { [PULL_TOKEN_CLAIM]: true } : {}),
+      ...(registryPassword === undefined ? {} : { [REGISTRY_PASSWORD_CLAIM]: registryPassword }),
       ...(restriction === undefined ? {} : restrictionClaims(restriction)),
     },
   });
