@@ -4,8 +4,6 @@ import {
   ListDocumentsRequestSchema,
   ListDocumentsResponseSchema,
   ListVulnerabilityMetadataRequestSchema,
-  ListResolvedVulnsReportsRequestSchema,
-  ListResolvedVulnsReportsResponseSchema,
   ListVulnerabilityMetadataResponseSchema,
   SecurityAdvisoryService,
 } from "../../../gen/platform/advisory/v2/security_advisory_service_pb.js";
@@ -62,25 +60,21 @@ export function createSecurityAdvisoryService({ db, pager }: ServiceDeps): Servi
       return create(ListVulnerabilityMetadataResponseSchema, { vulnerabilityMetadata: page.items, ...page });
     },
 
-    listResolvedVulnsReports: (req, ctx) =>
-      listMethod(ctx, ListResolvedVulnsReportsResponseSchema, "resolvedVulnsReports", {
-        pager,
-        schema: ListResolvedVulnsReportsRequestSchema,
-        request: req,
-        orderable: resolvedVulnsOrderable,
-        validate: (v) => checkResolvedVulnsRequest(v, req),
-        read: (p, scope) =>
-          listResolvedVulnsReports(
-            db,
-            {
-              ...scope,
-              startDay: req.startTime && dayOf(req.startTime),
-              endDay: req.endTime && dayOf(req.endTime),
-              refs: req.imageRefs.map((r) => ({ repoUid: r.repo, tags: r.tags })),
-            },
-            p,
-          ),
-        map: resolvedVulnsReportFromRow,
-      }),
+    listResolvedVulnsReports: (req, ctx) => listMethod(ctx, pager, SecurityAdvisoryService.method.listResolvedVulnsReports, req, "resolvedVulnsReports", {
+      orderable: resolvedVulnsOrderable,
+      validate: (v) => checkResolvedVulnsRequest(v, req),
+      read: (p, scope) =>
+        listResolvedVulnsReports(
+          db,
+          {
+            ...scope,
+            startDay: req.startTime && dayOf(req.startTime),
+            endDay: req.endTime && dayOf(req.endTime),
+            refs: req.imageRefs.map((r) => ({ repoUid: r.repo, tags: r.tags })),
+          },
+          p,
+        ),
+      map: resolvedVulnsReportFromRow,
+    }),
   };
 }

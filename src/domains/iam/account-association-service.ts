@@ -1,14 +1,9 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AccountAssociationSchema } from "../../../gen/platform/iam/v2/account_association_pb.js";
 import {
   AccountAssociationsService,
-  ListAccountAssociationsRequestSchema,
-  ListAccountAssociationsResponseSchema,
 } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
-import { idempotentDeleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
-import { Violations } from "../../aip/validation.js";
+import { checkedCreate, checkedPatch, checkedUpdate, idempotentDeleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
 import {
   accountAssociationOrderable,
   deleteAccountAssociation,
@@ -27,22 +22,14 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
   return {
     getAccountAssociation: (req) => getMethod(req.uid, (uid) => getAccountAssociation(db, uid), accountAssociationFromRow),
 
-    listAccountAssociations: (req, ctx) =>
-      listMethod(ctx, ListAccountAssociationsResponseSchema, "accountAssociations", {
-        pager,
-        schema: ListAccountAssociationsRequestSchema,
-        request: req,
-        orderable: accountAssociationOrderable,
-        validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (page, scope) => listAccountAssociations(db, { name: req.name || undefined, ...scope }, page),
-        map: accountAssociationFromRow,
-      }),
+    listAccountAssociations: (req, ctx) => listMethod(ctx, pager, AccountAssociationsService.method.listAccountAssociations, req, "accountAssociations", {
+      orderable: accountAssociationOrderable,
+      ...nameFilter(req.name, { max: 128 }, (filter, page) => listAccountAssociations(db, filter, page)),
+      map: accountAssociationFromRow,
+    }),
 
     async createAccountAssociation(req, ctx) {
-      const association = req.accountAssociation ?? create(AccountAssociationSchema);
-      const violations = new Violations().parent("parent", req.parent);
-      checkAccountAssociationFields(violations, association);
-      violations.throwIfAny();
+      const [association] = checkedCreate(AccountAssociationSchema, req.accountAssociation, req.parent, checkAccountAssociationFields);
       const time = now();
       const row = { uid: req.parent, group_uid: req.parent, create_time: time, ...accountAssociationColumns(association, time) };
       return inTransaction(db, ctx.signal, async (trx) => {
@@ -52,14 +39,10 @@ export function createAccountAssociationsService({ db, pager, now }: ServiceDeps
     },
 
     async updateAccountAssociation(req, ctx) {
-      const patch = req.accountAssociation ?? create(AccountAssociationSchema);
-      new Violations().uid("account_association.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(AccountAssociationSchema, req.accountAssociation, "account_association");
       return inTransaction(db, ctx.signal, async (trx) => {
         const current = accountAssociationFromRow(await getAccountAssociation(trx, patch.uid));
-        const next = applyFieldMask(AccountAssociationSchema, current, patch, req.updateMask, ACCOUNT_ASSOCIATION_UPDATABLE);
-        const violations = new Violations();
-        checkAccountAssociationFields(violations, next);
-        violations.throwIfAny();
+        const [next] = checkedUpdate(AccountAssociationSchema, current, patch, req.updateMask, ACCOUNT_ASSOCIATION_UPDATABLE, checkAccountAssociationFields);
         return accountAssociationFromRow(await updateAccountAssociation(trx, next.uid, accountAssociationColumns(next, now())));
       });
     },

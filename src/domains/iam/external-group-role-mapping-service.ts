@@ -1,15 +1,10 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ExternalGroupRoleMappingSchema } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
 import {
   ExternalGroupRoleMappingsService,
-  ListExternalGroupRoleMappingsRequestSchema,
-  ListExternalGroupRoleMappingsResponseSchema,
 } from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
 import { depth, newChildUid, stripSegments } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
-import { Violations } from "../../aip/validation.js";
+import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import {
   deleteExternalGroupRoleMapping,
   externalGroupRoleMappingOrderable,
@@ -29,31 +24,26 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
   return {
     getExternalGroupRoleMapping: (req) => getMethod(req.uid, (uid) => getExternalGroupRoleMapping(db, uid), externalGroupRoleMappingFromRow),
 
-    listExternalGroupRoleMappings: (req, ctx) =>
-      listMethod(ctx, ListExternalGroupRoleMappingsResponseSchema, "externalGroupRoleMappings", {
-        pager,
-        schema: ListExternalGroupRoleMappingsRequestSchema,
-        request: req,
-        orderable: externalGroupRoleMappingOrderable,
-        validate: (v) => {
-          v.text("external_group_id", req.externalGroupId, { max: 256 });
-          v.uid("identity_provider_uid", req.identityProviderUid, false);
-        },
-        read: (page, scope) =>
-          listExternalGroupRoleMappings(
-            db,
-            { externalGroup: req.externalGroupId || undefined, identityProviderUid: req.identityProviderUid || undefined, ...scope },
-            page,
-          ),
-        map: externalGroupRoleMappingFromRow,
-      }),
+    listExternalGroupRoleMappings: (req, ctx) => listMethod(ctx, pager, ExternalGroupRoleMappingsService.method.listExternalGroupRoleMappings, req, "externalGroupRoleMappings", {
+      orderable: externalGroupRoleMappingOrderable,
+      validate: (v) => {
+        v.text("external_group_id", req.externalGroupId, { max: 256 });
+        v.uid("identity_provider_uid", req.identityProviderUid, false);
+      },
+      read: (page, scope) =>
+        listExternalGroupRoleMappings(
+          db,
+          { externalGroup: req.externalGroupId || undefined, identityProviderUid: req.identityProviderUid || undefined, ...scope },
+          page,
+        ),
+      map: externalGroupRoleMappingFromRow,
+    }),
 
     async createExternalGroupRoleMapping(req, ctx) {
-      const mapping = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
-      const violations = new Violations().parent("parent", req.parent);
-      if (violations.list.length === 0 && depth(req.parent) < 2) violations.add("parent", "must be an identity provider uid");
-      checkExternalGroupRoleMappingFields(violations, mapping);
-      violations.throwIfAny();
+      const [mapping] = checkedCreate(ExternalGroupRoleMappingSchema, req.externalGroupRoleMapping, req.parent, (violations, mapping) => {
+        if (violations.list.length === 0 && depth(req.parent) < 2) violations.add("parent", "must be an identity provider uid");
+        checkExternalGroupRoleMappingFields(violations, mapping);
+      });
       const group = stripSegments(req.parent, 1)!;
       const time = now();
       const row = {
@@ -73,14 +63,11 @@ export function createExternalGroupRoleMappingsService({ db, pager, now }: Servi
     },
 
     async updateExternalGroupRoleMapping(req, ctx) {
-      const patch = req.externalGroupRoleMapping ?? create(ExternalGroupRoleMappingSchema);
-      new Violations().uid("external_group_role_mapping.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(ExternalGroupRoleMappingSchema, req.externalGroupRoleMapping, "external_group_role_mapping");
       return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getExternalGroupRoleMapping(trx, patch.uid);
-        const next = applyFieldMask(ExternalGroupRoleMappingSchema, externalGroupRoleMappingFromRow(stored), patch, req.updateMask, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE);
-        const violations = new Violations();
-        checkExternalGroupRoleMappingFields(violations, next);
-        violations.throwIfAny();
+        const current = externalGroupRoleMappingFromRow(stored);
+        const [next] = checkedUpdate(ExternalGroupRoleMappingSchema, current, patch, req.updateMask, EXTERNAL_GROUP_ROLE_MAPPING_UPDATABLE, checkExternalGroupRoleMappingFields);
         if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
         return externalGroupRoleMappingFromRow(
           await updateExternalGroupRoleMapping(trx, stored.uid, { external_group: next.externalGroupId, role_uid: next.roleUid, update_time: now() }),

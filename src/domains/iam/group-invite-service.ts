@@ -4,14 +4,11 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
 import {
   GroupInvitesService,
-  ListGroupInvitesRequestSchema,
-  ListGroupInvitesResponseSchema,
   RedeemGroupInviteResponseSchema,
 } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { unauthenticated } from "../../aip/errors.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { idempotentDeleteMethod, listMethod } from "../kit/standard-methods.js";
+import { checkedCreate, checkedPatch, checkedUpdate, idempotentDeleteMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../access/principal.js";
 import { redeemerOf, redeemInvite } from "./people.js";
@@ -42,10 +39,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
 
     async listGroupInvites(req, ctx) {
       let roles = new Map<string, RoleWithCapabilities>();
-      return listMethod(ctx, ListGroupInvitesResponseSchema, "groupInvites", {
-        pager,
-        schema: ListGroupInvitesRequestSchema,
-        request: req,
+      return listMethod(ctx, pager, GroupInvitesService.method.listGroupInvites, req, "groupInvites", {
         orderable: groupInviteOrderable,
         validate: (v) => v.uid("role_uid", req.roleUid, false),
         read: async (page, scope) => {
@@ -58,10 +52,7 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
     },
 
     async createGroupInvite(req, ctx) {
-      const invite = req.groupInvite ?? create(GroupInviteSchema);
-      const violations = new Violations().parent("parent", req.parent);
-      const ttl = checkGroupInviteFields(violations, invite);
-      violations.throwIfAny();
+      const [invite, ttl] = checkedCreate(GroupInviteSchema, req.groupInvite, req.parent, checkGroupInviteFields);
       const time = now();
       const code = newInviteCode();
       const row = {
@@ -84,16 +75,15 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
     },
 
     async updateGroupInvite(req, ctx) {
-      const patch = req.groupInvite ?? create(GroupInviteSchema);
-      new Violations().uid("group_invite.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(GroupInviteSchema, req.groupInvite, "group_invite");
       const time = now();
       return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getGroupInvite(trx, patch.uid);
-        const next = applyFieldMask(GroupInviteSchema, groupInviteFromRow(stored, undefined), patch, req.updateMask, GROUP_INVITE_UPDATABLE);
-        const violations = new Violations();
-        const ttl = checkGroupInviteFields(violations, next);
-        checkSingleUseKept(violations, stored.single_use === 1, next.singleUse);
-        violations.throwIfAny();
+        const [next, ttl] = checkedUpdate(GroupInviteSchema, groupInviteFromRow(stored, undefined), patch, req.updateMask, GROUP_INVITE_UPDATABLE, (violations, next) => {
+          const ttl = checkGroupInviteFields(violations, next);
+          checkSingleUseKept(violations, stored.single_use === 1, next.singleUse);
+          return ttl;
+        });
         if (next.roleUid !== stored.role_uid) await requireGrantableRole(trx, ctx, next.roleUid, stored.group_uid);
         const expire_time = next.ttl ? time + ttl : stored.expire_time;
         const row = await updateGroupInvite(trx, stored.uid, { role_uid: next.roleUid, email: next.email, expire_time, update_time: time });

@@ -2,12 +2,11 @@ import { create } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupSchema } from "../../../gen/platform/iam/v2/group_pb.js";
-import { GroupsService, ListGroupsRequestSchema, ListGroupsResponseSchema } from "../../../gen/platform/iam/v2/groups_service_pb.js";
+import { GroupsService } from "../../../gen/platform/iam/v2/groups_service_pb.js";
 import { permissionDenied } from "../../aip/errors.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid, newRootUid, isRoot } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
-import { getMethod, listMethod } from "../kit/standard-methods.js";
+import { checkedPatch, checkedUpdate, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
 import { builtInRole } from "../../access/capabilities.js";
 import { principalKey } from "../../access/principal.js";
 import { deleteGroup, getGroup, groupOrderable, insertGroup, listGroups, updateGroup } from "./store/groups.js";
@@ -23,16 +22,11 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
   return {
     getGroup: (req) => getMethod(req.uid, (uid) => getGroup(db, uid), groupFromRow),
 
-    listGroups: (req, ctx) =>
-      listMethod(ctx, ListGroupsResponseSchema, "groups", {
-        pager,
-        schema: ListGroupsRequestSchema,
-        request: req,
-        orderable: groupOrderable,
-        validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (page, scope) => listGroups(db, { name: req.name || undefined, ...scope }, page),
-        map: groupFromRow,
-      }),
+    listGroups: (req, ctx) => listMethod(ctx, pager, GroupsService.method.listGroups, req, "groups", {
+      orderable: groupOrderable,
+      ...nameFilter(req.name, { max: 128 }, (filter, page) => listGroups(db, filter, page)),
+      map: groupFromRow,
+    }),
 
     async createGroup(req, ctx) {
       const group = req.group ?? create(GroupSchema);
@@ -65,14 +59,10 @@ export function createGroupsService({ db, pager, now, organizationCreation, owne
     },
 
     async updateGroup(req, ctx) {
-      const patch = req.group ?? create(GroupSchema);
-      new Violations().uid("group.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(GroupSchema, req.group, "group");
       return inTransaction(db, ctx.signal, async (trx) => {
         const current = groupFromRow(await getGroup(trx, patch.uid));
-        const next = applyFieldMask(GroupSchema, current, patch, req.updateMask, ["name", "description"]);
-        const violations = new Violations();
-        checkGroupFields(violations, next, isRoot(next.uid));
-        violations.throwIfAny();
+        const [next] = checkedUpdate(GroupSchema, current, patch, req.updateMask, ["name", "description"], (violations, next) => checkGroupFields(violations, next, isRoot(next.uid)));
         return groupFromRow(await updateGroup(trx, next.uid, { name: next.name, description: next.description, update_time: now() }));
       });
     },

@@ -1,14 +1,11 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentityProviderSchema } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
 import {
   IdentityProvidersService,
-  ListIdentityProvidersRequestSchema,
-  ListIdentityProvidersResponseSchema,
 } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
+import { checkedCreate, checkedPatch, deleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import {
   deleteIdentityProvider,
@@ -29,22 +26,16 @@ export function createIdentityProvidersService({ db, pager, now, secrets, allowH
   return {
     getIdentityProvider: (req) => getMethod(req.uid, (uid) => getIdentityProvider(db, uid), identityProviderFromRow),
 
-    listIdentityProviders: (req, ctx) =>
-      listMethod(ctx, ListIdentityProvidersResponseSchema, "identityProviders", {
-        pager,
-        schema: ListIdentityProvidersRequestSchema,
-        request: req,
-        orderable: identityProviderOrderable,
-        validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (page, scope) => listIdentityProviders(db, { name: req.name || undefined, ...scope }, page),
-        map: (row) => identityProviderFromRow(row),
-      }),
+    listIdentityProviders: (req, ctx) => listMethod(ctx, pager, IdentityProvidersService.method.listIdentityProviders, req, "identityProviders", {
+      orderable: identityProviderOrderable,
+      ...nameFilter(req.name, { max: 128 }, (filter, page) => listIdentityProviders(db, filter, page)),
+      map: (row) => identityProviderFromRow(row),
+    }),
 
     async createIdentityProvider(req, ctx) {
-      const idp = req.identityProvider ?? create(IdentityProviderSchema);
-      const violations = new Violations().parent("parent", req.parent);
-      checkIdentityProviderFields(violations, idp, { secretKept: false, allowHttpIssuers });
-      violations.throwIfAny();
+      const [idp] = checkedCreate(IdentityProviderSchema, req.identityProvider, req.parent, (violations, idp) =>
+        checkIdentityProviderFields(violations, idp, { secretKept: false, allowHttpIssuers }),
+      );
       const time = now();
       const row = { uid: newChildUid(req.parent), group_uid: req.parent, create_time: time, ...identityProviderColumns(idp, secrets.seal(oidcOf(idp)!.clientSecret), time) };
       return inTransaction(db, ctx.signal, async (trx) => {
@@ -55,8 +46,7 @@ export function createIdentityProvidersService({ db, pager, now, secrets, allowH
     },
 
     async updateIdentityProvider(req, ctx) {
-      const patch = req.identityProvider ?? create(IdentityProviderSchema);
-      new Violations().uid("identity_provider.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(IdentityProviderSchema, req.identityProvider, "identity_provider");
       return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getIdentityProvider(trx, patch.uid);
         const next = applyFieldMask(IdentityProviderSchema, identityProviderFromRow(stored), patch, req.updateMask, IDENTITY_PROVIDER_UPDATABLE);

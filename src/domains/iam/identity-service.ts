@@ -1,11 +1,8 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { IdentitiesService, ListIdentitiesRequestSchema, ListIdentitiesResponseSchema } from "../../../gen/platform/iam/v2/identities_service_pb.js";
+import { IdentitiesService } from "../../../gen/platform/iam/v2/identities_service_pb.js";
 import { IdentitySchema, type Identity } from "../../../gen/platform/iam/v2/identity_pb.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
-import { Violations } from "../../aip/validation.js";
+import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
 import {
   createIdentity,
   deleteIdentity,
@@ -39,23 +36,17 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
   return {
     getIdentity: (req) => getMethod(req.uid, (uid) => getIdentity(db, uid), identityFromRow),
 
-    listIdentities: (req, ctx) =>
-      listMethod(ctx, ListIdentitiesResponseSchema, "identities", {
-        pager,
-        schema: ListIdentitiesRequestSchema,
-        request: req,
-        orderable: identityOrderable,
-        validate: (v) => v.text("name", req.name, { max: 128 }),
-        read: (page, scope) => listIdentities(db, { name: req.name || undefined, ...scope }, page),
-        map: identityFromRow,
-      }),
+    listIdentities: (req, ctx) => listMethod(ctx, pager, IdentitiesService.method.listIdentities, req, "identities", {
+      orderable: identityOrderable,
+      ...nameFilter(req.name, { max: 128 }, (filter, page) => listIdentities(db, filter, page)),
+      map: identityFromRow,
+    }),
 
     async createIdentity(req, ctx) {
-      const identity = req.identity ?? create(IdentitySchema);
-      const violations = new Violations().parent("parent", req.parent);
-      checkIdentityFields(violations, identity, { allowHttp: allowHttpIssuers });
-      if (identity.relationship.case === "pullToken") violations.add("identity.pull_token", PULL_TOKENS_ELSEWHERE);
-      violations.throwIfAny();
+      const [identity] = checkedCreate(IdentitySchema, req.identity, req.parent, (violations, identity) => {
+        checkIdentityFields(violations, identity, { allowHttp: allowHttpIssuers });
+        if (identity.relationship.case === "pullToken") violations.add("identity.pull_token", PULL_TOKENS_ELSEWHERE);
+      });
       const time = now();
       const row = {
         uid: newChildUid(req.parent),
@@ -71,17 +62,15 @@ export function createIdentitiesService({ db, pager, now, allowHttpIssuers }: Se
     },
 
     async updateIdentity(req, ctx) {
-      const patch = req.identity ?? create(IdentitySchema);
-      new Violations().uid("identity.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(IdentitySchema, req.identity, "identity");
       return inTransaction(db, ctx.signal, async (trx) => {
         const current = identityFromRow(await getIdentity(trx, patch.uid));
-        const next = applyFieldMask(IdentitySchema, current, patch, req.updateMask, IDENTITY_UPDATABLE);
-        const violations = new Violations();
-        if ((current.relationship.case === "pullToken") !== (next.relationship.case === "pullToken")) {
-          violations.add("identity.pull_token", current.relationship.case === "pullToken" ? "a pull token stays one: delete it and create another identity" : PULL_TOKENS_ELSEWHERE);
-        }
-        checkIdentityFields(violations, next, { allowHttp: allowHttpIssuers, kept: issuerOf(current) });
-        violations.throwIfAny();
+        const [next] = checkedUpdate(IdentitySchema, current, patch, req.updateMask, IDENTITY_UPDATABLE, (violations, next) => {
+          if ((current.relationship.case === "pullToken") !== (next.relationship.case === "pullToken")) {
+            violations.add("identity.pull_token", current.relationship.case === "pullToken" ? "a pull token stays one: delete it and create another identity" : PULL_TOKENS_ELSEWHERE);
+          }
+          checkIdentityFields(violations, next, { allowHttp: allowHttpIssuers, kept: issuerOf(current) });
+        });
         return identityFromRow(await updateIdentity(trx, next.uid, { name: next.name, description: next.description, ...relationshipColumns(next), update_time: now() }));
       });
     },

@@ -2,8 +2,6 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleBindingInputSchema } from "../../../gen/platform/iam/v2/role_binding_pb.js";
 import {
-  ListRoleBindingsRequestSchema,
-  ListRoleBindingsResponseSchema,
   RoleBindingsService,
 } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { invalidField } from "../../aip/errors.js";
@@ -38,17 +36,13 @@ export function createRoleBindingsService({ db, pager, now }: ServiceDeps): Serv
   return {
     getRoleBinding: (req) => getMethod(req.uid, (uid) => getRoleBinding(db, uid), roleBindingFromRow),
 
-    listRoleBindings: (req, ctx) =>
-      listMethod(ctx, ListRoleBindingsResponseSchema, "roleBindings", {
-        pager,
-        schema: ListRoleBindingsRequestSchema,
-        request: req,
-        orderable: roleBindingOrderable,
-        validate: (v) => v.uid("identity", req.identity, false).uid("group", req.group, false).uid("role", req.role, false),
-        read: (page, scope) =>
-          listRoleBindings(db, { identity: req.identity || undefined, group: req.group || undefined, role: req.role || undefined, ...scope }, page),
-        map: roleBindingFromRow,
-      }),
+    listRoleBindings: (req, ctx) => listMethod(ctx, pager, RoleBindingsService.method.listRoleBindings, req, "roleBindings", {
+      orderable: roleBindingOrderable,
+      validate: (v) => v.uid("identity", req.identity, false).uid("group", req.group, false).uid("role", req.role, false),
+      read: (page, scope) =>
+        listRoleBindings(db, { identity: req.identity || undefined, group: req.group || undefined, role: req.role || undefined, ...scope }, page),
+      map: roleBindingFromRow,
+    }),
 
     async createRoleBinding(req, ctx) {
       const input = req.roleBinding ?? create(RoleBindingInputSchema);

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { AcceptTermsResponseSchema, ListTermsAcceptancesRequestSchema, ListTermsAcceptancesResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
+import { AcceptTermsResponseSchema, TermsService } from "../../../gen/platform/iam/v2/terms_service_pb.js";
 import { unauthenticated } from "../../aip/errors.js";
 import { listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
@@ -28,22 +28,18 @@ export function createTermsService({ db, pager, now }: ServiceDeps): ServiceImpl
       });
     },
 
-    listTermsAcceptances: (req, ctx) =>
-      listMethod(ctx, ListTermsAcceptancesResponseSchema, "termsAcceptances", {
-        pager,
-        schema: ListTermsAcceptancesRequestSchema,
-        request: req,
-        orderable: termsAcceptanceOrderable,
-        validate: (v) => {
-          v.uid("group", req.group);
-          v.text("doc_id", req.docId, { max: 128, pattern: DOC_ID });
-        },
-        // Acceptances at the group and its ancestors: no uidp filter, no visibility narrowing.
-        read: async (page) => {
-          await getGroup(db, req.group);
-          return listTermsAcceptances(db, { groupUid: req.group, docId: req.docId || undefined }, page);
-        },
-        map: termsAcceptanceFromRow,
-      }),
+    listTermsAcceptances: (req, ctx) => listMethod(ctx, pager, TermsService.method.listTermsAcceptances, req, "termsAcceptances", {
+      orderable: termsAcceptanceOrderable,
+      validate: (v) => {
+        v.uid("group", req.group);
+        v.text("doc_id", req.docId, { max: 128, pattern: DOC_ID });
+      },
+      // Acceptances at the group and its ancestors: no uidp filter, no visibility narrowing.
+      read: async (page) => {
+        await getGroup(db, req.group);
+        return listTermsAcceptances(db, { groupUid: req.group, docId: req.docId || undefined }, page);
+      },
+      map: termsAcceptanceFromRow,
+    }),
   };
 }

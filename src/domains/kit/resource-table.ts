@@ -2,7 +2,7 @@ import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuil
 import type { Page } from "../../aip/pagination.js";
 import { isUniqueViolation } from "../../store/dialect.js";
 import { rowNotFound, type ConflictError } from "../../store/errors.js";
-import { applyPage, countRows, listConditions, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
+import { applyPage, countRows, listConditions, type ListScope, type UidColumns, type UidpFilter, type Visibility } from "./list-query.js";
 import type { Database, Db } from "./schema.js";
 import { CACHEABLE, cachedWith } from "../../store/cached-reads.js";
 import { runPrecompiled } from "../../store/precompiled.js";
@@ -136,6 +136,31 @@ export async function listPage<T extends ResourceTableName>(
   const rows = await applyPage(query.selectAll(), page, table.name).modifyEnd(CACHEABLE).execute();
   const total = await countRows(query, page.total);
   return { rows: rows as RowOf<T>[], total };
+}
+
+/** The resource tables with a `name` column. */
+export type NamedTableName = { [T in ResourceTableName]: Database[T] extends { name: string } ? T : never }[ResourceTableName];
+
+/** Sort keys (`order_by`) of a named resource: its name and times. */
+export const NAMED_ORDERABLE = { name: "name", ...TIMES_ORDERABLE };
+
+/** What a listing of a named resource matches: the caller's scope and, when given, an exact name. */
+export interface NameFilter extends ListScope {
+  name?: string;
+}
+
+/**
+ * The reads of a named resource table: `get`, the row by uid (cached with its read; throws
+ * NotFoundError), and `list`, one page (up to `limit + 1` rows, in `page.order`) of the rows with
+ * the filter's name (any name when none) in the caller's scope, and the count of all matches.
+ */
+export function namedResourceReads<T extends NamedTableName>(
+  table: ResourceTable<T>,
+): { get: (db: Db, uid: string) => Promise<RowOf<T>>; list: (db: Db, filter: NameFilter, page: Page) => Promise<{ rows: RowOf<T>[]; total: number }> } {
+  return {
+    get: (db, uid) => getByUid(db, table, uid),
+    list: (db, { name, uidp, visible }, page) => listPage(db, table, { equals: { name } as ListFilter<T>["equals"], uidp, visible }, page),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
+import { create, type DescMessage, type Message, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { EmptySchema, type Empty, type FieldMask } from "@bufbuild/protobuf/wkt";
+import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { visibilityKey } from "../../access/principal.js";
@@ -12,11 +13,13 @@ import { readCachedPage, type ListRequestFields } from "../../aip/list.js";
 import { isCached, cachedDerivation } from "../../store/cached-reads.js";
 import type { Page, Pager, Orderable } from "../../aip/pagination.js";
 import { Violations } from "../../aip/validation.js";
+import { applyFieldMask } from "../../aip/field-mask.js";
 
 /**
  * The bodies of the standard methods a resource's handlers share: Get and Delete by uid and
- * List (spec 4.1). A handler that does more (hydration, extra checks) writes its own body
- * from the same parts (`Violations`, `readCachedPage`, `inTransaction`).
+ * List (spec 4.1), and the checks that open Create and Update (`checkedCreate`, `checkedPatch`,
+ * `checkedUpdate`), whose writes stay the handler's. A handler that does more (hydration, extra
+ * checks) writes its own body from the same parts (`Violations`, `readCachedPage`, `inTransaction`).
  */
 
 /**
@@ -66,16 +69,17 @@ type ItemOf<Res extends DescMessage, K extends keyof MessageInitShape<Res>> = No
 /**
  * List (AIP-132, spec 4.1): one page through `readCachedPage` (the uidp filter, paging fields and
  * `validate` checked together), `read` given the caller's visibility from the authorization
- * interceptor; the response is `response` with the items under `items` and the envelope fields.
+ * interceptor. `rpc` names the request's schema (`input`, e.g. the service's
+ * `method.listThings`) and the response's (`output`), which answers the items under `items`
+ * and the envelope fields.
  */
 export async function listMethod<Req extends DescMessage, Res extends DescMessage, K extends keyof MessageInitShape<Res> & string, Row extends { uid: string }>(
   ctx: HandlerContext,
-  response: Res,
+  pager: Pager,
+  rpc: { input: Req; output: Res },
+  request: MessageShape<Req> & ListRequestFields,
   items: K,
   options: {
-    pager: Pager;
-    schema: Req;
-    request: MessageShape<Req> & ListRequestFields;
     orderable: Orderable;
     validate?: (violations: Violations) => void;
     read: (page: Page, scope: ListScope) => Promise<{ rows: Row[]; total: number }>;
@@ -88,9 +92,76 @@ export async function listMethod<Req extends DescMessage, Res extends DescMessag
   // While the rows are cached (SQLite, nothing written since), so is the answer: built and encoded once.
   return readCachedPage({
     ...options,
+    pager,
+    schema: rpc.input,
+    request,
     audience,
     read: (p, uidp) => options.read(p, { uidp, visible }),
     items: async (rows) => rows.map(options.map),
-    respond: (page) => create(response, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>),
+    respond: (page) => create(rpc.output, { [items]: page.items, ...page } as unknown as MessageInitShape<Res>),
   });
+}
+
+/**
+ * The `name` filter of a List (an exact name; `rule` its length and pattern) as `listMethod`'s
+ * `validate` and `read`: `read` is given the caller's scope with the name, when the request names one.
+ */
+export function nameFilter<Row extends { uid: string }>(
+  name: string,
+  rule: { max: number; pattern?: RegExp },
+  read: (filter: ListScope & { name?: string }, page: Page) => Promise<{ rows: Row[]; total: number }>,
+): { validate: (violations: Violations) => void; read: (page: Page, scope: ListScope) => Promise<{ rows: Row[]; total: number }> } {
+  return {
+    validate: (v) => v.text("name", name, rule),
+    read: (page, scope) => read({ name: name || undefined, ...scope }, page),
+  };
+}
+
+/**
+ * Create (AIP-133), before its write: the request's resource (`given`, or an empty one), with
+ * `parent` checked and `check` adding the violations of its fields; throws INVALID_ARGUMENT naming
+ * all of them. Answers the resource and what `check` answered (e.g. the values it parsed).
+ */
+export function checkedCreate<M extends Message, Checked>(
+  schema: GenMessage<M>,
+  given: M | undefined,
+  parent: string,
+  check: (violations: Violations, resource: M) => Checked,
+): [M, Checked] {
+  const resource = given ?? create(schema);
+  const violations = new Violations().parent("parent", parent);
+  const checked = check(violations, resource);
+  violations.throwIfAny();
+  return [resource, checked];
+}
+
+/**
+ * Update (AIP-134), before reading the stored resource: the request's patch (`given`, or an
+ * empty one), its uid checked under `<field>.uid` (INVALID_ARGUMENT).
+ */
+export function checkedPatch<M extends Message & { uid: string }>(schema: GenMessage<M>, given: M | undefined, field: string): M {
+  const patch = given ?? create(schema);
+  new Violations().uid(`${field}.uid`, patch.uid).throwIfAny();
+  return patch;
+}
+
+/**
+ * Update (AIP-134), once the stored resource is read: `current` with `patch` applied under the
+ * request's `mask` (`applyFieldMask`; `updatable` the paths it may change), and `check`
+ * adding the violations of the result; throws INVALID_ARGUMENT naming all of them. Answers the
+ * result and what `check` answered.
+ */
+export function checkedUpdate<M extends Message, Checked>(
+  schema: GenMessage<M>,
+  current: M,
+  patch: M,
+  mask: FieldMask | undefined,
+  updatable: readonly string[],
+  check: (violations: Violations, next: M) => Checked,
+): [M, Checked] {
+  const next = applyFieldMask(schema, current, patch, mask, updatable);
+  const violations = new Violations();
+  const checked = check(violations, next);
+  violations.throwIfAny();
+  return [next, checked];
 }

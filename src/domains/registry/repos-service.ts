@@ -1,11 +1,8 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RepoReadmeSchema, RepoSchema } from "../../../gen/platform/registry/v2/repo_pb.js";
-import { ListReposRequestSchema, ListReposResponseSchema, ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
+import { ReposService } from "../../../gen/platform/registry/v2/repos_service_pb.js";
 import { newChildUid } from "../../aip/uidp.js";
-import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
-import { Violations } from "../../aip/validation.js";
+import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
 import { deleteRepo, getRepo, insertRepo, listRepos, repoOrderable, updateReadme, updateRepo } from "./store/repos.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
@@ -19,22 +16,14 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
   return {
     getRepo: (req) => getMethod(req.uid, (uid) => getRepo(db, uid), repoFromRow),
 
-    listRepos: (req, ctx) =>
-      listMethod(ctx, ListReposResponseSchema, "repos", {
-        pager,
-        schema: ListReposRequestSchema,
-        request: req,
-        orderable: repoOrderable,
-        validate: (v) => v.text("name", req.name, { max: 255, pattern: REPO_NAME }),
-        read: (page, scope) => listRepos(db, { name: req.name || undefined, ...scope }, page),
-        map: repoFromRow,
-      }),
+    listRepos: (req, ctx) => listMethod(ctx, pager, ReposService.method.listRepos, req, "repos", {
+      orderable: repoOrderable,
+      ...nameFilter(req.name, { max: 255, pattern: REPO_NAME }, (filter, page) => listRepos(db, filter, page)),
+      map: repoFromRow,
+    }),
 
     async createRepo(req, ctx) {
-      const repo = req.repo ?? create(RepoSchema);
-      const violations = new Violations().parent("parent", req.parent);
-      checkRepoFields(violations, repo);
-      violations.throwIfAny();
+      const [repo] = checkedCreate(RepoSchema, req.repo, req.parent, checkRepoFields);
       const time = now();
       const row = {
         uid: newChildUid(req.parent),
@@ -50,15 +39,11 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
     },
 
     async updateRepo(req, ctx) {
-      const patch = req.repo ?? create(RepoSchema);
-      new Violations().uid("repo.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(RepoSchema, req.repo, "repo");
       return inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getRepo(trx, patch.uid);
         const current = repoFromRow(stored);
-        const next = applyFieldMask(RepoSchema, current, patch, req.updateMask, ["name", "description", "immutable_tags"]);
-        const violations = new Violations();
-        checkRepoFields(violations, next);
-        violations.throwIfAny();
+        const [next] = checkedUpdate(RepoSchema, current, patch, req.updateMask, ["name", "description", "immutable_tags"], checkRepoFields);
         requireUnlock(ctx.values.get(principalKey), stored.group_uid, current.immutableTags, next.immutableTags);
         const change = { name: next.name, description: next.description, immutable_tags: immutableTagsColumn(next.immutableTags), update_time: now() };
         return repoFromRow(await updateRepo(trx, next.uid, change));
@@ -70,13 +55,10 @@ export function createReposService({ db, pager, now, ownership }: ServiceDeps): 
     getRepoReadme: (req) => getMethod(req.uid, (uid) => getRepo(db, uid), readmeFromRow),
 
     async updateRepoReadme(req, ctx) {
-      const patch = req.repoReadme ?? create(RepoReadmeSchema);
-      new Violations().uid("repo_readme.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(RepoReadmeSchema, req.repoReadme, "repo_readme");
       return inTransaction(db, ctx.signal, async (trx) => {
-        const next = applyFieldMask(RepoReadmeSchema, readmeFromRow(await getRepo(trx, patch.uid)), patch, req.updateMask, ["content"]);
-        const violations = new Violations();
-        checkReadme(violations, next.content);
-        violations.throwIfAny();
+        const current = readmeFromRow(await getRepo(trx, patch.uid));
+        const [next] = checkedUpdate(RepoReadmeSchema, current, patch, req.updateMask, ["content"], (violations, next) => checkReadme(violations, next.content));
         return readmeFromRow(await updateReadme(trx, patch.uid, next.content, now()));
       });
     },

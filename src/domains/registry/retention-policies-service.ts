@@ -1,17 +1,13 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RetentionPolicySchema } from "../../../gen/platform/registry/v2/retention_policy_pb.js";
 import {
-  ListRetentionPoliciesRequestSchema,
-  ListRetentionPoliciesResponseSchema,
   RetentionPoliciesService,
 } from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
-import { applyFieldMask } from "../../aip/field-mask.js";
 import { isSelfOrDescendant, newChildUid } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
-import { deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
+import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
 import { retentionPolicyFromRow, retentionRulesColumns } from "./retention-policy-mapper.js";
 import { checkRetentionRules } from "./retention-policy-validation.js";
 import { getRepo } from "./store/repos.js";
@@ -32,22 +28,17 @@ export function createRetentionPoliciesService({ db, pager, now }: ServiceDeps):
   return {
     getRetentionPolicy: (req) => getMethod(req.uid, (uid) => getRetentionPolicy(db, uid), retentionPolicyFromRow),
 
-    listRetentionPolicies: (req, ctx) =>
-      listMethod(ctx, ListRetentionPoliciesResponseSchema, "retentionPolicies", {
-        pager,
-        schema: ListRetentionPoliciesRequestSchema,
-        request: req,
-        orderable: retentionPolicyOrderable,
-        validate: (v) => v.uid("repo_uid", req.repoUid, false),
-        read: (page, scope) => listRetentionPolicies(db, { repoUid: req.repoUid || undefined, ...scope }, page),
-        map: retentionPolicyFromRow,
-      }),
+    listRetentionPolicies: (req, ctx) => listMethod(ctx, pager, RetentionPoliciesService.method.listRetentionPolicies, req, "retentionPolicies", {
+      orderable: retentionPolicyOrderable,
+      validate: (v) => v.uid("repo_uid", req.repoUid, false),
+      read: (page, scope) => listRetentionPolicies(db, { repoUid: req.repoUid || undefined, ...scope }, page),
+      map: retentionPolicyFromRow,
+    }),
 
     async createRetentionPolicy(req, ctx) {
-      const policy = req.retentionPolicy ?? create(RetentionPolicySchema);
-      const violations = new Violations().parent("parent", req.parent).uid("retention_policy.repo_uid", policy.repoUid, false);
-      checkRetentionRules(violations, policy);
-      violations.throwIfAny();
+      const [policy] = checkedCreate(RetentionPolicySchema, req.retentionPolicy, req.parent, (violations, policy) =>
+        checkRetentionRules(violations.uid("retention_policy.repo_uid", policy.repoUid, false), policy),
+      );
       return inTransaction(db, ctx.signal, async (trx) => {
         if (policy.repoUid !== "") {
           const repo = await getRepo(trx, policy.repoUid);
@@ -60,14 +51,9 @@ export function createRetentionPoliciesService({ db, pager, now }: ServiceDeps):
     },
 
     async updateRetentionPolicy(req, ctx) {
-      const patch = req.retentionPolicy ?? create(RetentionPolicySchema);
-      new Violations().uid("retention_policy.uid", patch.uid).throwIfAny();
+      const patch = checkedPatch(RetentionPolicySchema, req.retentionPolicy, "retention_policy");
       return inTransaction(db, ctx.signal, async (trx) => {
-        const current = retentionPolicyFromRow(await getRetentionPolicy(trx, patch.uid));
-        const next = applyFieldMask(RetentionPolicySchema, current, patch, req.updateMask, RULES);
-        const violations = new Violations();
-        checkRetentionRules(violations, next);
-        violations.throwIfAny();
+        const [next] = checkedUpdate(RetentionPolicySchema, retentionPolicyFromRow(await getRetentionPolicy(trx, patch.uid)), patch, req.updateMask, RULES, checkRetentionRules);
         return retentionPolicyFromRow(await updateRetentionPolicy(trx, next.uid, { ...retentionRulesColumns(next), update_time: now() }));
       });
     },

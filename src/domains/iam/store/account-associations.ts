@@ -1,8 +1,6 @@
 import type { Selectable } from "kysely";
 import { keyTaken } from "../../../store/errors.js";
-import type { Page } from "../../../aip/pagination.js";
-import type { ListScope } from "../../kit/list-query.js";
-import { deleteByUidIfAny, getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import { deleteByUidIfAny, NAMED_ORDERABLE, namedResourceReads, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
 import type { Db } from "../../kit/schema.js";
 import type { AccountAssociationTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -10,27 +8,13 @@ import { getGroup } from "./groups.js";
 export type AccountAssociationRow = Selectable<AccountAssociationTable>;
 
 /** Sortable account association fields: API name to column. */
-export const accountAssociationOrderable = {
-  name: "name",
-  ...TIMES_ORDERABLE,
-};
+export const accountAssociationOrderable = NAMED_ORDERABLE;
 
 /** An association's uid is its group's uid: it sits at the group's depth. */
 const ACCOUNT_ASSOCIATIONS = resourceTable("account_associations", "account association", { ownerSegments: 0 });
 
-export interface AccountAssociationFilter extends ListScope {
-  name?: string;
-}
-
-/** Throws NOT_FOUND when the group has no association. */
-export function getAccountAssociation(db: Db, uid: string): Promise<AccountAssociationRow> {
-  return getByUid(db, ACCOUNT_ASSOCIATIONS, uid);
-}
-
-/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listAccountAssociations(db: Db, { name, uidp, visible }: AccountAssociationFilter, page: Page): Promise<{ rows: AccountAssociationRow[]; total: number }> {
-  return listPage(db, ACCOUNT_ASSOCIATIONS, { equals: { name }, uidp, visible }, page);
-}
+/** `getAccountAssociation` throws NOT_FOUND when the group has no association; `listAccountAssociations` lists by exact name (`namedResourceReads`). */
+export const { get: getAccountAssociation, list: listAccountAssociations } = namedResourceReads(ACCOUNT_ASSOCIATIONS);
 
 /** Inserts a group's association; NOT_FOUND without the group, ALREADY_EXISTS when it has one. */
 export async function insertAccountAssociation(db: Db, row: AccountAssociationRow): Promise<AccountAssociationRow> {

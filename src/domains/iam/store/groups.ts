@@ -1,9 +1,7 @@
 import type { Selectable } from "kysely";
 import { keyTaken, resourceNotEmpty } from "../../../store/errors.js";
-import type { Page } from "../../../aip/pagination.js";
 import { descendantRange } from "../../../aip/uidp.js";
-import type { ListScope } from "../../kit/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import { NAMED_ORDERABLE, namedResourceReads, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
 import type { TableWith } from "../../kit/domain.js";
 import type { Db } from "../../kit/schema.js";
 import type { GroupTable } from "../tables.js";
@@ -11,26 +9,12 @@ import type { GroupTable } from "../tables.js";
 export type GroupRow = Selectable<GroupTable>;
 
 /** Sortable group fields: API name to column. */
-export const groupOrderable = {
-  name: "name",
-  ...TIMES_ORDERABLE,
-};
+export const groupOrderable = NAMED_ORDERABLE;
 
 const GROUPS = resourceTable("groups", "group", { parent: "parent_uid", ownerSegments: 0 });
 
-export interface GroupFilter extends ListScope {
-  name?: string;
-}
-
-/** Throws NOT_FOUND when the group does not exist. */
-export function getGroup(db: Db, uid: string): Promise<GroupRow> {
-  return getByUid(db, GROUPS, uid);
-}
-
-/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listGroups(db: Db, { name, uidp, visible }: GroupFilter, page: Page): Promise<{ rows: GroupRow[]; total: number }> {
-  return listPage(db, GROUPS, { equals: { name }, uidp, visible }, page);
-}
+/** `getGroup` throws NOT_FOUND when the group does not exist; `listGroups` lists by exact name (`namedResourceReads`). */
+export const { get: getGroup, list: listGroups } = namedResourceReads(GROUPS);
 
 /**
  * Inserts a group. Throws NOT_FOUND when the parent does not exist and

@@ -1,9 +1,7 @@
 import type { Selectable } from "kysely";
 import { keyTaken, resourceNotEmpty } from "../../../store/errors.js";
-import type { Page } from "../../../aip/pagination.js";
 import { parentOf } from "../../../aip/uidp.js";
-import type { ListScope } from "../../kit/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import { NAMED_ORDERABLE, namedResourceReads, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
 import type { Db } from "../../kit/schema.js";
 import type { IdentityProviderTable } from "../tables.js";
 import { getGroup } from "./groups.js";
@@ -11,26 +9,12 @@ import { getGroup } from "./groups.js";
 export type IdentityProviderRow = Selectable<IdentityProviderTable>;
 
 /** Sortable identity provider fields: API name to column. */
-export const identityProviderOrderable = {
-  name: "name",
-  ...TIMES_ORDERABLE,
-};
+export const identityProviderOrderable = NAMED_ORDERABLE;
 
 const IDENTITY_PROVIDERS = resourceTable("identity_providers", "identity provider", { parent: "group_uid", ownerSegments: 1 });
 
-export interface IdentityProviderFilter extends ListScope {
-  name?: string;
-}
-
-/** Throws NOT_FOUND when the provider does not exist. */
-export function getIdentityProvider(db: Db, uid: string): Promise<IdentityProviderRow> {
-  return getByUid(db, IDENTITY_PROVIDERS, uid);
-}
-
-/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listIdentityProviders(db: Db, { name, uidp, visible }: IdentityProviderFilter, page: Page): Promise<{ rows: IdentityProviderRow[]; total: number }> {
-  return listPage(db, IDENTITY_PROVIDERS, { equals: { name }, uidp, visible }, page);
-}
+/** `getIdentityProvider` throws NOT_FOUND when the provider does not exist; `listIdentityProviders` lists by exact name (`namedResourceReads`). */
+export const { get: getIdentityProvider, list: listIdentityProviders } = namedResourceReads(IDENTITY_PROVIDERS);
 
 function nameTaken(row: { group_uid: string; name: string }) {
   return keyTaken("identity provider", row.name, `an identity provider of ${row.group_uid} is already named "${row.name}"`);

@@ -1,10 +1,8 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { keyTaken, ConflictError, resourceNotEmpty } from "../../../store/errors.js";
 import { newChildUid } from "../../../aip/uidp.js";
-import type { Page } from "../../../aip/pagination.js";
 import { rootOf } from "../../../aip/uidp.js";
-import type { ListScope } from "../../kit/list-query.js";
-import { getByUid, listPage, resourceTable, TIMES_ORDERABLE, unlessTaken, updateByUid } from "../../kit/resource-table.js";
+import { NAMED_ORDERABLE, namedResourceReads, resourceTable, unlessTaken, updateByUid } from "../../kit/resource-table.js";
 import type { TableWith } from "../../kit/domain.js";
 import type { Db } from "../../kit/schema.js";
 import type { RepoTable } from "../tables.js";
@@ -17,26 +15,12 @@ import { runPrecompiled } from "../../../store/precompiled.js";
 export type RepoRow = Selectable<RepoTable>;
 
 /** Sortable repo fields: API name to column. */
-export const repoOrderable = {
-  name: "name",
-  ...TIMES_ORDERABLE,
-};
+export const repoOrderable = NAMED_ORDERABLE;
 
 const REPOS = resourceTable("repos", "repo", { parent: "group_uid", ownerSegments: 1 });
 
-export interface RepoFilter extends ListScope {
-  name?: string;
-}
-
-/** Throws NOT_FOUND when the repo does not exist. */
-export function getRepo(db: Db, uid: string): Promise<RepoRow> {
-  return getByUid(db, REPOS, uid);
-}
-
-/** One page (up to `limit + 1` rows, in `page.order`) and the count of all matches. */
-export function listRepos(db: Db, { name, uidp, visible }: RepoFilter, page: Page): Promise<{ rows: RepoRow[]; total: number }> {
-  return listPage(db, REPOS, { equals: { name }, uidp, visible }, page);
-}
+/** `getRepo` throws NOT_FOUND when the repo does not exist; `listRepos` lists by exact name (`namedResourceReads`). */
+export const { get: getRepo, list: listRepos } = namedResourceReads(REPOS);
 
 function taken(name: string) {
   return keyTaken("repo", name, `a repo of this organization is already named "${name}"`);

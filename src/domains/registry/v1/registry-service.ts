@@ -165,10 +165,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
     },
 
     async listEolTags(req, ctx) {
-      const page = await listMethod(ctx, EolTagListSchema, "items", {
-        pager,
-        schema: EolTagFilterSchema,
-        request: { ...req, orderBy: "", skip: 0 },
+      const page = await listMethod(ctx, pager, { input: EolTagFilterSchema, output: EolTagListSchema }, { ...req, orderBy: "", skip: 0 }, "items", {
         orderable: tagOrderable,
         validate: (v) => v.text("name", req.name, { max: 128, pattern: TAG_NAME }),
         read: (p, scope) => listTags(db, { name: req.name || undefined, deprecated: true, hiddenForms: hiddenForms(includedForms(req)), ...scope }, p),
