@@ -1,17 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AccountAssociationSchema } from "../../../gen/platform/iam/v2/account_association_pb.js";
-import {
-  AccountAssociationsService,
-} from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
+import { AccountAssociationsService } from "../../../gen/platform/iam/v2/account_associations_service_pb.js";
 import { checkedCreate, checkedPatch, checkedUpdate, idempotentDeleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
-import {
-  accountAssociationOrderable,
-  deleteAccountAssociation,
-  getAccountAssociation,
-  insertAccountAssociation,
-  listAccountAssociations,
-  updateAccountAssociation,
-} from "./store/account-associations.js";
+import { accountAssociationOrderable, deleteAccountAssociation, getAccountAssociation, insertAccountAssociation, listAccountAssociations, updateAccountAssociation } from "./store/account-associations.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { accountAssociationColumns, accountAssociationFromRow } from "./account-association-mapper.js";

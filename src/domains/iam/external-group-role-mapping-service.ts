@@ -1,18 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ExternalGroupRoleMappingSchema } from "../../../gen/platform/iam/v2/external_group_role_mapping_pb.js";
-import {
-  ExternalGroupRoleMappingsService,
-} from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
+import { ExternalGroupRoleMappingsService } from "../../../gen/platform/iam/v2/external_group_role_mappings_service_pb.js";
 import { depth, newChildUid, stripSegments } from "../../aip/uidp.js";
 import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod } from "../kit/standard-methods.js";
-import {
-  deleteExternalGroupRoleMapping,
-  externalGroupRoleMappingOrderable,
-  getExternalGroupRoleMapping,
-  insertExternalGroupRoleMapping,
-  listExternalGroupRoleMappings,
-  updateExternalGroupRoleMapping,
-} from "./store/external-group-role-mappings.js";
+import { deleteExternalGroupRoleMapping, externalGroupRoleMappingOrderable, getExternalGroupRoleMapping, insertExternalGroupRoleMapping, listExternalGroupRoleMappings, updateExternalGroupRoleMapping } from "./store/external-group-role-mappings.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { externalGroupRoleMappingFromRow } from "./external-group-role-mapping-mapper.js";

@@ -2,10 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { rolesByUid } from "./store/roles.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteSchema } from "../../../gen/platform/iam/v2/group_invite_pb.js";
-import {
-  GroupInvitesService,
-  RedeemGroupInviteResponseSchema,
-} from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
+import { GroupInvitesService, RedeemGroupInviteResponseSchema } from "../../../gen/platform/iam/v2/group_invites_service_pb.js";
 import { unauthenticated } from "../../aip/errors.js";
 import { newChildUid } from "../../aip/uidp.js";
 import { checkedCreate, checkedPatch, checkedUpdate, idempotentDeleteMethod, listMethod } from "../kit/standard-methods.js";

@@ -1,8 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentityProviderSchema } from "../../../gen/platform/iam/v2/identity_provider_pb.js";
-import {
-  IdentityProvidersService,
-} from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
+import { IdentityProvidersService } from "../../../gen/platform/iam/v2/identity_providers_service_pb.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
 import { checkedCreate, checkedPatch, deleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";

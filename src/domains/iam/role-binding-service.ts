@@ -1,9 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleBindingInputSchema } from "../../../gen/platform/iam/v2/role_binding_pb.js";
-import {
-  RoleBindingsService,
-} from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
+import { RoleBindingsService } from "../../../gen/platform/iam/v2/role_bindings_service_pb.js";
 import { invalidField } from "../../aip/errors.js";
 import { applyFieldMask } from "../../aip/field-mask.js";
 import { newChildUid } from "../../aip/uidp.js";
@@ -12,14 +10,7 @@ import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../access/principal.js";
 import { getGroup } from "./store/groups.js";
 import { getIdentity } from "./store/identities.js";
-import {
-  createRoleBinding,
-  deleteRoleBinding,
-  getRoleBinding,
-  listRoleBindings,
-  roleBindingOrderable,
-  setBindingRole,
-} from "./store/role-bindings.js";
+import { createRoleBinding, deleteRoleBinding, getRoleBinding, listRoleBindings, roleBindingOrderable, setBindingRole } from "./store/role-bindings.js";
 import { getRole } from "./store/roles.js";
 import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";

@@ -1,8 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RetentionPolicySchema } from "../../../gen/platform/registry/v2/retention_policy_pb.js";
-import {
-  RetentionPoliciesService,
-} from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
+import { RetentionPoliciesService } from "../../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { isSelfOrDescendant, newChildUid } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
 import { inTransaction } from "../../store/transaction.js";
