@@ -4,7 +4,7 @@
  * of its own. Its handlers map the v1 request onto a v2 request, call the v2 handler with the
  * same context, and map the answer back.
  */
-export { listAll, V1_LIST_MAX, type V1Filter, type V2Page } from "./list.js";
+export { listAll, listAllOf, V1_LIST_MAX, type V1Filter, type V2Page } from "./list.js";
 export { blockedDelete, deleteV1 } from "./delete.js";
 export { callV2, v1Field, type FieldRenames, type V2Handler } from "./call.js";
 export { replaceAll } from "./update.js";

@@ -60,3 +60,18 @@ export async function listAll<Item>(
   } while (pageToken !== "");
   return items;
 }
+
+/**
+ * `listAll` over a v2 List: `read` answers one page of it (called as `listAll`'s `read` is),
+ * `items` the items of that answer.
+ */
+export function listAllOf<Answer extends { nextPageToken: string }, Item>(
+  filter: V1Filter,
+  read: (uidp: UidpFilter, page: { pageSize: number; pageToken: string }) => Promise<Answer>,
+  items: (answer: Answer) => Item[],
+): Promise<Item[]> {
+  return listAll(filter, async (uidp, page) => {
+    const answer = await read(uidp, page);
+    return { items: items(answer), nextPageToken: answer.nextPageToken };
+  });
+}

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AccountAssociationsListSchema, GroupAccountAssociations } from "../../../../gen/platform/iam/v1/account_associations_pb.js";
 import { AccountAssociationsService } from "../../../../gen/platform/iam/v2/account_associations_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { accountAssociationFromV1, accountAssociationToV1 } from "./account-association-mapper.js";
 
 const v2 = AccountAssociationsService.method;
@@ -21,10 +21,7 @@ export function createAccountAssociationsV1Service(associations: ServiceImpl<typ
       ),
 
     list: async (req, ctx) => {
-      const items = await listAll({ id: req.group }, async (uidp, page) => {
-        const answer = await callV2(v2.listAccountAssociations, associations.listAccountAssociations, { uidp, name: req.name, ...page }, ctx);
-        return { items: answer.accountAssociations, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf({ id: req.group }, (uidp, page) => callV2(v2.listAccountAssociations, associations.listAccountAssociations, { uidp, name: req.name, ...page }, ctx), (answer) => answer.accountAssociations);
       return create(AccountAssociationsListSchema, { items: items.map(accountAssociationToV1) });
     },
 

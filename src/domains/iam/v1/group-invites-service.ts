@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupInviteListSchema, GroupInvites } from "../../../../gen/platform/iam/v1/group_invites_pb.js";
 import { GroupInvitesService } from "../../../../gen/platform/iam/v2/group_invites_service_pb.js";
-import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf } from "../../../aip/v1/index.js";
 import { Violations } from "../../../aip/validation.js";
 import { groupInviteToV1, storedGroupInviteToV1 } from "./group-invite-mapper.js";
 
@@ -24,10 +24,7 @@ export function createGroupInvitesV1Service(invites: ServiceImpl<typeof GroupInv
 
     list: async (req, ctx) => {
       new Violations().uid("group", req.group, false).throwIfAny();
-      const items = await listAll({ id: req.id, uidp: { childrenOf: req.group } }, async (uidp, page) => {
-        const answer = await callV2(v2.listGroupInvites, invites.listGroupInvites, { uidp, ...page }, ctx);
-        return { items: answer.groupInvites, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf({ id: req.id, uidp: { childrenOf: req.group } }, (uidp, page) => callV2(v2.listGroupInvites, invites.listGroupInvites, { uidp, ...page }, ctx), (answer) => answer.groupInvites);
       return create(GroupInviteListSchema, { items: items.map(storedGroupInviteToV1) });
     },
 

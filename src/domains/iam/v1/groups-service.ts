@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GroupListSchema, Groups } from "../../../../gen/platform/iam/v1/group_pb.js";
 import { GroupsService } from "../../../../gen/platform/iam/v2/groups_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { groupFromV1, groupToV1 } from "./group-mapper.js";
 
 const v2 = GroupsService.method;
@@ -15,10 +15,7 @@ export function createGroupsV1Service(groups: ServiceImpl<typeof GroupsService>)
     update: async (req, ctx) => groupToV1(await callV2(v2.updateGroup, groups.updateGroup, { group: groupFromV1(req), updateMask: replaceAll() }, ctx, { group: "" })),
 
     list: async (req, ctx) => {
-      const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(v2.listGroups, groups.listGroups, { uidp, name: req.name, ...page }, ctx);
-        return { items: answer.groups, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(req, (uidp, page) => callV2(v2.listGroups, groups.listGroups, { uidp, name: req.name, ...page }, ctx), (answer) => answer.groups);
       return create(GroupListSchema, { items: items.map(groupToV1) });
     },
 

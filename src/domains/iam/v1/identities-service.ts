@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Identities, IdentityListSchema } from "../../../../gen/platform/iam/v1/identity_pb.js";
 import { IdentitiesService } from "../../../../gen/platform/iam/v2/identities_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { identityFromV1, identityToV1 } from "./identity-mapper.js";
 
 const v2 = IdentitiesService.method;
@@ -19,10 +19,7 @@ export function createIdentitiesV1Service(identities: ServiceImpl<typeof Identit
       identityToV1(await callV2(v2.updateIdentity, identities.updateIdentity, { identity: identityFromV1(req), updateMask: replaceAll() }, ctx, { identity: "", "identity.static_keys": "static", "identity.static_keys.expiration_time": "static.expiration" })),
 
     list: async (req, ctx) => {
-      const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(v2.listIdentities, identities.listIdentities, { uidp, ...page }, ctx);
-        return { items: answer.identities, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(req, (uidp, page) => callV2(v2.listIdentities, identities.listIdentities, { uidp, ...page }, ctx), (answer) => answer.identities);
       return create(IdentityListSchema, { items: items.map(identityToV1) });
     },
 

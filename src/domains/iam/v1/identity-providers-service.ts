@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { IdentityProviderListSchema, IdentityProviders } from "../../../../gen/platform/iam/v1/identity_providers_pb.js";
 import { IdentityProvidersService } from "../../../../gen/platform/iam/v2/identity_providers_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { identityProviderFromV1, identityProviderToV1 } from "./identity-provider-mapper.js";
 
 const v2 = IdentityProvidersService.method;
@@ -21,10 +21,7 @@ export function createIdentityProvidersV1Service(providers: ServiceImpl<typeof I
       ),
 
     list: async (req, ctx) => {
-      const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(v2.listIdentityProviders, providers.listIdentityProviders, { uidp, name: req.name, ...page }, ctx);
-        return { items: answer.identityProviders, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(req, (uidp, page) => callV2(v2.listIdentityProviders, providers.listIdentityProviders, { uidp, name: req.name, ...page }, ctx), (answer) => answer.identityProviders);
       return create(IdentityProviderListSchema, { items: items.map(identityProviderToV1) });
     },
 

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { RoleBindingListSchema, RoleBindings } from "../../../../gen/platform/iam/v1/role_binding_pb.js";
 import { RoleBindingsService } from "../../../../gen/platform/iam/v2/role_bindings_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { roleBindingFromV1, roleBindingToV1 } from "./role-binding-mapper.js";
 
 const v2 = RoleBindingsService.method;
@@ -26,10 +26,7 @@ export function createRoleBindingsV1Service(bindings: ServiceImpl<typeof RoleBin
         })),
 
     list: async (req, ctx) => {
-      const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(v2.listRoleBindings, bindings.listRoleBindings, { uidp, ...page }, ctx);
-        return { items: answer.roleBindings, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(req, (uidp, page) => callV2(v2.listRoleBindings, bindings.listRoleBindings, { uidp, ...page }, ctx), (answer) => answer.roleBindings);
       return create(RoleBindingListSchema, { items: items.map(roleBindingToV1) });
     },
 

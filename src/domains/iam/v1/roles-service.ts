@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { UidpFilterSchema } from "../../../../gen/platform/common/v1/uidp_pb.js";
 import { RoleListSchema, Roles } from "../../../../gen/platform/iam/v1/role_pb.js";
 import { RolesService } from "../../../../gen/platform/iam/v2/roles_service_pb.js";
-import { callV2, deleteV1, listAll, replaceAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAllOf, replaceAll } from "../../../aip/v1/index.js";
 import { Violations } from "../../../aip/validation.js";
 import { roleFromV1, roleToV1 } from "./role-mapper.js";
 
@@ -22,10 +22,7 @@ export function createRolesV1Service(roles: ServiceImpl<typeof RolesService>): S
       if (req.parent !== "" && req.uidp?.childrenOf && req.uidp.childrenOf !== req.parent) return create(RoleListSchema);
       const filter = { id: req.id, uidp: create(UidpFilterSchema, req.uidp ?? {}) };
       if (req.parent !== "") filter.uidp.childrenOf = req.parent;
-      const items = await listAll(filter, async (uidp, page) => {
-        const answer = await callV2(v2.listRoles, roles.listRoles, { uidp, name: req.name, ...page }, ctx);
-        return { items: answer.roles, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(filter, (uidp, page) => callV2(v2.listRoles, roles.listRoles, { uidp, name: req.name, ...page }, ctx), (answer) => answer.roles);
       return create(RoleListSchema, { items: items.map(roleToV1) });
     },
 

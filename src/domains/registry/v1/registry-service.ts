@@ -24,7 +24,7 @@ import { toTimestamp } from "../../../aip/time.js";
 import { parentOf } from "../../../aip/uidp.js";
 import { Violations } from "../../../aip/validation.js";
 import { v2CallKey } from "../../../aip/v1/call.js";
-import { callV2, deleteV1, listAll } from "../../../aip/v1/index.js";
+import { callV2, deleteV1, listAll, listAllOf } from "../../../aip/v1/index.js";
 import { ConflictError, NotFoundError } from "../../../store/errors.js";
 import { inTransaction } from "../../../store/transaction.js";
 import type { ServiceDeps } from "../../kit/deps.js";
@@ -101,10 +101,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
     },
 
     async listRepos(req, ctx) {
-      const items = await listAll(req, async (uidp, page) => {
-        const answer = await callV2(repoRpc.listRepos, repos.listRepos, { uidp, name: req.name, ...page }, ctx);
-        return { items: answer.repos, nextPageToken: answer.nextPageToken };
-      });
+      const items = await listAllOf(req, (uidp, page) => callV2(repoRpc.listRepos, repos.listRepos, { uidp, name: req.name, ...page }, ctx), (answer) => answer.repos);
       // The readme comes with one repo asked for by `id` (v1's Get), not with a listing of many.
       if (req.id !== "" && items.length === 1) {
         const readme = await callV2(repoRpc.getRepoReadme, repos.getRepoReadme, { uid: req.id }, ctx);
@@ -211,10 +208,7 @@ export function createRegistryV1Service(deps: ServiceDeps): ServiceImpl<typeof R
       ),
 
     async listVulnCountReports(req, ctx) {
-      const tagged = await listAll({ id: "", uidp: req.uidp }, async (uidp, page) => {
-        const answer = await callV2(tagRpc.listTags, tags.listTags, { uidp, name: req.name, digest: req.digest, ...page }, ctx);
-        return { items: answer.tags, nextPageToken: answer.nextPageToken };
-      });
+      const tagged = await listAllOf({ id: "", uidp: req.uidp }, (uidp, page) => callV2(tagRpc.listTags, tags.listTags, { uidp, name: req.name, digest: req.digest, ...page }, ctx), (answer) => answer.tags);
       const reports = new Map<string, VulnerabilityReport | undefined>();
       const items = [];
       for (const tag of tagged) {
