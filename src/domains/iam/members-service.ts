@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ListMembersRequestSchema, ListMembersResponseSchema, MembersService } from "../../../gen/platform/iam/v2/members_service_pb.js";
+import { MembersService } from "../../../gen/platform/iam/v2/members_service_pb.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { listMethod } from "../kit/standard-methods.js";
 import { memberFromRow } from "./member-mapper.js";
@@ -14,10 +14,7 @@ import { listMembers, memberOrderable } from "./store/members.js";
 export function createMembersService({ db, pager }: ServiceDeps): ServiceImpl<typeof MembersService> {
   return {
     listMembers: (req, ctx) =>
-      listMethod(ctx, ListMembersResponseSchema, "members", {
-        pager,
-        schema: ListMembersRequestSchema,
-        request: req,
+      listMethod(ctx, pager, MembersService.method.listMembers, req, "members", {
         orderable: memberOrderable,
         validate: (v) => checkMembersParent(v, req.parent),
         read: async (page, scope) => {

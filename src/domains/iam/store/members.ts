@@ -1,9 +1,11 @@
+import type { Selectable } from "kysely";
 import type { Page } from "../../../aip/pagination.js";
 import { selfAndAncestors, type UidpFilter } from "../../../aip/uidp.js";
 import { CACHEABLE, cachedWith } from "../../../store/cached-reads.js";
 import { applyPage, countRows, listConditions, type UidColumns } from "../../kit/list-query.js";
 import { CREATE_TIME_ORDERABLE } from "../../kit/resource-table.js";
 import type { Db } from "../../kit/schema.js";
+import type { IdentityTable } from "../tables.js";
 
 /**
  * The members of a group: the identities with a role binding on the group or on a group above it
@@ -26,16 +28,8 @@ export interface MemberBindingRow {
 }
 
 /** A member: its identity's columns (never a pull token's password hash) and its bindings that apply. */
-export interface MemberRow {
-  uid: string;
-  group_uid: string;
-  name: string;
-  description: string;
-  claim_match: string;
-  static_keys: string;
-  pull_token_expire_time: number | null;
-  last_seen_time: number | null;
-  create_time: number;
+export interface MemberRow
+  extends Pick<Selectable<IdentityTable>, "uid" | "group_uid" | "name" | "description" | "claim_match" | "static_keys" | "pull_token_expire_time" | "last_seen_time" | "create_time"> {
   /** The uids of the identity providers of the identity's group (a person of one has a uid derived from it). */
   group_providers: string[];
   /** Ordered by group uid (the organization first), then role uid. */
