@@ -8,9 +8,8 @@ import { toTimestamp } from "../../aip/time.js";
 import { Violations } from "../../aip/validation.js";
 import { capabilityOfString, capabilityString } from "../../access/capabilities.js";
 import { principalKey, scopeKey } from "../../access/principal.js";
-import { inTransaction } from "../../store/transaction.js";
 import type { ServiceDeps } from "../kit/deps.js";
-import { bindingsOfIdentity, redeemerOf, redeemInvite } from "../iam/index.js";
+import { bindingsOfIdentity, redeemInviteOnce } from "../iam/index.js";
 
 /** Auth: who the caller is (Validate) and a person's registration by invite (Register). */
 export function createAuthService({ db, now }: ServiceDeps): ServiceImpl<typeof Auth> {
@@ -44,19 +43,11 @@ export function createAuthService({ db, now }: ServiceDeps): ServiceImpl<typeof 
       violations.throwIfAny();
       if (req.identityId !== "" && req.identityId !== caller.identityUid) throw invalidField("identity_id", "must be empty or the caller's own identity");
       // A second registration with the same code answers the same Session and changes nothing: no event.
-      let bound = false;
-      return inTransaction(
-        db,
-        ctx.signal,
-        async (trx) => {
-          const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
-          bound = done.bound;
-          // The event's group: the one the person joined.
-          ctx.values.set(scopeKey, done.groupUid);
-          return create(SessionSchema, { identity: done.identityUid, group: done.groupUid });
-        },
-        { changed: () => bound },
-      );
+      return redeemInviteOnce(db, ctx.signal, caller, req.code, now(), (done) => {
+        // The event's group: the one the person joined.
+        ctx.values.set(scopeKey, done.groupUid);
+        return create(SessionSchema, { identity: done.identityUid, group: done.groupUid });
+      });
     },
   };
 }

@@ -8,7 +8,7 @@ import { newChildUid } from "../../aip/uidp.js";
 import { checkedCreate, checkedPatch, checkedUpdate, idempotentDeleteMethod, listMethod } from "../kit/standard-methods.js";
 import { Violations } from "../../aip/validation.js";
 import { principalKey } from "../../access/principal.js";
-import { redeemerOf, redeemInvite } from "./people.js";
+import { redeemInviteOnce } from "./people.js";
 import {
   deleteGroupInvite,
   getGroupInvite,
@@ -95,16 +95,8 @@ export function createGroupInvitesService({ db, pager, now }: ServiceDeps): Serv
       if (!caller) throw unauthenticated("redeeming an invite needs `Authorization: Bearer <token>`");
       new Violations().text("code", req.code, { required: true, max: 128 }).throwIfAny();
       // Redeeming again answers the binding the identity has and changes nothing: no event.
-      let bound = false;
-      return inTransaction(
-        db,
-        ctx.signal,
-        async (trx) => {
-          const done = await redeemInvite(trx, redeemerOf(caller), req.code, now());
-          bound = done.bound;
-          return create(RedeemGroupInviteResponseSchema, { roleBindingUid: done.bindingUid, groupUid: done.groupUid, roleUid: done.roleUid });
-        },
-        { changed: () => bound },
+      return redeemInviteOnce(db, ctx.signal, caller, req.code, now(), (done) =>
+        create(RedeemGroupInviteResponseSchema, { roleBindingUid: done.bindingUid, groupUid: done.groupUid, roleUid: done.roleUid }),
       );
     },
   };

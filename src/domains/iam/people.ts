@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import { failedPrecondition, notFound } from "../../aip/errors.js";
 import { isRoot } from "../../aip/uidp.js";
-import type { Db } from "../kit/schema.js";
+import type { Kysely } from "kysely";
+import type { Database, Db } from "../kit/schema.js";
+import { inTransaction } from "../../store/transaction.js";
 import type { PersonClaim, Principal } from "../../access/principal.js";
 import { serverWidePersonUid } from "../../access/person-token.js";
 import type { SecretBox } from "../../store/secret-box.js";
@@ -225,8 +227,27 @@ export function personOf(claim: PersonClaim): Person {
 }
 
 /** Who redeems an invite: the caller, with the email their provider verified and, for a person, who they are. */
-export function redeemerOf(caller: Principal): Parameters<typeof redeemInvite>[1] {
+function redeemerOf(caller: Principal): Parameters<typeof redeemInvite>[1] {
   return { identityUid: caller.identityUid, verifiedEmail: caller.person?.email, person: caller.person && personOf(caller.person) };
+}
+
+/**
+ * Redeems `code` for `caller` in a transaction of its own and answers `answer(redemption)` from inside
+ * it (RedeemGroupInvite, POST /auth/v1/register): a redemption that binds nothing new (the caller had
+ * the binding) answers the same and marks the transaction unchanged, so it sends no event.
+ */
+export async function redeemInviteOnce<R>(db: Kysely<Database>, signal: AbortSignal | undefined, caller: Principal, code: string, time: number, answer: (done: Redemption) => R): Promise<R> {
+  let bound = false;
+  return inTransaction(
+    db,
+    signal,
+    async (trx) => {
+      const done = await redeemInvite(trx, redeemerOf(caller), code, time);
+      bound = done.bound;
+      return answer(done);
+    },
+    { changed: () => bound },
+  );
 }
 
 /** Creates the caller's server-wide identity before it owns a new organization (CreateGroup of an unregistered person). */
