@@ -8,8 +8,11 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { compiledTest } from "./build-tests.mjs";
 
-/** The directories whose files share processes by default: in-process tests, no server of their own. */
-export const SHARED_DIRS = ["test/unit", "test/services", "test/store", "test/rest"];
+/**
+ * The directories whose files share processes by default: in-process tests, and servers started in
+ * the test's own process on ports it picks (no child process, no signal, no environment of its own).
+ */
+export const SHARED_DIRS = ["test/unit", "test/services", "test/store", "test/rest", "test/e2e", "test/reliability"];
 
 /** The most files one shared process runs (more files, fewer processes; fewer files, finer balance over --test-concurrency). */
 export const GROUP_SIZE = 8;

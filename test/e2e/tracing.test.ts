@@ -1,3 +1,4 @@
+// test-process: own (installs the global OpenTelemetry tracer provider, propagator and context manager)
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
