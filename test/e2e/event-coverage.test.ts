@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
 import { test } from "node:test";
 import type { DescMessage, DescService, JsonObject } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
@@ -25,6 +26,7 @@ import { Roles as RolesV1 } from "../../gen/platform/iam/v1/role_pb.js";
 import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { RetentionPoliciesService } from "../../gen/platform/registry/v2/retention_policies_service_pb.js";
+import { TrustService } from "../../gen/platform/registry/v2/trust_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
 import { builtInRole } from "../../src/access/capabilities.js";
@@ -167,6 +169,11 @@ test("every changing RPC of every domain writes one event of its type, about its
   const policy = uid(await call(RetentionPoliciesService, "CreateRetentionPolicy", "platform.registry.retention_policy.created", { parent: group, retentionPolicy: { keepLast: 5 } }, uid));
   await call(RetentionPoliciesService, "UpdateRetentionPolicy", "platform.registry.retention_policy.updated", { retentionPolicy: { uid: policy, keepLast: 6 } }, () => policy);
   await call(RetentionPoliciesService, "DeleteRetentionPolicy", "platform.registry.retention_policy.deleted", { uid: policy }, () => policy);
+  const publicKeyPem = generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey.export({ type: "spki", format: "pem" }).toString();
+  const trustedKey = uid(await call(TrustService, "CreateTrustedKey", "platform.registry.trusted_key.created", { parent: group, trustedKey: { name: "ci", publicKeyPem } }, uid));
+  await call(TrustService, "UpdateTrustedKey", "platform.registry.trusted_key.updated", { trustedKey: { uid: trustedKey, description: "d" } }, () => trustedKey);
+  await call(TrustService, "DeleteTrustedKey", "platform.registry.trusted_key.deleted", { uid: trustedKey }, () => trustedKey);
+  await call(TrustService, "UpdateTrustPolicy", "platform.registry.trust_policy.updated", { trustPolicy: { uid: group, mode: "MODE_WARN" } }, () => group);
   const subscription = uid(await call(SubscriptionsService, "CreateSubscription", "events.subscription.created", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
   await call(SubscriptionsService, "DeleteSubscription", "events.subscription.deleted", { uid: subscription }, () => subscription);
   await call(GroupInvitesService, "DeleteGroupInvite", "iam.group_invite.deleted", { uid: invite }, () => invite);

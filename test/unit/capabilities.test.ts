@@ -37,6 +37,8 @@ const OWN = [
   "CAP_REGISTRY_PULL", "CAP_REGISTRY_PUSH", "CAP_REGISTRY_PULL_TOKENS_CREATE",
   "CAP_REGISTRY_RETENTION_POLICIES_CREATE", "CAP_REGISTRY_RETENTION_POLICIES_UPDATE", "CAP_REGISTRY_RETENTION_POLICIES_LIST", "CAP_REGISTRY_RETENTION_POLICIES_DELETE",
   "CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK",
+  "CAP_REGISTRY_TRUSTED_KEYS_CREATE", "CAP_REGISTRY_TRUSTED_KEYS_UPDATE", "CAP_REGISTRY_TRUSTED_KEYS_LIST", "CAP_REGISTRY_TRUSTED_KEYS_DELETE",
+  "CAP_REGISTRY_TRUST_POLICIES_UPDATE", "CAP_REGISTRY_TRUST_POLICIES_LIST",
 ];
 /** Names this server shipped before, kept as aliases: old name to current name. */
 const ALIASES: Record<string, string> = {
@@ -131,6 +133,9 @@ test("the built-in roles are what api-surface 4 describes", () => {
   ]);
   for (const c of caps("viewer")) assert.ok(caps("editor").has(c), `editor is viewer plus: ${c}`);
   assert.ok(caps("owner").has("CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK") && !caps("editor").has("CAP_REGISTRY_IMMUTABLE_TAGS_UNLOCK"), "lifting immutable tags: owner, not editor");
+  for (const c of ["CAP_REGISTRY_TRUSTED_KEYS_CREATE", "CAP_REGISTRY_TRUSTED_KEYS_UPDATE", "CAP_REGISTRY_TRUSTED_KEYS_DELETE", "CAP_REGISTRY_TRUST_POLICIES_UPDATE"]) {
+    assert.ok(caps("owner").has(c) && !caps("editor").has(c), `changing what is trusted: owner, not editor (${c})`);
+  }
   // As the hosted service's: it makes pull tokens, and can neither list identities nor pull itself.
   assert.deepEqual([...caps("registry.pull_token_creator")].sort(), ["CAP_IAM_GROUPS_LIST", "CAP_REGISTRY_PULL_TOKENS_CREATE"]);
 });

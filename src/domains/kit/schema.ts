@@ -6,6 +6,7 @@ import type { IamTables } from "../iam/tables.js";
 import type { LibrariesTables } from "../libraries/tables.js";
 import type { RegistryTables } from "../registry/tables.js";
 import type { ReportTables } from "../registry/report-tables.js";
+import type { TrustTables } from "../registry/trust/tables.js";
 import type { VulnerabilitiesTables } from "../vulnerabilities/tables.js";
 
 /**
@@ -13,7 +14,7 @@ import type { VulnerabilitiesTables } from "../vulnerabilities/tables.js";
  * tables adds its interface here; its migrations go in its `Domain` value). Column conventions in
  * src/store/tables.ts.
  */
-export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables, ReportTables, AuthTables {}
+export interface Database extends SystemTables, IamTables, RegistryTables, VulnerabilitiesTables, LibrariesTables, EventsTables, ReportTables, AuthTables, TrustTables {}
 
 /** Repositories take either the database or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;

@@ -10,6 +10,7 @@ import { immutableTags } from "./migrations/2026-12-01-0010-immutable-tags.js";
 import { retention } from "./migrations/2026-12-02-0010-retention.js";
 import { tagPushTime } from "./migrations/2026-12-03-0010-tag-push-time.js";
 import { retentionLeaseMoved } from "./migrations/2026-12-04-0020-retention-lease-moved.js";
+import { supplyChainTrust } from "./migrations/2026-12-05-0480-supply-chain-trust.js";
 
 /**
  * The registry domain's frozen migrations by name (its `Domain` value's `migrations`), imported by
@@ -27,4 +28,5 @@ export const registryMigrations: Record<string, Migration> = {
   "2026-12-02-0010-retention": retention,
   "2026-12-03-0010-tag-push-time": tagPushTime,
   "2026-12-04-0020-retention-lease-moved": retentionLeaseMoved,
+  "2026-12-05-0480-supply-chain-trust": supplyChainTrust,
 };

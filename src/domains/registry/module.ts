@@ -11,6 +11,8 @@ import { createImagesService } from "./images-service.js";
 import { createReposService } from "./repos-service.js";
 import { createRetentionPoliciesService } from "./retention-policies-service.js";
 import { createTagsService } from "./tags-service.js";
+import { file_platform_registry_v2_trust_service, TrustService } from "../../../gen/platform/registry/v2/trust_service_pb.js";
+import { createTrustService } from "./trust/trust-service.js";
 import { createRegistryV1Service } from "./v1/registry-service.js";
 import { registryMigrations } from "./migrations.js";
 
@@ -21,19 +23,20 @@ import { registryMigrations } from "./migrations.js";
  */
 export const registry: Domain<RegistryJobSettings> = {
   name: "registry",
-  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v2_retention_policies_service, file_platform_registry_v1_registry],
+  files: [file_platform_registry_v2_repos_service, file_platform_registry_v2_tags_service, file_platform_registry_v2_images_service, file_platform_registry_v2_retention_policies_service, file_platform_registry_v1_registry, file_platform_registry_v2_trust_service],
   services: [
     bind(ReposService, createReposService),
     bind(TagsService, createTagsService),
     bind(ImagesService, createImagesService),
     bind(RetentionPoliciesService, createRetentionPoliciesService),
+    bind(TrustService, createTrustService),
     // v1 (`platform.registry.v1`): over the v2 services and the same repositories (docs/decisions.md, "v1").
     bind(Registry, createRegistryV1Service),
   ],
   migrations: registryMigrations,
-  ownedByGroup: ["repos", "retention_policies"],
+  ownedByGroup: ["repos", "retention_policies", "trusted_keys"],
   jobs: registryJobs,
-  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies"],
+  deletedWithRepo: ["tag_history", "manifests", "manifest_refs", "repo_blobs", "uploads", "resolved_vulns_reports", "resolved_vulns", "retention_policies", "signatures", "signature_verifications"],
   // Changed advisories: the images holding their packages are matched again.
   reactions: { advisoriesChanged: queueMatchesFor },
   commands: registryCommands,
