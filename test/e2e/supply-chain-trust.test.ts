@@ -5,15 +5,33 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { TrustService } from "../../gen/platform/registry/v2/trust_service_pb.js";
-import { newKey } from "../support/cosign-signatures.js";
+import { findRepoByPath } from "../../src/domains/registry/store/repos.js";
+import {
+  attachmentTag,
+  attestationManifest,
+  COSIGN_SIG_ARTIFACT,
+  dsseEnvelope,
+  newKey,
+  sbomStatement,
+  signatureManifest,
+  signBytes,
+  simpleSigningPayload,
+  SPDX_PREDICATE,
+  type TestKey,
+} from "../support/cosign-signatures.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
+import { buildImage, type Blob } from "../support/oci-layout.js";
+import { registryClient, sha256, type RegistryClient } from "../support/registry-push.js";
+import { freePort } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { grpcWire, methodOf, onEveryWire, restWire, violatedFields, type Outcome, type Wire } from "../support/wires.js";
 
 /**
- * Supply-chain trust through the real wires: trusted keys and trust policies over gRPC (grpc-js)
- * and REST. On SQLite and on PostgreSQL.
+ * Supply-chain trust through the real wires: trusted keys over gRPC (grpc-js) and REST; signatures
+ * and attestations made here with node:crypto in cosign's formats, pushed through the registry host
+ * as `.sig`/`.att` tags and OCI 1.1 referrers, read back with ListImages. On SQLite and on PostgreSQL.
  */
 
 const dir = mkdtempSync(join(tmpdir(), "platform-api-trust-"));
@@ -26,31 +44,75 @@ const updateKey = methodOf(TrustService, "UpdateTrustedKey");
 const deleteKey = methodOf(TrustService, "DeleteTrustedKey");
 const updatePolicy = methodOf(TrustService, "UpdateTrustPolicy");
 const getPolicy = methodOf(TrustService, "GetTrustPolicy");
+const listImages = methodOf(ImagesService, "ListImages");
 
 for (const database of await testDatabases()) {
   describe(`supply-chain trust on ${database.name}`, { skip: database.skip }, () => {
     let server: TestServer;
     let dbUrl: string | undefined;
+    let host: string;
+    let registryToken: string;
+    let client: RegistryClient;
     let grpc: Wire;
     let rest: Wire;
+    let repoUid: string;
     const trusted = newKey("p256");
+    const untrusted = newKey("p256");
+    const later = newKey("p256");
     let trustedUid = "";
+    const images = new Map<string, Blob>();
 
     const token = () => server.ownerToken;
     const call = (wire: Wire, method: typeof createKey, request: JsonObject, path: string, httpMethod = "GET", body?: JsonObject): Promise<Outcome> =>
       wire.call(method, request, { method: httpMethod, path, body }, token());
     const addKey = (wire: Wire, parent: string, key: JsonObject) => call(wire, createKey, { parent, trustedKey: key }, `/registry/v2/trustedKeys/${parent}`, "POST", key);
+    const imagesOf = async (query = ""): Promise<Array<{ digest: string; verifiedBy?: string[]; verifiedAttestations?: string[] }>> => {
+      const outcome = await call(rest, listImages, { repoUid }, `/registry/v2/repos/${repoUid}/images${query}`);
+      assert.equal(outcome.code, 0, outcome.message);
+      return (outcome.body!.images as Array<{ digest: string; verifiedBy?: string[]; verifiedAttestations?: string[] }>) ?? [];
+    };
+    const verifiedBy = async (digest: string) => (await imagesOf(`?digest=${digest}`))[0]?.verifiedBy ?? [];
     const setPolicy = async (policy: JsonObject) => {
       const outcome = await call(grpc, updatePolicy, { trustPolicy: { uid: server.org.uid, ...policy }, updateMask: "mode,exemptRepos" }, "");
       assert.equal(outcome.code, 0, outcome.message);
       return outcome.body!;
     };
 
+    /** Pushes an image under `tag` and answers its manifest. */
+    const pushImage = async (tag: string) => {
+      const image = buildImage({ architecture: "amd64", label: tag });
+      await client.pushImage("acme/app", tag, image);
+      images.set(tag, image.manifest);
+      return image.manifest;
+    };
+    const pushManifest = async (reference: string, built: { manifest: Buffer; blobs: Blob[] }) => {
+      for (const blob of built.blobs) await client.pushBlob("acme/app", blob.bytes);
+      const put = await client.request("PUT", `/v2/acme/app/manifests/${reference}`, { body: built.manifest, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } });
+      assert.equal(put.status, 201, put.bytes.toString());
+      return put.headers.get("docker-content-digest")!;
+    };
+    /** A `.sig` manifest for `digest`: `payloadDigest` in the payload, signed by `key` (over other bytes when `tamper`). */
+    const pushSignature = (digest: string, key: TestKey, options: { payloadDigest?: string; tamper?: boolean; referrer?: Blob } = {}) => {
+      const payload = simpleSigningPayload(options.payloadDigest ?? digest);
+      const signature = signBytes(key, options.tamper ? simpleSigningPayload(digest, "registry.test/acme/other") : payload);
+      if (options.referrer) {
+        const built = signatureManifest([{ payload, signature }], { subject: options.referrer, artifactType: COSIGN_SIG_ARTIFACT });
+        return pushManifest(sha256(built.manifest), built);
+      }
+      return pushManifest(attachmentTag(digest, "sig"), signatureManifest([{ payload, signature }]));
+    };
+
     before(async () => {
       dbUrl = database.name === "sqlite" ? undefined : await database.fresh();
-      server = await startTestServer({ dbUrl });
+      const port = await freePort();
+      host = `127.0.0.1:${port}`;
+      server = await startTestServer({ dbUrl, registryUrl: `http://${host}`, registryPort: port });
+      registryToken = (await server.server.tokens.issue({ subject: server.ownerUid, audience: `http://${host}` })).token;
+      client = registryClient([`http://${host}`], registryToken);
       grpc = grpcWire(server.apiPort);
       rest = restWire(server.apiPort);
+      await pushImage("base");
+      repoUid = (await findRepoByPath(server.store.db, "acme", "app"))!.uid;
     });
     after(async () => {
       grpc?.close();
@@ -108,8 +170,60 @@ for (const database of await testDatabases()) {
       assert.equal((await call(rest, getKey, {}, `/registry/v2/trustedKeys/${keyless.body!.uid}`)).code, 5);
     });
 
+    test("a .sig tag or a referrer signed by a trusted key verifies its image; untrusted, tampered or other digests do not", async () => {
+      const signed = await pushImage("signed");
+      const byReferrer = await pushImage("by-referrer");
+      const byStranger = await pushImage("by-stranger");
+      const tampered = await pushImage("tampered");
+      const misnamed = await pushImage("misnamed");
+      await pushSignature(signed.digest, trusted);
+      await pushSignature(byReferrer.digest, trusted, { referrer: byReferrer });
+      await pushSignature(byStranger.digest, untrusted);
+      await pushSignature(tampered.digest, trusted, { tamper: true });
+      await pushSignature(misnamed.digest, trusted, { payloadDigest: signed.digest });
 
+      assert.deepEqual(await verifiedBy(signed.digest), [trustedUid]);
+      assert.deepEqual(await verifiedBy(byReferrer.digest), [trustedUid]);
+      for (const image of [byStranger, tampered, misnamed, images.get("base")!]) assert.deepEqual(await verifiedBy(image.digest), [], image.digest);
 
+      // The filters: by key, any key, none; the same over gRPC.
+      const byKey = await onEveryWire([grpc, rest], (w) => call(w, listImages, { repoUid, verifiedBy: trustedUid }, `/registry/v2/repos/${repoUid}/images?verifiedBy=${trustedUid}`));
+      assert.deepEqual((byKey.body!.images as JsonObject[]).map((i) => i.digest).sort(), [signed.digest, byReferrer.digest].sort());
+      assert.equal(byKey.body!.totalCount, "2");
+      assert.deepEqual((await imagesOf("?verifiedBy=*")).map((i) => i.digest).sort(), [signed.digest, byReferrer.digest].sort());
+      const unverified = (await imagesOf("?unverified=true")).map((i) => i.digest);
+      assert.ok(unverified.includes(tampered.digest) && !unverified.includes(signed.digest));
+      const both = await call(rest, listImages, {}, `/registry/v2/repos/${repoUid}/images?unverified=true&verifiedBy=*`);
+      assert.equal(both.code, 3);
+      assert.deepEqual(violatedFields(both), ["unverified"]);
+    });
+
+    test("in-toto attestations in DSSE envelopes are verified over their PAE, for the digest they name", async () => {
+      const attested = await pushImage("attested");
+      const forged = await pushImage("forged");
+      const elsewhere = await pushImage("elsewhere");
+      await pushManifest(attachmentTag(attested.digest, "att"), attestationManifest([dsseEnvelope(sbomStatement(attested.digest), trusted)]));
+      await pushManifest(attachmentTag(forged.digest, "att"), attestationManifest([dsseEnvelope(sbomStatement(forged.digest), trusted, { tamper: true }), dsseEnvelope(sbomStatement(forged.digest), untrusted)]));
+      await pushManifest(attachmentTag(elsewhere.digest, "att"), attestationManifest([dsseEnvelope(sbomStatement(attested.digest), trusted)]));
+      const [image] = await imagesOf(`?digest=${attested.digest}`);
+      assert.deepEqual(image.verifiedAttestations, [SPDX_PREDICATE]);
+      assert.deepEqual(image.verifiedBy ?? [], [], "an attestation is no signature");
+      for (const other of [forged, elsewhere]) assert.deepEqual((await imagesOf(`?digest=${other.digest}`))[0].verifiedAttestations ?? [], [], other.digest);
+    });
+
+    let laterUid = "";
+    test("a key created later verifies the signatures pushed before it; a deleted key no longer verifies", async () => {
+      const early = await pushImage("early");
+      await pushSignature(early.digest, later);
+      assert.deepEqual(await verifiedBy(early.digest), []);
+      const made = await addKey(rest, server.org.uid, { name: "later", publicKeyPem: later.publicPem });
+      assert.equal(made.code, 0, made.message);
+      laterUid = made.body!.uid as string;
+      assert.deepEqual(await verifiedBy(early.digest), [laterUid]);
+      const gone = await call(rest, deleteKey, {}, `/registry/v2/trustedKeys/${laterUid}`, "DELETE");
+      assert.equal(gone.code, 0, gone.message);
+      assert.deepEqual(await verifiedBy(early.digest), []);
+    });
 
     test("a trust policy is read and set per group; out of its rules it is refused naming the fields", async () => {
       const none = await onEveryWire([grpc, rest], (w) => call(w, getPolicy, { uid: server.org.uid }, `/registry/v2/groups/${server.org.uid}/trustPolicy`));
@@ -122,5 +236,8 @@ for (const database of await testDatabases()) {
       const read = await call(grpc, getPolicy, { uid: server.org.uid }, "");
       assert.equal(read.body!.mode, "MODE_WARN");
     });
+
+
+
   });
 }

@@ -15,6 +15,7 @@ import { checkDigest, checkTag, isDigestReference, REPO_NAME, type RepositoryNam
 import { linkedBlobSize } from "./store/blobs.js";
 import { findOrInsertRepo, findRepoByPath, type RepoRow } from "./store/repos.js";
 import { moveTagWithEvent } from "./tag-moves.js";
+import { readPushedSignatures, recordPushedSignatures } from "./trust/verification.js";
 
 /**
  * What a push changes, independent of HTTP: the repo a first push creates, and manifests with
@@ -97,10 +98,14 @@ export async function pushManifest(
     if (config !== undefined) platform = platformOfConfig(config);
   }
 
+  // The signatures it attaches to an image, verified in the transaction below (trust/verification.ts).
+  const signatures = await readPushedSignatures(db, content, repo.uid, manifest, byDigest ? undefined : reference);
+
   await inTransaction(db, undefined, async (trx) => {
     try {
       const recorded = await recordManifest(trx, repo.uid, bytes, manifest, { digest, platform, requireBlobs: true, now: options.now });
       if (recorded.written) await queueReportWork(trx, repo.uid, digest, manifest, options.now, byDigest ? undefined : reference);
+      if (signatures !== undefined) await recordPushedSignatures(trx, repo, digest, signatures.records, options.now);
     } catch (error) {
       if (error instanceof MissingReferences) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "the manifest names blobs or manifests the repository does not hold", { missing: error.missing });
       if (error instanceof MismatchedSizes) throw new RegistryError("MANIFEST_INVALID", error.message, { mismatches: error.mismatches });

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/registry/v2/images_service.proto.
  */
 export const file_platform_registry_v2_images_service: GenFile = /*@__PURE__*/
-  fileDesc("CilwbGF0Zm9ybS9yZWdpc3RyeS92Mi9pbWFnZXNfc2VydmljZS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjIiSgocR2V0SW1hZ2VBcmNoaXRlY3R1cmVzUmVxdWVzdBIVCghyZXBvX3VpZBgBIAEoCUID4EECEhMKBmRpZ2VzdBgCIAEoCUID4EECIisKEkltYWdlQXJjaGl0ZWN0dXJlcxIVCg1hcmNoaXRlY3R1cmVzGAEgAygJIlwKE0dldEltYWdlU2l6ZVJlcXVlc3QSFQoIcmVwb191aWQYASABKAlCA+BBAhITCgZkaWdlc3QYAiABKAlCA+BBAhIZCgxhcmNoaXRlY3R1cmUYAyABKAlCA+BBASI/CglJbWFnZVNpemUSDAoEc2l6ZRgBIAEoAxIUCgxhcmNoaXRlY3R1cmUYAiABKAkSDgoGZGlnZXN0GAMgASgJIksKHUdldFZ1bG5lcmFiaWxpdHlSZXBvcnRSZXF1ZXN0EhUKCHJlcG9fdWlkGAEgASgJQgPgQQISEwoGZGlnZXN0GAIgASgJQgPgQQIi+wMKE1Z1bG5lcmFiaWxpdHlSZXBvcnQSEwoGZGlnZXN0GAEgASgJQgPgQQMSRQoGc3RhdHVzGAIgASgOMjAucGxhdGZvcm0ucmVnaXN0cnkudjIuVnVsbmVyYWJpbGl0eVJlcG9ydC5TdGF0dXNCA+BBAxITCgZyZWFzb24YAyABKAlCA+BBAxJBCg92dWxuZXJhYmlsaXRpZXMYBCADKAsyIy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5QgPgQQMSOQoGY291bnRzGAUgASgLMiQucGxhdGZvcm0ucmVnaXN0cnkudjIuU2V2ZXJpdHlDb3VudHNCA+BBAxJJCglwbGF0Zm9ybXMYBiADKAsyMS5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5QbGF0Zm9ybVZ1bG5lcmFiaWxpdHlSZXBvcnRCA+BBAxIaCg1wYWNrYWdlX2NvdW50GAcgASgFQgPgQQMSNAoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMiWAoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhIKDlNUQVRVU19QRU5ESU5HEAESDwoLU1RBVFVTX0RPTkUQAhIRCg1TVEFUVVNfRkFJTEVEEAMioAMKG1BsYXRmb3JtVnVsbmVyYWJpbGl0eVJlcG9ydBITCgZkaWdlc3QYASABKAlCA+BBAxIZCgxhcmNoaXRlY3R1cmUYAiABKAlCA+BBAxIPCgJvcxgDIAEoCUID4EEDEhQKB3ZhcmlhbnQYBCABKAlCA+BBAxJFCgZzdGF0dXMYBSABKA4yMC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5UmVwb3J0LlN0YXR1c0ID4EEDEhMKBnJlYXNvbhgGIAEoCUID4EEDEkEKD3Z1bG5lcmFiaWxpdGllcxgHIAMoCzIjLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLlZ1bG5lcmFiaWxpdHlCA+BBAxI5CgZjb3VudHMYCCABKAsyJC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5TZXZlcml0eUNvdW50c0ID4EEDEhoKDXBhY2thZ2VfY291bnQYCSABKAVCA+BBAxI0Cgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyK6AwoNVnVsbmVyYWJpbGl0eRIYCgthZHZpc29yeV9pZBgBIAEoCUID4EEDEhQKB2FsaWFzZXMYAiADKAlCA+BBAxIUCgdwYWNrYWdlGAMgASgJQgPgQQMSHgoRaW5zdGFsbGVkX3ZlcnNpb24YBCABKAlCA+BBAxIaCg1maXhlZF92ZXJzaW9uGAUgASgJQgPgQQMSQwoIc2V2ZXJpdHkYBiABKA4yLC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5LlNldmVyaXR5QgPgQQMSFwoFc2NvcmUYByABKAFCA+BBA0gAiAEBEhYKCWVjb3N5c3RlbRgIIAEoCUID4EEDEhkKDHBhY2thZ2VfbmFtZRgJIAEoCUID4EEDIosBCghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhQKEFNFVkVSSVRZX1VOS05PV04QARIQCgxTRVZFUklUWV9MT1cQAhITCg9TRVZFUklUWV9NRURJVU0QAxIRCg1TRVZFUklUWV9ISUdIEAQSFQoRU0VWRVJJVFlfQ1JJVElDQUwQBUIICgZfc2NvcmUidwoOU2V2ZXJpdHlDb3VudHMSFQoIY3JpdGljYWwYASABKAVCA+BBAxIRCgRoaWdoGAIgASgFQgPgQQMSEwoGbWVkaXVtGAMgASgFQgPgQQMSEAoDbG93GAQgASgFQgPgQQMSFAoHdW5rbm93bhgFIAEoBUID4EEDMoMFCg1JbWFnZXNTZXJ2aWNlEtcBChVHZXRJbWFnZUFyY2hpdGVjdHVyZXMSMi5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5HZXRJbWFnZUFyY2hpdGVjdHVyZXNSZXF1ZXN0GigucGxhdGZvcm0ucmVnaXN0cnkudjIuSW1hZ2VBcmNoaXRlY3R1cmVzImCQAgHK8xgSGhAKCHJlcG9fdWlkEAEaAs0MgtPkkwJBEj8vcmVnaXN0cnkvdjIvcmVwb3Mve3JlcG9fdWlkPSoqfS9kaWdlc3RzL3tkaWdlc3R9L2FyY2hpdGVjdHVyZXMSswEKDEdldEltYWdlU2l6ZRIpLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldEltYWdlU2l6ZVJlcXVlc3QaHy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5JbWFnZVNpemUiV5ACAcrzGBIaEAoIcmVwb191aWQQARoCzQyC0+STAjgSNi9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vc2l6ZRLhAQoWR2V0VnVsbmVyYWJpbGl0eVJlcG9ydBIzLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldFZ1bG5lcmFiaWxpdHlSZXBvcnRSZXF1ZXN0GikucGxhdGZvcm0ucmVnaXN0cnkudjIuVnVsbmVyYWJpbGl0eVJlcG9ydCJnkAIByvMYExoRCghyZXBvX3VpZBABGgPpjgaC0+STAkcSRS9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vdnVsbmVyYWJpbGl0eVJlcG9ydGIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_authorization]);
+  fileDesc("CilwbGF0Zm9ybS9yZWdpc3RyeS92Mi9pbWFnZXNfc2VydmljZS5wcm90bxIUcGxhdGZvcm0ucmVnaXN0cnkudjIiSgocR2V0SW1hZ2VBcmNoaXRlY3R1cmVzUmVxdWVzdBIVCghyZXBvX3VpZBgBIAEoCUID4EECEhMKBmRpZ2VzdBgCIAEoCUID4EECIisKEkltYWdlQXJjaGl0ZWN0dXJlcxIVCg1hcmNoaXRlY3R1cmVzGAEgAygJIlwKE0dldEltYWdlU2l6ZVJlcXVlc3QSFQoIcmVwb191aWQYASABKAlCA+BBAhITCgZkaWdlc3QYAiABKAlCA+BBAhIZCgxhcmNoaXRlY3R1cmUYAyABKAlCA+BBASI/CglJbWFnZVNpemUSDAoEc2l6ZRgBIAEoAxIUCgxhcmNoaXRlY3R1cmUYAiABKAkSDgoGZGlnZXN0GAMgASgJIksKHUdldFZ1bG5lcmFiaWxpdHlSZXBvcnRSZXF1ZXN0EhUKCHJlcG9fdWlkGAEgASgJQgPgQQISEwoGZGlnZXN0GAIgASgJQgPgQQIi+wMKE1Z1bG5lcmFiaWxpdHlSZXBvcnQSEwoGZGlnZXN0GAEgASgJQgPgQQMSRQoGc3RhdHVzGAIgASgOMjAucGxhdGZvcm0ucmVnaXN0cnkudjIuVnVsbmVyYWJpbGl0eVJlcG9ydC5TdGF0dXNCA+BBAxITCgZyZWFzb24YAyABKAlCA+BBAxJBCg92dWxuZXJhYmlsaXRpZXMYBCADKAsyIy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5QgPgQQMSOQoGY291bnRzGAUgASgLMiQucGxhdGZvcm0ucmVnaXN0cnkudjIuU2V2ZXJpdHlDb3VudHNCA+BBAxJJCglwbGF0Zm9ybXMYBiADKAsyMS5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5QbGF0Zm9ybVZ1bG5lcmFiaWxpdHlSZXBvcnRCA+BBAxIaCg1wYWNrYWdlX2NvdW50GAcgASgFQgPgQQMSNAoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMiWAoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhIKDlNUQVRVU19QRU5ESU5HEAESDwoLU1RBVFVTX0RPTkUQAhIRCg1TVEFUVVNfRkFJTEVEEAMioAMKG1BsYXRmb3JtVnVsbmVyYWJpbGl0eVJlcG9ydBITCgZkaWdlc3QYASABKAlCA+BBAxIZCgxhcmNoaXRlY3R1cmUYAiABKAlCA+BBAxIPCgJvcxgDIAEoCUID4EEDEhQKB3ZhcmlhbnQYBCABKAlCA+BBAxJFCgZzdGF0dXMYBSABKA4yMC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5UmVwb3J0LlN0YXR1c0ID4EEDEhMKBnJlYXNvbhgGIAEoCUID4EEDEkEKD3Z1bG5lcmFiaWxpdGllcxgHIAMoCzIjLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLlZ1bG5lcmFiaWxpdHlCA+BBAxI5CgZjb3VudHMYCCABKAsyJC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5TZXZlcml0eUNvdW50c0ID4EEDEhoKDXBhY2thZ2VfY291bnQYCSABKAVCA+BBAxI0Cgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyK6AwoNVnVsbmVyYWJpbGl0eRIYCgthZHZpc29yeV9pZBgBIAEoCUID4EEDEhQKB2FsaWFzZXMYAiADKAlCA+BBAxIUCgdwYWNrYWdlGAMgASgJQgPgQQMSHgoRaW5zdGFsbGVkX3ZlcnNpb24YBCABKAlCA+BBAxIaCg1maXhlZF92ZXJzaW9uGAUgASgJQgPgQQMSQwoIc2V2ZXJpdHkYBiABKA4yLC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5LlNldmVyaXR5QgPgQQMSFwoFc2NvcmUYByABKAFCA+BBA0gAiAEBEhYKCWVjb3N5c3RlbRgIIAEoCUID4EEDEhkKDHBhY2thZ2VfbmFtZRgJIAEoCUID4EEDIosBCghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhQKEFNFVkVSSVRZX1VOS05PV04QARIQCgxTRVZFUklUWV9MT1cQAhITCg9TRVZFUklUWV9NRURJVU0QAxIRCg1TRVZFUklUWV9ISUdIEAQSFQoRU0VWRVJJVFlfQ1JJVElDQUwQBUIICgZfc2NvcmUidwoOU2V2ZXJpdHlDb3VudHMSFQoIY3JpdGljYWwYASABKAVCA+BBAxIRCgRoaWdoGAIgASgFQgPgQQMSEwoGbWVkaXVtGAMgASgFQgPgQQMSEAoDbG93GAQgASgFQgPgQQMSFAoHdW5rbm93bhgFIAEoBUID4EEDIqoBChFMaXN0SW1hZ2VzUmVxdWVzdBIVCghyZXBvX3VpZBgBIAEoCUID4EECEhMKC3ZlcmlmaWVkX2J5GAIgASgJEhIKCnVudmVyaWZpZWQYAyABKAgSDgoGZGlnZXN0GAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhAKCG9yZGVyX2J5GAcgASgJEgwKBHNraXAYCCABKAUilQEKEkxpc3RJbWFnZXNSZXNwb25zZRIrCgZpbWFnZXMYASADKAsyGy5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5JbWFnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSGAoLdG90YWxfY291bnQYAyABKANIAIgBARIPCgdza2lwcGVkGAQgASgFQg4KDF90b3RhbF9jb3VudCLcAQoFSW1hZ2USFQoIcmVwb191aWQYASABKAlCA+BBAxITCgZkaWdlc3QYAiABKAlCA+BBAxIXCgptZWRpYV90eXBlGAMgASgJQgPgQQMSGgoNYXJ0aWZhY3RfdHlwZRgEIAEoCUID4EEDEhgKC3ZlcmlmaWVkX2J5GAUgAygJQgPgQQMSIgoVdmVyaWZpZWRfYXR0ZXN0YXRpb25zGAYgAygJQgPgQQMSNAoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMyrwYKDUltYWdlc1NlcnZpY2US1wEKFUdldEltYWdlQXJjaGl0ZWN0dXJlcxIyLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkdldEltYWdlQXJjaGl0ZWN0dXJlc1JlcXVlc3QaKC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5JbWFnZUFyY2hpdGVjdHVyZXMiYJACAcrzGBIaEAoIcmVwb191aWQQARoCzQyC0+STAkESPy9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2RpZ2VzdHMve2RpZ2VzdH0vYXJjaGl0ZWN0dXJlcxKzAQoMR2V0SW1hZ2VTaXplEikucGxhdGZvcm0ucmVnaXN0cnkudjIuR2V0SW1hZ2VTaXplUmVxdWVzdBofLnBsYXRmb3JtLnJlZ2lzdHJ5LnYyLkltYWdlU2l6ZSJXkAIByvMYEhoQCghyZXBvX3VpZBABGgLNDILT5JMCOBI2L3JlZ2lzdHJ5L3YyL3JlcG9zL3tyZXBvX3VpZD0qKn0vZGlnZXN0cy97ZGlnZXN0fS9zaXplEuEBChZHZXRWdWxuZXJhYmlsaXR5UmVwb3J0EjMucGxhdGZvcm0ucmVnaXN0cnkudjIuR2V0VnVsbmVyYWJpbGl0eVJlcG9ydFJlcXVlc3QaKS5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5WdWxuZXJhYmlsaXR5UmVwb3J0ImeQAgHK8xgTGhEKCHJlcG9fdWlkEAEaA+mOBoLT5JMCRxJFL3JlZ2lzdHJ5L3YyL3JlcG9zL3tyZXBvX3VpZD0qKn0vZGlnZXN0cy97ZGlnZXN0fS92dWxuZXJhYmlsaXR5UmVwb3J0EqkBCgpMaXN0SW1hZ2VzEicucGxhdGZvcm0ucmVnaXN0cnkudjIuTGlzdEltYWdlc1JlcXVlc3QaKC5wbGF0Zm9ybS5yZWdpc3RyeS52Mi5MaXN0SW1hZ2VzUmVzcG9uc2UiSJACAcrzGBIaEAoIcmVwb191aWQQARoCzQyC0+STAikSJy9yZWdpc3RyeS92Mi9yZXBvcy97cmVwb191aWQ9Kip9L2ltYWdlc2IGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp, file_platform_common_v1_authorization]);
 
 /**
  * GetImageArchitecturesRequest names a manifest of a repo.
@@ -505,6 +505,172 @@ export const SeverityCountsSchema: GenMessage<SeverityCounts> = /*@__PURE__*/
   messageDesc(file_platform_registry_v2_images_service, 8);
 
 /**
+ * ListImagesRequest follows the list conventions of spec 4.1 within one repo.
+ *
+ * @generated from message platform.registry.v2.ListImagesRequest
+ */
+export type ListImagesRequest = Message<"platform.registry.v2.ListImagesRequest"> & {
+  /**
+   * The repo's uid.
+   *
+   * @generated from field: string repo_uid = 1;
+   */
+  repoUid: string;
+
+  /**
+   * Only the images this trusted key (its uid) verified; `*`: any trusted key
+   * of the repo.
+   *
+   * @generated from field: string verified_by = 2;
+   */
+  verifiedBy: string;
+
+  /**
+   * Only the images no trusted key of the repo verified (exclusive with
+   * `verified_by`).
+   *
+   * @generated from field: bool unverified = 3;
+   */
+  unverified: boolean;
+
+  /**
+   * Only this digest.
+   *
+   * @generated from field: string digest = 4;
+   */
+  digest: string;
+
+  /**
+   * 0 means 50; more than 200 is cut to 200; negative is refused.
+   *
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: string page_token = 6;
+   */
+  pageToken: string;
+
+  /**
+   * Only `uid` (the digest) is accepted: images come in digest order.
+   *
+   * @generated from field: string order_by = 7;
+   */
+  orderBy: string;
+
+  /**
+   * @generated from field: int32 skip = 8;
+   */
+  skip: number;
+};
+
+/**
+ * Describes the message platform.registry.v2.ListImagesRequest.
+ * Use `create(ListImagesRequestSchema)` to create a new message.
+ */
+export const ListImagesRequestSchema: GenMessage<ListImagesRequest> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 9);
+
+/**
+ * ListImagesResponse is one page.
+ *
+ * @generated from message platform.registry.v2.ListImagesResponse
+ */
+export type ListImagesResponse = Message<"platform.registry.v2.ListImagesResponse"> & {
+  /**
+   * @generated from field: repeated platform.registry.v2.Image images = 1;
+   */
+  images: Image[];
+
+  /**
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * @generated from field: optional int64 total_count = 3;
+   */
+  totalCount?: bigint | undefined;
+
+  /**
+   * @generated from field: int32 skipped = 4;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message platform.registry.v2.ListImagesResponse.
+ * Use `create(ListImagesResponseSchema)` to create a new message.
+ */
+export const ListImagesResponseSchema: GenMessage<ListImagesResponse> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 10);
+
+/**
+ * Image is one manifest (an image or an index) a repo holds.
+ *
+ * @generated from message platform.registry.v2.Image
+ */
+export type Image = Message<"platform.registry.v2.Image"> & {
+  /**
+   * The repo's uid.
+   *
+   * @generated from field: string repo_uid = 1;
+   */
+  repoUid: string;
+
+  /**
+   * `sha256:` and 64 lowercase hex characters.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+
+  /**
+   * @generated from field: string media_type = 3;
+   */
+  mediaType: string;
+
+  /**
+   * The manifest's artifact type (an image's config media type when it has
+   * none); empty when none.
+   *
+   * @generated from field: string artifact_type = 4;
+   */
+  artifactType: string;
+
+  /**
+   * The uids of the trusted keys of the repo (its group's and those above)
+   * that verified a signature of this digest (a signed index's platform
+   * images are pulled under an `enforce` policy too, but list as unverified);
+   * sorted. Empty: unverified.
+   *
+   * @generated from field: repeated string verified_by = 5;
+   */
+  verifiedBy: string[];
+
+  /**
+   * The predicate types of the in-toto attestations of this image a trusted
+   * key verified (`https://spdx.dev/Document`, ...); sorted, distinct.
+   *
+   * @generated from field: repeated string verified_attestations = 6;
+   */
+  verifiedAttestations: string[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp create_time = 7;
+   */
+  createTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platform.registry.v2.Image.
+ * Use `create(ImageSchema)` to create a new message.
+ */
+export const ImageSchema: GenMessage<Image> = /*@__PURE__*/
+  messageDesc(file_platform_registry_v2_images_service, 11);
+
+/**
  * ImagesService reads facts of the images a repo holds, from the manifests the
  * registry stores (pushed, or loaded with `platform-api registry import`).
  *
@@ -547,6 +713,19 @@ export const ImagesService: GenService<{
     methodKind: "unary";
     input: typeof GetVulnerabilityReportRequestSchema;
     output: typeof VulnerabilityReportSchema;
+  },
+  /**
+   * ListImages lists the manifests a repo holds, by digest, with the trusted
+   * keys that verified each (AIP-132). `verified_by` narrows it to the images
+   * a given key verified, or (`*`) any trusted key; `unverified` to those none
+   * did.
+   *
+   * @generated from rpc platform.registry.v2.ImagesService.ListImages
+   */
+  listImages: {
+    methodKind: "unary";
+    input: typeof ListImagesRequestSchema;
+    output: typeof ListImagesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platform_registry_v2_images_service, 0);
