@@ -43,6 +43,8 @@ export interface Metrics {
   feedState(feed: string, lastSuccessMs: number, lastAttemptMs: number): void;
   /** Reports the store's pool at each scrape (PostgreSQL; SQLite has one connection, used one query or transaction at a time, and no pool metrics). Once per registry. */
   observePool(stats: () => PoolStats): void;
+  /** A manifest pull no trusted key verified, under a trust policy `warn` (pulled) or `enforce` (refused). */
+  unverifiedPull(mode: "warn" | "enforce"): void;
   /** Reports the audit log's failed writes at each scrape (`audit_log_write_failures_total`). Once per registry. */
   observeAuditLog(failures: () => number): void;
 }
@@ -88,8 +90,16 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   const feedLastSuccess = new Gauge({ name: "advisory_feed_last_success_timestamp_seconds", help: "When the feed was last synced successfully, by any replica (0: never).", labelNames: ["feed"], registers });
   const feedLastAttempt = new Gauge({ name: "advisory_feed_last_attempt_timestamp_seconds", help: "When a sync of the feed last started, by any replica (0: never).", labelNames: ["feed"], registers });
 
+  const unverifiedPulls = new Counter({
+    name: "platform_registry_unverified_pulls_total",
+    help: "Manifest pulls no trusted key verified, by the trust policy's mode (warn: served, enforce: refused).",
+    labelNames: ["mode"],
+    registers,
+  });
+
   return {
     registry,
+    unverifiedPull: (mode) => unverifiedPulls.inc({ mode }),
     feedSynced(feed, result, counts) {
       feedSyncs.inc({ feed, result: result.replace("-", "_") });
       if (result === "failed") feedFailures.inc({ feed });

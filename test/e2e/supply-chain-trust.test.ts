@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ImagesService } from "../../gen/platform/registry/v2/images_service_pb.js";
 import { TrustService } from "../../gen/platform/registry/v2/trust_service_pb.js";
@@ -22,18 +24,20 @@ import {
   type TestKey,
 } from "../support/cosign-signatures.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
-import { buildImage, type Blob } from "../support/oci-layout.js";
+import { buildImage, writeLayout, type Blob } from "../support/oci-layout.js";
 import { registryClient, sha256, type RegistryClient } from "../support/registry-push.js";
-import { freePort } from "../support/skopeo.js";
+import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { grpcWire, methodOf, onEveryWire, restWire, violatedFields, type Outcome, type Wire } from "../support/wires.js";
 
 /**
  * Supply-chain trust through the real wires: trusted keys over gRPC (grpc-js) and REST; signatures
  * and attestations made here with node:crypto in cosign's formats, pushed through the registry host
- * as `.sig`/`.att` tags and OCI 1.1 referrers, read back with ListImages. On SQLite and on PostgreSQL.
+ * as `.sig`/`.att` tags and OCI 1.1 referrers, read back with ListImages; a group's trust policy
+ * enforced on pulls over plain HTTP and through skopeo. On SQLite and on PostgreSQL.
  */
 
+const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "platform-api-trust-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -101,6 +105,8 @@ for (const database of await testDatabases()) {
       }
       return pushManifest(attachmentTag(digest, "sig"), signatureManifest([{ payload, signature }]));
     };
+    const pull = (reference: string, method = "GET") =>
+      client.request(method, `/v2/acme/app/manifests/${reference}`, { headers: { accept: "application/vnd.oci.image.manifest.v1+json,application/vnd.oci.image.index.v1+json" } });
 
     before(async () => {
       dbUrl = database.name === "sqlite" ? undefined : await database.fresh();
@@ -237,7 +243,80 @@ for (const database of await testDatabases()) {
       assert.equal(read.body!.mode, "MODE_WARN");
     });
 
+    test("warn serves an unverified pull and counts it; enforce refuses it with DENIED naming the policy, over plain HTTP", async () => {
+      const metric = async () => {
+        const text = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
+        return Number(/platform_registry_unverified_pulls_total\{mode="warn"\} (\d+)/.exec(text)?.[1] ?? 0);
+      };
+      const before = await metric();
+      assert.equal((await pull("base")).status, 200);
+      assert.equal(await metric(), before + 1);
 
+      await setPolicy({ mode: "MODE_ENFORCE" });
+      for (const [reference, method] of [["base", "GET"], ["base", "HEAD"], [images.get("base")!.digest, "GET"], ["tampered", "GET"]]) {
+        const refused = await pull(reference, method);
+        assert.equal(refused.status, 403, `${method} ${reference}`);
+        if (method === "GET") {
+          const error = (JSON.parse(refused.bytes.toString()) as { errors: Array<{ code: string; message: string; detail: { policy: { group: string; mode: string } } }> }).errors[0];
+          assert.equal(error.code, "DENIED");
+          assert.match(error.message, /trust policy \(enforce\)/);
+          assert.deepEqual(error.detail.policy, { group: server.org.uid, mode: "enforce" });
+        }
+      }
+      // Signed images (by tag, by digest, HEAD), and the signatures and attestations themselves, pull.
+      const signed = images.get("signed")!;
+      for (const [reference, method] of [["signed", "GET"], ["signed", "HEAD"], [signed.digest, "GET"], ["by-referrer", "GET"], [attachmentTag(signed.digest, "sig"), "GET"], [attachmentTag(images.get("attested")!.digest, "att"), "GET"]]) {
+        assert.equal((await pull(reference, method)).status, 200, `${method} ${reference}`);
+      }
+      const referrers = await client.request("GET", `/v2/acme/app/referrers/${images.get("by-referrer")!.digest}`);
+      const referrer = (JSON.parse(referrers.bytes.toString()) as { manifests: Array<{ digest: string }> }).manifests[0].digest;
+      assert.equal((await pull(referrer)).status, 200, "a referrer artifact pulls");
+      // The token endpoint keeps answering.
+      const tokenAnswer = await fetch(`http://${host}/token?scope=repository:acme/app:pull`, { headers: { authorization: `Basic ${Buffer.from(`_token:${registryToken}`).toString("base64")}` } });
+      assert.equal(tokenAnswer.status, 200);
+      // An exempt repo pattern lets the repo's unsigned images through.
+      await setPolicy({ mode: "MODE_ENFORCE", exemptRepos: ["ap*"] });
+      assert.equal((await pull("base")).status, 200);
+      await setPolicy({ mode: "MODE_ENFORCE", exemptRepos: [] });
+    });
 
+    test("enforce through skopeo: an unsigned image is refused, a signed one copies", { skip: skopeoSkip }, async () => {
+      const layout = writeLayout(join(dir, `${database.name}-signed-source`), { architectures: ["amd64"], ref: "v1", label: "signed" });
+      const unsigned = writeLayout(join(dir, `${database.name}-unsigned-source`), { architectures: ["amd64"], ref: "v1", label: "unsigned" });
+      await setPolicy({ mode: "MODE_OFF" });
+      const creds = `_token:${registryToken}`;
+      const skopeo = (...args: string[]) => run("skopeo", ["--insecure-policy", ...args], { timeout: 60_000, env: { ...process.env, HOME: dir } });
+      await skopeo("copy", "--dest-tls-verify=false", "--dest-creds", creds, `oci:${layout.dir}:v1`, `docker://${host}/acme/app:skopeo-signed`);
+      await skopeo("copy", "--dest-tls-verify=false", "--dest-creds", creds, `oci:${unsigned.dir}:v1`, `docker://${host}/acme/app:skopeo-unsigned`);
+      await setPolicy({ mode: "MODE_ENFORCE" });
+      await assert.rejects(
+        skopeo("copy", "--src-tls-verify=false", "--src-creds", creds, `docker://${host}/acme/app:skopeo-unsigned`, `oci:${join(dir, `${database.name}-unsigned`)}:v1`),
+        (error: Error & { stderr?: string }) => /denied|trust policy/i.test(error.stderr ?? error.message),
+      );
+      await pushSignature(layout.top.digest, trusted);
+      await skopeo("copy", "--src-tls-verify=false", "--src-creds", creds, `docker://${host}/acme/app:skopeo-signed`, `oci:${join(dir, `${database.name}-signed`)}:v1`);
+    });
+
+    test("skopeo's own sigstore signing", { skip: skopeoSkip }, async (t) => {
+      // Debian bookworm's skopeo 1.9.3 parses the flag but refuses to sign: "Debian-local change: sigstore disabled".
+      const layout = writeLayout(join(dir, `${database.name}-sigstore-source`), { architectures: ["amd64"], ref: "v1", label: "sigstore" });
+      writeFileSync(join(dir, "probe.key"), "not a key\n");
+      writeFileSync(join(dir, "probe.pass"), "secret\n");
+      await setPolicy({ mode: "MODE_OFF" });
+      // Run asynchronously: the registry answering it is in this process.
+      const output = await run(
+        "skopeo",
+        ["--insecure-policy", "copy", "--dest-tls-verify=false", "--dest-creds", `_token:${registryToken}`, "--sign-by-sigstore-private-key", join(dir, "probe.key"), "--sign-passphrase-file", join(dir, "probe.pass"), `oci:${layout.dir}:v1`, `docker://${host}/acme/app:sigstore-probe`],
+        { env: { ...process.env, HOME: dir }, timeout: 60_000 },
+      ).then(
+        ({ stdout, stderr }) => `${stdout}${stderr}`,
+        (error: Error & { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? error.message}`,
+      );
+      if (/sigstore disabled/i.test(output)) {
+        t.skip("this skopeo is built with sigstore disabled (Debian-local change: sigstore disabled); signing with it needs upstream skopeo 1.10+ or Debian trixie's");
+        return;
+      }
+      t.skip(`a skopeo that signs with sigstore is installed (it answered: ${output.trim().split("\n").pop()}), but the test signing with it (cosign's encrypted key form) is not written yet`);
+    });
   });
 }

@@ -9,6 +9,7 @@ import { blobRedirectUrl, blobSize, emptyReferrersIndex, findRepository, isReach
 import { createRepoForPush, pushManifest } from "./push.js";
 import type { ManifestRow } from "./store/manifests.js";
 import type { RepoRow } from "./store/repos.js";
+import { pullTrust, type PullTrust } from "./trust/pull-policy.js";
 import { appendUpload, cancelUpload, deleteBlob, finishUpload, mountBlob, startUpload, uploadSize } from "./uploads.js";
 
 /** What a repository handle's operations run against: the store, the blobs' bytes, the clock (epoch ms), the events' type prefix. */
@@ -44,6 +45,11 @@ export interface Repository {
   writeBlob(digest: string, range: { start: number; end: number }, out: Writable): Promise<void>;
   /** The manifest a digest (already checked) or a tag names. */
   resolveManifest(reference: string): Promise<ManifestRow>;
+  /**
+   * What the repository's trust policy says of a pull of `manifest` (resolved from `reference`):
+   * a lookup of the verifications recorded at push and key creation (trust/pull-policy.ts).
+   */
+  pullTrust(manifest: ManifestRow, reference: string): Promise<PullTrust>;
   /** True when `digest` is, or is named by an index that is, a digest one of `tags` has pointed to. */
   isReachableFromTags(digest: string, tags: string[]): Promise<boolean>;
   /** Tag names in byte order after `last`, at most `limit`, only those of `only` when given. */
@@ -101,6 +107,7 @@ export function repositoryHandle(parts: RegistryParts, name: RepositoryName): Re
     blobRedirectUrl: (digest, expiresInSeconds) => blobRedirectUrl(content, digest, expiresInSeconds),
     writeBlob: (digest, range, out) => content.writeTo(digest, range, out),
     resolveManifest: async (reference) => resolveManifest(db, await existing(), name, reference),
+    pullTrust: async (manifest, reference) => pullTrust(db, await existing(), manifest, reference),
     isReachableFromTags: async (digest, tags) => isReachableFromTags(db, await existing(), digest, tags),
     tagNames: async (options) => tagNames(db, await existing(), options),
     referrersIndex: async (digest, artifactType) => {

@@ -7,6 +7,7 @@ import type { GrantsCache } from "../../domains/iam/index.js";
 import type { ContentStore, Repository, RepositoryName } from "../../domains/registry/index.js";
 import type { Database } from "../../domains/kit/schema.js";
 import type { RouteNote } from "../../telemetry/http-observer.js";
+import type { Metrics } from "../../telemetry/metrics.js";
 import { REGISTRY_VERSION_HEADERS } from "./registry-errors.js";
 
 /** The changes the registry host's audit log records, by fixed name (docs/audit-log.md). */
@@ -42,6 +43,8 @@ export interface RegistryContext {
   maxBlobBytes: number;
   /** Epoch milliseconds. */
   now: () => number;
+  /** The server's metrics (the host's own when it was given none). */
+  metrics: Metrics;
   note: RegistryNote;
 }
 

@@ -24,6 +24,24 @@ async function checkReachable(entry: AccessEntry, repo: Repository, digest: stri
   }
 }
 
+/**
+ * Applies the repository's trust policy to a pull of `manifest` (a lookup: verification ran at
+ * push and key creation): under `enforce` an unverified manifest is refused, 403 `DENIED` naming
+ * the policy; under `warn` it is counted and served.
+ */
+async function checkTrust(ctx: RegistryContext, repo: Repository, manifest: Awaited<ReturnType<Repository["resolveManifest"]>>, reference: string): Promise<void> {
+  const trust = await repo.pullTrust(manifest, reference);
+  if (trust.verdict === "allowed") return;
+  ctx.metrics.unverifiedPull(trust.mode);
+  if (trust.mode === "enforce") {
+    fail(403, "DENIED", `the trust policy (enforce) of group ${trust.policyGroup} refuses ${manifest.digest} of ${repo.name.full}: no trusted key verified a signature of it`, {
+      name: repo.name.full,
+      digest: manifest.digest,
+      policy: { group: trust.policyGroup, mode: "enforce" },
+    });
+  }
+}
+
 /** `HEAD|GET /v2/<name>/manifests/<reference>`: the stored bytes, with their media type and digest. */
 export async function handleManifestGet(ctx: RegistryContext, req: RegistryRequest, res: RegistryResponse, { repo, access: entry }: RepositoryCall, reference: string): Promise<void> {
   const { name } = repo;
@@ -35,6 +53,7 @@ export async function handleManifestGet(ctx: RegistryContext, req: RegistryReque
   }
   if (byDigest) await checkReachable(entry, repo, reference);
   const manifest = await repo.resolveManifest(reference);
+  await checkTrust(ctx, repo, manifest, reference);
   const identity = { "docker-content-digest": manifest.digest, etag: `"${manifest.digest}"` };
   if (matchesIfNoneMatch(req, manifest.digest)) return writeNotModified(res, identity);
   res.writeHead(200, Object.assign({ "content-type": manifest.media_type, "content-length": String(manifest.size) }, REGISTRY_VERSION_HEADERS, identity));

@@ -48,6 +48,7 @@ export function createRegistryHost(options: RegistryHostOptions) {
   const { logger, config, audit } = options;
   const now = options.now ?? Date.now;
   const parts = { db: options.db, content: options.content, now, eventTypePrefix: eventsConfigOf(config).typePrefix };
+  const metrics = options.metrics ?? createMetrics();
   const shared: Omit<RegistryContext, "note"> = {
     config,
     db: options.db,
@@ -57,9 +58,10 @@ export function createRegistryHost(options: RegistryHostOptions) {
     repository: (name) => repositoryHandle(parts, name),
     maxBlobBytes: config.limits.maxBlobBytes,
     now,
+    metrics,
   };
 
-  const observe = createHttpObserver({ host: "registry", metrics: options.metrics ?? createMetrics(), logger, spans: true, callers: true });
+  const observe = createHttpObserver({ host: "registry", metrics, logger, spans: true, callers: true });
   const audited = (req: RegistryRequest, { change, actor }: RegistryNote, outcome: string) => {
     if (audit && change && actor) audit.write({ host: "registry", ...change, outcome, actor, requestId: requestIdOf(req) });
   };
