@@ -4,7 +4,7 @@ import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { createWriteStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
-import { Transform } from "node:stream";
+import { pipeline as pipelineCallback, Transform, type Readable } from "node:stream";
 import { injectTraceContext } from "../telemetry/tracing.js";
 
 /**
@@ -328,4 +328,120 @@ function lookupAll(host: string): Promise<string[]> {
       error ? reject(new OutboundFetchError(`${host} does not resolve: ${error.code ?? error.message}`)) : resolve(addresses.map((a) => a.address)),
     ),
   );
+}
+
+/** What `outboundStream` answers: the final URL (after redirects), the status and headers, and the body, unread. */
+export interface OutboundStream {
+  url: URL;
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /**
+   * The body as it arrives; it fails (an OutboundFetchError) when it would pass `maxBytes`, when no
+   * byte arrives for `timeoutMs`, when the connection closes before its end, or on `signal`.
+   * Destroy it when it is not wanted.
+   */
+  body: Readable;
+}
+
+/** The statuses a redirect is followed from. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Sends a GET or HEAD within the policy and answers once the headers arrive (within `timeoutMs`),
+ * with the body left to the caller to stream: the upstream registries' manifests and blobs. With
+ * `maxRedirects`, a redirect (301, 302, 303, 307, 308 with a Location) is followed at most that
+ * many times, each hop checked by the policy as the first URL is (https unless `allowHttp`, public
+ * addresses unless `allowPrivateAddresses`, at its own connection); `Authorization` is sent to the
+ * first URL's origin only (storage URLs carry their own signature). Without it, or past it, the
+ * 3xx is answered like any other status. Throws OutboundFetchError when refused, on connection
+ * errors, and when the deadline passes first.
+ */
+export async function outboundStream(
+  url: URL,
+  request: { method: "GET" | "HEAD"; headers: Record<string, string> },
+  policy: OutboundPolicy & { maxRedirects?: number },
+  signal?: AbortSignal,
+): Promise<OutboundStream> {
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const headers = current.origin === url.origin ? request.headers : withoutAuthorization(request.headers);
+    const answer = await streamOnce(current, request.method, headers, policy, signal);
+    const location = answer.headers.location;
+    if (!REDIRECTS.has(answer.status) || location === undefined || hop >= (policy.maxRedirects ?? 0)) return answer;
+    answer.body.destroy();
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new OutboundFetchError(`${current.href} redirected to ${location.slice(0, 256)}, which is not a URL`);
+    }
+    current = next;
+  }
+}
+
+function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== "authorization"));
+}
+
+/** One exchange of `outboundStream`: the headers within the deadline, the body bounded by size and by idle time. */
+function streamOnce(url: URL, method: "GET" | "HEAD", headers: Record<string, string>, policy: OutboundPolicy, signal?: AbortSignal): Promise<OutboundStream> {
+  checkOutboundUrl(url, policy);
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const fail = (error: Error) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(deadline);
+      req.destroy();
+      reject(error instanceof OutboundFetchError ? error : new OutboundFetchError(`${method} ${url.href} failed: ${error.message}`));
+    };
+    const deadline = setTimeout(() => fail(new OutboundFetchError(`${url.href} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
+    const onAbort = () => {
+      const error = new OutboundFetchError(`${method} ${url.href} was stopped`);
+      fail(error);
+      req.destroy(error);
+    };
+    if (signal?.aborted) {
+      clearTimeout(deadline);
+      return reject(new OutboundFetchError(`${method} ${url.href} was stopped`));
+    }
+    const sent: Record<string, string> = { ...headers };
+    injectTraceContext(sent);
+    let req: http.ClientRequest;
+    try {
+      req = client.request(url, { method, headers: sent, agent: false, ...(policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup }) }, (res) => {
+        answered = true;
+        clearTimeout(deadline);
+        const declared = Number(res.headers["content-length"]);
+        if (method === "GET" && Number.isFinite(declared) && declared > policy.maxBytes && (res.statusCode ?? 0) < 300) {
+          res.destroy();
+          return reject(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
+        }
+        let size = 0;
+        const body = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            size += chunk.byteLength;
+            if (size > policy.maxBytes) return done(new OutboundFetchError(`${url.href} is larger than ${policy.maxBytes} bytes`));
+            done(null, chunk);
+          },
+        });
+        res.on("aborted", () => res.destroy(new OutboundFetchError(`${url.href}: the connection closed before the whole body arrived`)));
+        req.setTimeout(policy.timeoutMs, () => res.destroy(new OutboundFetchError(`${url.href} sent nothing for ${policy.timeoutMs} ms`)));
+        pipelineCallback(res, body, (error) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (error) req.destroy();
+        });
+        resolve({ url, status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    } catch (error) {
+      clearTimeout(deadline);
+      return reject(new OutboundFetchError(`${method} ${url.href} failed: ${(error as Error).message}`));
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (error) => {
+      if (!answered) fail(error);
+    });
+    req.end();
+  });
 }
