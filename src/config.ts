@@ -27,6 +27,8 @@ export interface ServerConfig {
   retention?: Partial<RetentionConfig>;
   /** How images are scanned for their vulnerability reports, off the event loop. Defaults in `defaultScanConfig`. */
   scan?: Partial<ScanConfig>;
+  /** Which upstream registries pull-through may fetch from (`serve --allow-http-upstreams`, `--allow-private-upstreams`). Defaults in `defaultUpstreamRegistriesConfig`. */
+  upstreamRegistries?: Partial<UpstreamRegistriesConfig>;
   /** Blob GETs answered by a redirect to the blob's own URL in the content store (`serve --registry-storage-redirect`). Default: off, the registry host sends the bytes. */
   blobRedirect?: BlobRedirectConfig;
   logLevel: LogLevel;
@@ -229,6 +231,23 @@ export const defaultAdvisoryFeedsConfig: AdvisoryFeedsConfig = {
 /** The configuration's advisory feed settings over the defaults. */
 export function advisoryFeedsConfigOf(config: { advisoryFeeds?: Partial<AdvisoryFeedsConfig> }): AdvisoryFeedsConfig {
   return { ...defaultAdvisoryFeedsConfig, ...config.advisoryFeeds };
+}
+
+/** The upstream registries pull-through fetches from (README "Pull-through cache"). */
+export interface UpstreamRegistriesConfig {
+  /** Also plain `http://` upstreams (`serve --allow-http-upstreams`). */
+  allowHttp: boolean;
+  /** Also upstreams on loopback, private or link-local addresses (`serve --allow-private-upstreams`). */
+  allowPrivateAddresses: boolean;
+  /** How long an upstream may take to answer a request's headers, and at most between two bytes of a body, ms (`serve --upstream-timeout`): then what is held is served. */
+  timeoutMs: number;
+}
+
+export const defaultUpstreamRegistriesConfig: UpstreamRegistriesConfig = { allowHttp: false, allowPrivateAddresses: false, timeoutMs: 10_000 };
+
+/** The configuration's upstream registry settings over the defaults. */
+export function upstreamRegistriesConfigOf(config: { upstreamRegistries?: Partial<UpstreamRegistriesConfig> }): UpstreamRegistriesConfig {
+  return { ...defaultUpstreamRegistriesConfig, ...config.upstreamRegistries };
 }
 
 /** How the server applies the registry's retention policies (`serve --retention-interval`). */

@@ -5,7 +5,7 @@ import { errorDomainOf } from "../aip/errors.js";
 import { createPager } from "../aip/pagination.js";
 import { createTokenService, type TokenService } from "../access/tokens.js";
 import { prepareStore } from "./bootstrap.js";
-import { eventsConfigOf, type ServerConfig } from "../config.js";
+import { eventsConfigOf, upstreamRegistriesConfigOf, type ServerConfig } from "../config.js";
 import { createGrantsCache, GRANTS_MAX_AGE_MS, type GrantsCache } from "../domains/iam/index.js";
 import { authenticationInterceptor } from "../interceptors/authentication-interceptor.js";
 import { authorizationInterceptor } from "../interceptors/authorization-interceptor.js";
@@ -69,6 +69,7 @@ export async function createApiHost(
     ownership: OWNERSHIP,
     events: eventsConfigOf(config),
     allowHttpIssuers: config.upstreamIssuers?.allowHttp ?? false,
+    upstreamRegistries: upstreamRegistriesConfigOf(config),
     secrets,
   };
   const health: HealthControl[] = [];

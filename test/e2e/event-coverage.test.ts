@@ -27,6 +27,7 @@ import { Registry as RegistryV1 } from "../../gen/platform/registry/v1/registry_
 import { ReposService } from "../../gen/platform/registry/v2/repos_service_pb.js";
 import { RetentionPoliciesService } from "../../gen/platform/registry/v2/retention_policies_service_pb.js";
 import { TrustService } from "../../gen/platform/registry/v2/trust_service_pb.js";
+import { UpstreamsService } from "../../gen/platform/registry/v2/upstreams_service_pb.js";
 import { TagsService } from "../../gen/platform/registry/v2/tags_service_pb.js";
 import { isV1 } from "../../src/aip/v1/version.js";
 import { builtInRole } from "../../src/access/capabilities.js";
@@ -174,6 +175,13 @@ test("every changing RPC of every domain writes one event of its type, about its
   await call(TrustService, "UpdateTrustedKey", "platform.registry.trusted_key.updated", { trustedKey: { uid: trustedKey, description: "d" } }, () => trustedKey);
   await call(TrustService, "DeleteTrustedKey", "platform.registry.trusted_key.deleted", { uid: trustedKey }, () => trustedKey);
   await call(TrustService, "UpdateTrustPolicy", "platform.registry.trust_policy.updated", { trustPolicy: { uid: group, mode: "MODE_WARN" } }, () => group);
+  const upstream = uid(
+    await call(UpstreamsService, "CreateUpstream", "platform.registry.upstream.created", { parent: org, upstream: { name: "hub", url: "https://registry.example.com", repoPrefix: "mirror/", username: "u", password: "hidden-upstream" } }, uid),
+  );
+  const upstreamEvent = await server().store.db.selectFrom("events").select("body").where("subject", "=", upstream).executeTakeFirstOrThrow();
+  assert.ok(!upstreamEvent.body.includes("hidden-upstream"), "an upstream's password is in no event");
+  await call(UpstreamsService, "UpdateUpstream", "platform.registry.upstream.updated", { upstream: { uid: upstream, name: "hub two" } }, () => upstream);
+  await call(UpstreamsService, "DeleteUpstream", "platform.registry.upstream.deleted", { uid: upstream }, () => upstream);
   const subscription = uid(await call(SubscriptionsService, "CreateSubscription", "events.subscription.created", { parent: group, subscription: { sink: "http://127.0.0.1:9/" } }, uid));
   await call(SubscriptionsService, "DeleteSubscription", "events.subscription.deleted", { uid: subscription }, () => subscription);
   await call(GroupInvitesService, "DeleteGroupInvite", "iam.group_invite.deleted", { uid: invite }, () => invite);

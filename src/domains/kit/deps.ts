@@ -26,6 +26,8 @@ export interface ServiceDeps {
   secrets: SecretBox;
   /** Identities may name plain `http://` issuers (`serve --allow-http-issuers`, which the token exchange's fetches follow too). */
   allowHttpIssuers: boolean;
+  /** Which upstream registries an Upstream may name (`serve --allow-http-upstreams`, `--allow-private-upstreams`); default https on public addresses. */
+  upstreamRegistries?: { allowHttp: boolean; allowPrivateAddresses: boolean };
 }
 
 /** Tables of the schema that have column `C`. */

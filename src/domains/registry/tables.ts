@@ -126,6 +126,37 @@ export interface RetentionLeaseTable {
   last_run_time: number;
 }
 
+/** An upstream registry backing a repo path prefix of an organization (pull-through/). */
+export interface UpstreamTable {
+  /** A UIDP under `group_uid`, the organization. */
+  uid: string;
+  group_uid: string;
+  name: string;
+  /** `https://host[:port]`, no path. */
+  url: string;
+  /** Name components each ending in `/`; unique with `group_uid`. */
+  repo_prefix: string;
+  /** Prepended at the upstream; "" or components each ending in `/`. */
+  upstream_prefix: string;
+  /** "" for anonymous. */
+  username: string;
+  /** Sealed by the server's secret box; "" for none. */
+  password: string;
+  tag_freshness_ms: number;
+  /** JSON arrays of repo patterns. */
+  include_repos: string;
+  exclude_repos: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** When a pulled-through tag of a repo was last found current at its upstream (epoch ms). */
+export interface UpstreamTagCheckTable {
+  repo_uid: string;
+  tag: string;
+  check_time: number;
+}
+
 /** Every table of the domain, by name: composed into the store's Database. */
 export interface RegistryTables {
   repos: RepoTable;
@@ -138,4 +169,6 @@ export interface RegistryTables {
   manifest_refs: ManifestRefTable;
   retention_policies: RetentionPolicyTable;
   retention_lease: RetentionLeaseTable;
+  upstreams: UpstreamTable;
+  upstream_tag_checks: UpstreamTagCheckTable;
 }
