@@ -54,6 +54,18 @@ const serveOptions: Record<string, OptionSpec> = {
     env: "ALLOW_PRIVATE_ISSUERS",
     help: "let the token exchange fetch keys from hosts on loopback, private or link-local addresses (default: public addresses only)",
   },
+  "allow-http-upstreams": { type: "boolean", env: "ALLOW_HTTP_UPSTREAMS", help: "let upstream registries (pull-through) be plain http URLs (default: https only)" },
+  "allow-private-upstreams": {
+    type: "boolean",
+    env: "ALLOW_PRIVATE_UPSTREAMS",
+    help: "let upstream registries (pull-through) be on loopback, private or link-local addresses (default: public addresses only)",
+  },
+  "upstream-timeout": {
+    type: "string",
+    env: "UPSTREAM_TIMEOUT",
+    default: "10s",
+    help: "how long an upstream registry may take to answer, and at most between two bytes of a blob; then what is held is served",
+  },
   "login-issuer": { type: "string", env: "LOGIN_ISSUER", help: "OIDC issuer people sign in with (server-wide); its client must allow the redirect <api-url>/auth/v1/callback" },
   "login-client-id": { type: "string", env: "LOGIN_CLIENT_ID", help: "client id at --login-issuer" },
   "login-client-secret": { type: "string", env: "LOGIN_CLIENT_SECRET", help: "client secret at --login-issuer; leave out for a public client (PKCE is always used)" },
@@ -256,6 +268,7 @@ async function serve(args: string[]): Promise<void> {
     throw new UsageError(`--org-creation must be ${ORGANIZATION_CREATION_VALUES.join(" or ")}`);
   }
   const upstreamIssuers = { allowHttp: flag("allow-http-issuers", o), allowPrivateAddresses: flag("allow-private-issuers", o) };
+  const upstreamRegistries = { allowHttp: flag("allow-http-upstreams", o), allowPrivateAddresses: flag("allow-private-upstreams", o), timeoutMs: durationMsOf(o, "upstream-timeout") };
   const port = portOf("port", o);
   const registryPort = portOf("registry-port", o);
   const host = o.host as string;
@@ -305,6 +318,7 @@ async function serve(args: string[]): Promise<void> {
       publicOrganization: o["public-org"] as string,
       organizationCreation: organizationCreation as OrganizationCreation,
       upstreamIssuers,
+      upstreamRegistries,
       corsOrigins,
       login,
       events: {

@@ -193,7 +193,7 @@ export async function createServer(store: Store, config: ServerConfig, logger: L
   const routes: NodeHandler<NodeRequest, Parameters<typeof rpc>[1]> = (req, res) => (rpcPaths.has((req.url ?? "").split("?", 1)[0]) ? rpc(req, res) : fallback(req, res));
   const apiFailure = routeFailure(logger, "api", (res) => sendStatus(res, 500, { code: 13, message: "Internal error" }, errorDomain));
   const api = createDualListener(withProbes(probes, withCors(routes, { allowedOrigins: config.corsOrigins ?? [] }, errorDomain)), config.limits, config.tls, apiFailure);
-  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, grants, metrics, audit });
+  const registry = createRegistryHost({ config, logger, db: store.db, tokens: host.tokens, content, grants, metrics, audit, secrets: host.secrets });
   const registryFailure = routeFailure(logger, "registry", (res) => writeRegistryError(res, { status: 500, code: "UNKNOWN", message: "internal error" }));
   const registryHost = createDualListener(withProbes(probes, registry.handler), { ...config.limits, requestTimeoutMs: config.limits.registryRequestTimeoutMs }, config.tls, registryFailure);
   metrics.countBytes(api.server, "api");

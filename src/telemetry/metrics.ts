@@ -41,6 +41,8 @@ export interface Metrics {
   feedSynced(feed: string, result: string, counts?: { read: number; added: number; updated: number; unchanged: number; rejected: number }): void;
   /** A feed's stored times (epoch ms; 0: never), whichever replica synced it. */
   feedState(feed: string, lastSuccessMs: number, lastAttemptMs: number): void;
+  /** The registry host served what it held because upstream `upstream` (its URL) failed or was too slow (`registry_upstream_fallbacks_total`). */
+  upstreamFallback(upstream: string): void;
   /** Reports the store's pool at each scrape (PostgreSQL; SQLite has one connection, used one query or transaction at a time, and no pool metrics). Once per registry. */
   observePool(stats: () => PoolStats): void;
   /** A manifest pull no trusted key verified, under a trust policy `warn` (pulled) or `enforce` (refused). */
@@ -79,6 +81,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   new Counter({ name: "http_server_sent_bytes_total", help: "Bytes sent on the host's connections (all protocols, headers included).", labelNames: ["host"], registers, collect: bytes("sent") });
   new Counter({ name: "http_server_received_bytes_total", help: "Bytes received on the host's connections.", labelNames: ["host"], registers, collect: bytes("received") });
 
+  const upstreamFallbacks = new Counter({
+    name: "registry_upstream_fallbacks_total",
+    help: "Pulls through an upstream registry answered with what the registry held, because the upstream failed or was too slow, by upstream URL.",
+    labelNames: ["upstream"],
+    registers,
+  });
   const feedSyncs = new Counter({ name: "advisory_feed_syncs_total", help: "Advisory feed syncs this process ran, by feed URL and result (imported, not_modified, failed).", labelNames: ["feed", "result"], registers });
   const feedFailures = new Counter({ name: "advisory_feed_failures_total", help: "Advisory feed syncs of this process that failed (nothing written; retried after a backoff).", labelNames: ["feed"], registers });
   const feedRecords = new Counter({
@@ -152,6 +160,9 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       buckets: QUERY_BUCKETS,
       registers,
     }),
+    upstreamFallback(upstream) {
+      upstreamFallbacks.inc({ upstream });
+    },
     countBytes(server, host) {
       const s = { sent: 0, received: 0, open: new Set<Socket>() };
       sockets.set(host, s);

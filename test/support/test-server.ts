@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootstrapOrganization } from "../../src/server/bootstrap.js";
-import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig, type RetentionConfig } from "../../src/config.js";
+import { defaultLimits, type AdvisoryFeedsConfig, type EventsConfig, type Limits, type OrganizationCreation, type UpstreamIssuerPolicy, type LoginConfig, type RetentionConfig, type UpstreamRegistriesConfig } from "../../src/config.js";
 import { createFileContentStore, type ContentStore } from "../../src/domains/registry/content/content-store.js";
 import { createLogger, type LogLevel } from "../../src/logger.js";
 import { createServer, type PlatformServer } from "../../src/server/server.js";
@@ -61,6 +61,8 @@ export interface TestServerOptions {
   auditLog?: string;
   /** Both hosts speak TLS with these (as `serve --tls-cert --tls-key`); default cleartext. */
   tls?: TlsCredentials;
+  /** Which upstream registries pull-through may fetch from; default the server's (https on public addresses). */
+  upstreamRegistries?: Partial<UpstreamRegistriesConfig>;
   /** How many refused anonymous calls the audit log writes; default the server's. */
   auditAnonymousRefusals?: Partial<AnonymousRefusalLimits>;
 }
@@ -93,6 +95,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       advisoryFeeds: options.advisoryFeeds,
       retention: { intervalMs: 0, ...options.retention },
       login: options.login,
+      upstreamRegistries: options.upstreamRegistries,
       logLevel: "info",
       limits,
       tls: options.tls,

@@ -19,7 +19,11 @@ export type RegistryErrorKind =
   /** A chunk that is not the length it announced (the upload is as it was). */
   | "BLOB_UPLOAD_INVALID"
   /** A blob over the size limit. */
-  | "SIZE_INVALID";
+  | "SIZE_INVALID"
+  /** An upstream registry failed a pull through it, and nothing of what was asked is held. */
+  | "UNAVAILABLE"
+  /** An upstream registry answered 429 to a pull through it, and nothing of what was asked is held. */
+  | "TOOMANYREQUESTS";
 
 /** Thrown by the registry's operations: nothing of the refused change was written. `detail` says what was refused (JSON). */
 export class RegistryError extends Error {

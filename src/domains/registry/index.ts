@@ -17,5 +17,6 @@ export { repositoryPaths } from "./pull.js";
 export { queueMatchesFor } from "./report-queue.js";
 export { startReportWorker, type ReportWorker } from "./report-worker.js";
 export { repositoryHandle, type RegistryParts, type Repository } from "./repository.js";
+export { createPullThroughParts, pullThroughRepository, type PullThroughParts } from "./pull-through/pull-through.js";
 export type { RepoRow } from "./store/repos.js";
 export { DAY_MS, listResolvedVulnsReports, resolvedVulnsOrderable, type ResolvedVulnRow, type ResolvedVulnsReportRow } from "./store/resolved-vulns.js";

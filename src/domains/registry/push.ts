@@ -28,12 +28,12 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
  * Creates the repo `name`, which its caller found missing, in its organization's root group (with
- * its `repo.created` event, in the transaction that inserts it); a racing first push's repo is
+ * its `repo.created` event naming `via`, in the transaction that inserts it); a racing first push's repo is
  * returned instead. The caller's right to create it was checked when its token was issued (push
  * on a missing repo). Throws NAME_INVALID for a name a new repo may not have, NAME_UNKNOWN
  * without the organization.
  */
-export async function createRepoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix: string, actor: string): Promise<RepoRow> {
+export async function createRepoForPush(db: Kysely<Database>, name: RepositoryName, now: number, eventTypePrefix: string, actor: string, via = "registry push"): Promise<RepoRow> {
   if (name.image.length > 255 || !REPO_NAME.test(name.image)) {
     throw new RegistryError("NAME_INVALID", "a new repository name is lowercase components of letters and digits separated by . _ or -", { name: name.full });
   }
@@ -42,7 +42,7 @@ export async function createRepoForPush(db: Kysely<Database>, name: RepositoryNa
   try {
     return await inTransaction(db, undefined, async (trx) => {
       const { row, created } = await findOrInsertRepo(trx, organization, name.image, organization.uid, now);
-      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via: "registry push", actor });
+      if (created) await recordRepoCreated(trx, row, { now, typePrefix: eventTypePrefix, via, actor });
       return row;
     });
   } catch (error) {

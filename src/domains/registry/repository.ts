@@ -34,8 +34,8 @@ export interface Repository {
   find(): Promise<RepoRow | undefined>;
   /** The repository's row; throws NAME_UNKNOWN when it does not exist. */
   get(): Promise<RepoRow>;
-  /** The row, the repository created in its organization when missing (with its `repo.created` event by `actor`). */
-  createIfMissing(actor: string): Promise<RepoRow>;
+  /** The row, the repository created in its organization when missing (with its `repo.created` event by `actor` via `via`, by default a push). */
+  createIfMissing(actor: string, via?: string): Promise<RepoRow>;
 
   /** The size of blob `digest` of the repo; throws BLOB_UNKNOWN when it does not hold it or its bytes are gone. */
   blobSize(digest: string): Promise<number>;
@@ -90,10 +90,10 @@ export function repositoryHandle(parts: RegistryParts, name: RepositoryName): Re
     if (found === undefined) throw unknownRepository(name);
     return found;
   };
-  const createIfMissing = async (actor: string): Promise<RepoRow> => {
+  const createIfMissing = async (actor: string, via?: string): Promise<RepoRow> => {
     const found = await find();
     if (found !== undefined) return found;
-    const created = await createRepoForPush(db, name, now(), parts.eventTypePrefix, actor);
+    const created = await createRepoForPush(db, name, now(), parts.eventTypePrefix, actor, via);
     row = Promise.resolve(created);
     return created;
   };

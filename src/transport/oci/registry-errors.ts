@@ -67,6 +67,9 @@ const KIND_STATUS: Record<RegistryErrorKind & OciErrorCode, number> = {
   BLOB_UPLOAD_UNKNOWN: 404,
   BLOB_UPLOAD_INVALID: 416,
   SIZE_INVALID: 413,
+  // An upstream registry's failure: a bad gateway, not this registry's own unavailability (503).
+  UNAVAILABLE: 502,
+  TOOMANYREQUESTS: 429,
 };
 
 /** The answer to a registry domain error, with `headers` besides the registry's own. */

@@ -9,11 +9,12 @@ import { requestIdOf } from "../../telemetry/request-id.js";
 import { withContext } from "../../telemetry/tracing.js";
 import { writeJson } from "../http/status-json.js";
 import type { Database } from "../../domains/kit/schema.js";
-import { eventsConfigOf } from "../../config.js";
+import { eventsConfigOf, upstreamRegistriesConfigOf } from "../../config.js";
 import type { GrantsCache } from "../../domains/iam/index.js";
 import { handleCatalog } from "./catalog-endpoint.js";
 import type { RegistryContext, RegistryNote, RegistryRequest, RegistryResponse } from "./context.js";
-import { repositoryHandle, type ContentStore } from "../../domains/registry/index.js";
+import { createPullThroughParts, pullThroughRepository, type ContentStore } from "../../domains/registry/index.js";
+import type { SecretBox } from "../../store/secret-box.js";
 import { authorizePing } from "./registry-auth.js";
 import { fail, failureAnswer, REGISTRY_VERSION_HEADERS, writeRegistryError } from "./registry-errors.js";
 import { answerOnRepository, REPOSITORY_ROUTES } from "./repository-routes.js";
@@ -32,6 +33,8 @@ export interface RegistryHostOptions {
   /** Where changes are recorded (push, deletes, mounts, a pull token's use); by default nowhere. */
   audit?: AuditLog;
   now?: () => number;
+  /** Opens the upstreams' sealed passwords; without it, nothing is pulled through. */
+  secrets?: SecretBox;
 }
 
 
@@ -49,13 +52,29 @@ export function createRegistryHost(options: RegistryHostOptions) {
   const now = options.now ?? Date.now;
   const parts = { db: options.db, content: options.content, now, eventTypePrefix: eventsConfigOf(config).typePrefix };
   const metrics = options.metrics ?? createMetrics();
+  const upstreams = upstreamRegistriesConfigOf(config);
+  const pullThrough =
+    options.secrets &&
+    createPullThroughParts({
+      secrets: options.secrets,
+      policy: {
+        allowHttp: upstreams.allowHttp,
+        allowPrivateAddresses: upstreams.allowPrivateAddresses,
+        relaxedBy: { http: "serve --allow-http-upstreams", privateAddresses: "serve --allow-private-upstreams" },
+        timeoutMs: upstreams.timeoutMs,
+        maxBytes: config.limits.maxBlobBytes,
+      },
+      maxBlobBytes: config.limits.maxBlobBytes,
+      now,
+      onFallback: (upstream) => metrics.upstreamFallback(upstream),
+    });
   const shared: Omit<RegistryContext, "note"> = {
     config,
     db: options.db,
     tokens: options.tokens,
     content: options.content,
     grants: options.grants,
-    repository: (name) => repositoryHandle(parts, name),
+    repository: (name) => pullThroughRepository(parts, pullThrough, name),
     maxBlobBytes: config.limits.maxBlobBytes,
     now,
     metrics,
