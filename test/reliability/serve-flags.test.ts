@@ -75,10 +75,11 @@ test("bad values of the new flags are usage errors (exit 2), and --help lists th
     refused(["--org-creation", "everyone"], {}, /--org-creation must be bootstrap or anyone/),
     refused([], { ALLOW_PRIVATE_ISSUERS: "maybe" }, /--allow-private-issuers: "maybe" is not true or false/),
     refused(["--scan-threads", "0"], {}, /--scan-threads: must be more than 0/),
+    refused(["--upstream-timeout", "soon"], {}, /--upstream-timeout: "soon" is not a duration/),
     refused(["--scan-thread-memory", "8MiB"], {}, /--scan-thread-memory: at least 16MiB/),
     refused([], { SCAN_CPU_BUDGET: "soon" }, /--scan-cpu-budget: "soon" is not a duration/),
   ]);
-  for (const name of ["--org-creation", "--allow-http-issuers", "--allow-private-issuers", "--scan-threads", "--scan-thread-memory", "--scan-cpu-budget"]) assert.ok(help.includes(name), name);
+  for (const name of ["--org-creation", "--allow-http-issuers", "--allow-private-issuers", "--scan-threads", "--scan-thread-memory", "--scan-cpu-budget", "--allow-http-upstreams", "--allow-private-upstreams", "--upstream-timeout"]) assert.ok(help.includes(name), name);
 });
 
 test("serve --org-creation anyone --allow-http-issuers with ALLOW_PRIVATE_ISSUERS=true: organizations over the API, a loopback issuer exchanged (both refused by default: see the other files here)", async () => {
