@@ -4,6 +4,7 @@ import { UpstreamsService } from "../../../gen/platform/registry/v2/upstreams_se
 import { newChildUid } from "../../aip/uidp.js";
 import { Violations } from "../../aip/validation.js";
 import { inTransaction } from "../../store/transaction.js";
+import { afterSmallTableWrite } from "./store/small-tables.js";
 import type { Db } from "../kit/schema.js";
 import type { ServiceDeps } from "../kit/deps.js";
 import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod, nameFilter } from "../kit/standard-methods.js";
@@ -32,7 +33,7 @@ export function createUpstreamsService({ db, pager, now, secrets, upstreamRegist
 
     async createUpstream(req, ctx) {
       const [upstream] = checkedCreate(UpstreamSchema, req.upstream, req.parent, (violations, upstream) => checkUpstreamFields(violations, upstream, policy));
-      return inTransaction(db, ctx.signal, async (trx) => {
+      return afterSmallTableWrite(inTransaction(db, ctx.signal, async (trx) => {
         if (!(await isOrganization(trx, req.parent))) new Violations().add("parent", "must be an organization: an upstream backs names of one organization").throwIfAny();
         await checkPrefixFree(trx, req.parent, upstream.repoPrefix);
         const time = now();
@@ -45,21 +46,21 @@ export function createUpstreamsService({ db, pager, now, secrets, upstreamRegist
           update_time: time,
         };
         return upstreamFromRow(await insertUpstream(trx, row));
-      });
+      }));
     },
 
     async updateUpstream(req, ctx) {
       const patch = checkedPatch(UpstreamSchema, req.upstream, "upstream");
-      return inTransaction(db, ctx.signal, async (trx) => {
+      return afterSmallTableWrite(inTransaction(db, ctx.signal, async (trx) => {
         const stored = await getUpstream(trx, patch.uid);
         const [next] = checkedUpdate(UpstreamSchema, upstreamFromRow(stored), patch, req.updateMask, UPSTREAM_UPDATABLE, (violations, next) => checkUpstreamFields(violations, next, policy));
         // An empty password keeps the stored one, unless the mask names it (clearing it) or the username goes.
         const cleared = (req.updateMask?.paths ?? []).includes("password") || next.username === "";
         const password = next.password !== "" ? secrets.seal(next.password) : cleared ? "" : stored.password;
         return upstreamFromRow(await updateUpstream(trx, stored.uid, { ...upstreamColumns(next, password), update_time: now() }));
-      });
+      }));
     },
 
-    deleteUpstream: (req, ctx) => deleteMethod(db, ctx, req.uid, (trx, uid) => deleteUpstream(trx, uid)),
+    deleteUpstream: (req, ctx) => afterSmallTableWrite(deleteMethod(db, ctx, req.uid, (trx, uid) => deleteUpstream(trx, uid))),
   };
 }

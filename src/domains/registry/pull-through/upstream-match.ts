@@ -2,7 +2,7 @@ import type { Db } from "../../kit/schema.js";
 import type { SecretBox } from "../../../store/secret-box.js";
 import { findOrganizationByName } from "../../iam/index.js";
 import type { RepositoryName } from "../names.js";
-import { patternsOf, upstreamsOf, type UpstreamRow } from "../store/upstreams.js";
+import { allUpstreams, patternsOf, type UpstreamRow } from "../store/upstreams.js";
 import type { UpstreamTarget } from "./upstream-client.js";
 
 /** The upstream a repository name is pulled through: its row, its client's target, and the name's repository path at the upstream. */
@@ -33,9 +33,11 @@ export function admits(row: Pick<UpstreamRow, "include_repos" | "exclude_repos">
  * `secrets`.
  */
 export async function upstreamFor(db: Db, secrets: SecretBox, name: RepositoryName): Promise<MatchedUpstream | undefined> {
+  const every = await allUpstreams(db);
+  if (every.length === 0) return undefined;
   const organization = await findOrganizationByName(db, name.organization);
   if (organization === undefined) return undefined;
-  const rows = await upstreamsOf(db, organization.uid);
+  const rows = every.filter((r) => r.group_uid === organization.uid);
   const row = rows.find((r) => name.image.startsWith(r.repo_prefix) && name.image.length > r.repo_prefix.length);
   if (row === undefined) return undefined;
   const rest = name.image.slice(row.repo_prefix.length);

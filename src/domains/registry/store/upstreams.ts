@@ -6,6 +6,7 @@ import { deleteByUid, getByUid, listPage, NAMED_ORDERABLE, resourceTable, unless
 import type { Db } from "../../kit/schema.js";
 import type { UpstreamTable } from "../tables.js";
 import { getGroup } from "../../iam/index.js";
+import { smallTableWritten, snapshotOf } from "./small-tables.js";
 
 export type UpstreamRow = Selectable<UpstreamTable>;
 
@@ -35,7 +36,12 @@ export async function listUpstreams(db: Db, { name, uidp, visible }: NameFilter,
   return { rows: rows.map(normalized), total };
 }
 
-/** Every upstream of organization `groupUid`, by prefix (what a pull's name is matched against). */
+/** Every upstream of every organization, from a snapshot (store/small-tables.ts): what a pull's name is matched against. */
+export function allUpstreams(db: Db): Promise<UpstreamRow[]> {
+  return snapshotOf(db, "upstreams", async () => (await db.selectFrom("upstreams").selectAll().orderBy("repo_prefix").execute()).map(normalized));
+}
+
+/** Every upstream of organization `groupUid`, by prefix. */
 export async function upstreamsOf(db: Db, groupUid: string): Promise<UpstreamRow[]> {
   const rows = await db.selectFrom("upstreams").selectAll().where("group_uid", "=", groupUid).orderBy("repo_prefix").modifyEnd(CACHEABLE).execute();
   return rows.map(normalized);
@@ -44,6 +50,7 @@ export async function upstreamsOf(db: Db, groupUid: string): Promise<UpstreamRow
 /** Inserts an upstream; throws NOT_FOUND when the group does not exist, ALREADY_EXISTS when the organization has one for the prefix. */
 export async function insertUpstream(db: Db, row: Insertable<UpstreamTable>): Promise<UpstreamRow> {
   await getGroup(db, row.group_uid);
+  smallTableWritten();
   await unlessTaken(
     () => db.insertInto("upstreams").values(row).execute(),
     () => keyTaken("upstream", row.repo_prefix, `the organization already has an upstream for the prefix ${row.repo_prefix}`),
@@ -53,11 +60,13 @@ export async function insertUpstream(db: Db, row: Insertable<UpstreamTable>): Pr
 
 /** Writes an upstream's columns; throws NOT_FOUND. */
 export async function updateUpstream(db: Db, uid: string, change: Updateable<UpstreamTable>): Promise<UpstreamRow> {
+  smallTableWritten();
   return normalized(await updateByUid(db, UPSTREAMS, uid, change));
 }
 
 /** Throws NOT_FOUND when the upstream does not exist. */
 export function deleteUpstream(db: Db, uid: string): Promise<void> {
+  smallTableWritten();
   return deleteByUid(db, UPSTREAMS, uid);
 }
 

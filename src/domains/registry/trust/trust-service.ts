@@ -4,6 +4,7 @@ import { TrustedKeySchema, TrustPolicySchema } from "../../../../gen/platform/re
 import { newChildUid } from "../../../aip/uidp.js";
 import { Violations } from "../../../aip/validation.js";
 import { inTransaction } from "../../../store/transaction.js";
+import { afterSmallTableWrite } from "../store/small-tables.js";
 import type { ServiceDeps } from "../../kit/deps.js";
 import { checkedCreate, checkedPatch, checkedUpdate, deleteMethod, getMethod, listMethod, nameFilter } from "../../kit/standard-methods.js";
 import { deleteTrustedKey, getTrustedKey, insertTrustedKey, listTrustedKeys, trustedKeyOrderable, updateTrustedKey } from "./store/trusted-keys.js";
@@ -66,11 +67,11 @@ export function createTrustService({ db, pager, now }: ServiceDeps): ServiceImpl
 
     async updateTrustPolicy(req, ctx) {
       const patch = checkedPatch(TrustPolicySchema, req.trustPolicy, "trust_policy");
-      return inTransaction(db, ctx.signal, async (trx) => {
+      return afterSmallTableWrite(inTransaction(db, ctx.signal, async (trx) => {
         const current = trustPolicyFromRow(patch.uid, await findTrustPolicy(trx, patch.uid));
         const [next] = checkedUpdate(TrustPolicySchema, current, patch, req.updateMask, TRUST_POLICY_UPDATABLE, (v, p) => checkTrustPolicy(v, p));
         return trustPolicyFromRow(patch.uid, await writeTrustPolicy(trx, trustPolicyRow(next, now())));
-      });
+      }));
     },
   };
 }

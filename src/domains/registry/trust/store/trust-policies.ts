@@ -3,6 +3,7 @@ import { selfAndAncestors } from "../../../../aip/uidp.js";
 import type { Db } from "../../../kit/schema.js";
 import { getGroup } from "../../../iam/index.js";
 import type { TrustPolicyTable } from "../tables.js";
+import { smallTableWritten, snapshotOf } from "../../store/small-tables.js";
 
 export type TrustPolicyRow = Selectable<TrustPolicyTable>;
 export type TrustMode = "off" | "warn" | "enforce";
@@ -25,6 +26,7 @@ export async function findTrustPolicy(db: Db, group: string): Promise<TrustPolic
 
 /** Sets the policy of group `group` (which exists: `findTrustPolicy` read it) and returns it. */
 export async function writeTrustPolicy(db: Db, row: TrustPolicyRow): Promise<TrustPolicyRow> {
+  smallTableWritten();
   await db
     .insertInto("trust_policies")
     .values(row)
@@ -35,8 +37,10 @@ export async function writeTrustPolicy(db: Db, row: TrustPolicyRow): Promise<Tru
 
 /** The policy a repo of group `group` follows: that of the nearest group at or above it that set one; undefined when none did. */
 export async function effectiveTrustPolicy(db: Db, group: string): Promise<TrustPolicyRow | undefined> {
+  const every = await snapshotOf(db, "trust_policies", () => db.selectFrom("trust_policies").selectAll().execute());
+  if (every.length === 0) return undefined;
   const groups = selfAndAncestors(group);
-  const rows = await db.selectFrom("trust_policies").selectAll().where("group_uid", "in", groups).execute();
+  const rows = every.filter((row) => groups.includes(row.group_uid));
   const nearest = rows.sort((a, b) => groups.indexOf(b.group_uid) - groups.indexOf(a.group_uid))[0];
   return nearest && normalized(nearest);
 }
