@@ -107,7 +107,7 @@ for (let i = 0; i < IMAGES; i++) {
 }
 await inTransaction(store.db, undefined, async (trx) => {
   for (const [i, names] of inventories.entries()) {
-    await writeReport(trx, { digest: digestOf(i), status: "done", reason: "", distro: "", packages: names.size, critical: 0, high: 0, medium: 0, low: 0, unknown: 0, create_time: 1, update_time: 1 }, []);
+    await writeReport(trx, { digest: digestOf(i), status: "done", reason: "", distro: "", packages: names.size, package_source: "layers", critical: 0, high: 0, medium: 0, low: 0, unknown: 0, create_time: 1, update_time: 1 }, []);
   }
 });
 const feed = join(dir, "advisories");

@@ -237,7 +237,7 @@ describe("Registry v1 images and vulnerability reports", () => {
     });
     await writeReport(
       server().store.db,
-      { digest: amd64, status: "done", reason: "", distro: "", packages: 2, critical: 1, high: 0, medium: 0, low: 1, unknown: 0, create_time: now, update_time: now },
+      { digest: amd64, status: "done", reason: "", distro: "", packages: 2, package_source: "layers", critical: 1, high: 0, medium: 0, low: 1, unknown: 0, create_time: now, update_time: now },
       [finding("A-1", "CRITICAL"), finding("B-2", "LOW")],
     );
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -24,7 +24,9 @@ import {
   type TestKey,
 } from "../support/cosign-signatures.js";
 import { dropFresh, testDatabases } from "../support/databases.js";
-import { buildImage, writeLayout, type Blob } from "../support/oci-layout.js";
+import { gzipLayer } from "../support/layers.js";
+import { blobOf, buildImage, imageOfLayers, writeLayout, type Blob } from "../support/oci-layout.js";
+import { inRepo } from "../support/repo.js";
 import { registryClient, sha256, type RegistryClient } from "../support/registry-push.js";
 import { freePort, skopeoSkip } from "../support/skopeo.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
@@ -49,6 +51,17 @@ const deleteKey = methodOf(TrustService, "DeleteTrustedKey");
 const updatePolicy = methodOf(TrustService, "UpdateTrustPolicy");
 const getPolicy = methodOf(TrustService, "GetTrustPolicy");
 const listImages = methodOf(ImagesService, "ListImages");
+const getReport = methodOf(ImagesService, "GetVulnerabilityReport");
+const CYCLONEDX_PREDICATE = "https://cyclonedx.org/bom";
+const fixture = (name: string) => readFileSync(inRepo(`test/fixtures/inventory/${name}`));
+/** `npm sbom`'s CycloneDX 1.5 of this project: npm packages only. */
+const CDX = JSON.parse(fixture("platform-api.cdx.json").toString()) as { components: Array<{ purl?: string }> };
+
+/** An in-toto v1 statement about `digest` whose predicate is the CycloneDX document above. */
+function cycloneDxStatement(digest: string): Buffer {
+  const [algorithm, hex] = digest.split(":");
+  return Buffer.from(JSON.stringify({ _type: "https://in-toto.io/Statement/v1", predicateType: CYCLONEDX_PREDICATE, subject: [{ name: "registry.test/acme/app", digest: { [algorithm]: hex } }], predicate: CDX }));
+}
 
 for (const database of await testDatabases()) {
   describe(`supply-chain trust on ${database.name}`, { skip: database.skip }, () => {
@@ -215,6 +228,61 @@ for (const database of await testDatabases()) {
       assert.deepEqual(image.verifiedAttestations, [SPDX_PREDICATE]);
       assert.deepEqual(image.verifiedBy ?? [], [], "an attestation is no signature");
       for (const other of [forged, elsewhere]) assert.deepEqual((await imagesOf(`?digest=${other.digest}`))[0].verifiedAttestations ?? [], [], other.digest);
+    });
+
+    test("a verified SBOM attestation is the report's inventory, and the report says so; an unverified one leaves the layers read", async () => {
+      const reports = server.server.workers.get("reports")!;
+      /** An image whose one layer is an Alpine apk database (musl, busybox, ...), pushed under `tag`. */
+      const pushApkImage = async (tag: string) => {
+        const layer = blobOf(await gzipLayer([{ name: "etc/os-release", content: fixture("alpine-3.19.os-release") }, { name: "lib/apk/db/installed", content: fixture("alpine-3.19.installed") }]), "application/vnd.oci.image.layer.v1.tar+gzip");
+        const image = imageOfLayers("amd64", [layer], { labels: { test: tag } });
+        await client.pushImage("acme/app", tag, image);
+        return image.manifest;
+      };
+      const reportOf = async (digest: string) => {
+        // The same answer over gRPC and REST (onEveryWire compares them).
+        const outcome = await onEveryWire([grpc, rest], (w) => call(w, getReport, { repoUid, digest }, `/registry/v2/repos/${repoUid}/digests/${digest}/vulnerabilityReport`));
+        assert.equal(outcome.code, 0, outcome.message);
+        return outcome.body! as { status: string; packageCount?: number; packageSource?: string };
+      };
+      const purls = async (digest: string) =>
+        (await server.store.db.selectFrom("image_packages").select("purl").where("digest", "=", digest).execute()).map((r) => r.purl);
+      const npmCount = new Set(CDX.components.map((c) => c.purl).filter((p) => p?.startsWith("pkg:npm/"))).size;
+
+      const signed = await pushApkImage("sbom-trusted");
+      const unsigned = await pushApkImage("sbom-untrusted");
+      await pushManifest(attachmentTag(signed.digest, "att"), attestationManifest([dsseEnvelope(cycloneDxStatement(signed.digest), trusted)], CYCLONEDX_PREDICATE));
+      await pushManifest(attachmentTag(unsigned.digest, "att"), attestationManifest([dsseEnvelope(cycloneDxStatement(unsigned.digest), untrusted)], CYCLONEDX_PREDICATE));
+      await reports.drain!();
+
+      const fromAttestation = await reportOf(signed.digest);
+      assert.equal(fromAttestation.status, "STATUS_DONE");
+      assert.equal(fromAttestation.packageSource, "attestation:release");
+      const attested = await purls(signed.digest);
+      assert.ok(attested.includes("pkg:npm/%40bufbuild/protobuf@2.17.0"), "B: the attestation's packages");
+      assert.ok(!attested.some((p) => p.startsWith("pkg:apk/")), "not A: the layers are not read");
+      assert.equal(fromAttestation.packageCount, attested.length);
+      assert.equal(attested.length, npmCount);
+
+      const fromLayers = await reportOf(unsigned.digest);
+      assert.equal(fromLayers.status, "STATUS_DONE");
+      assert.equal(fromLayers.packageSource, "layers");
+      const scanned = await purls(unsigned.digest);
+      assert.ok(scanned.some((p) => p.startsWith("pkg:apk/alpine/musl@")), "A: the layers' apk packages");
+
+      // A key created later that verifies the attestation already stored: the report is made again from it.
+      const sbomKey = newKey("p256");
+      const late = await pushApkImage("sbom-late");
+      await pushManifest(attachmentTag(late.digest, "att"), attestationManifest([dsseEnvelope(cycloneDxStatement(late.digest), sbomKey)], CYCLONEDX_PREDICATE));
+      await reports.drain!();
+      assert.equal((await reportOf(late.digest)).packageSource, "layers");
+      const made = await addKey(grpc, server.org.uid, { name: "sbom-signer", publicKeyPem: sbomKey.publicPem });
+      assert.equal(made.code, 0, made.message);
+      await reports.drain!();
+      assert.equal((await reportOf(late.digest)).packageSource, "attestation:sbom-signer");
+      assert.ok(!(await purls(late.digest)).some((p) => p.startsWith("pkg:apk/")));
+      const gone = await call(rest, deleteKey, {}, `/registry/v2/trustedKeys/${made.body!.uid as string}`, "DELETE");
+      assert.equal(gone.code, 0, gone.message);
     });
 
     let laterUid = "";

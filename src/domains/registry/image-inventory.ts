@@ -1,10 +1,11 @@
 import { addAbortSignal, type Readable } from "node:stream";
-import { InventoryError, isSbomMediaType, packagesOfImage, readImageFiles, stopReason, distroQualifier, type AttachedSbom, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads } from "../../engines/inventory/index.js";
+import { InventoryError, isSbomMediaType, packagesOfImage, parseSbom, uniquePackages, readImageFiles, stopReason, distroQualifier, type AttachedSbom, type InventoryPackage, type LayerCache, type LayerLimits, type ScanThreads } from "../../engines/inventory/index.js";
 import type { ContentStore } from "./content/content-store.js";
 import type { Db } from "../kit/schema.js";
 import { ensureReport } from "./store/image-reports.js";
 import { findManifest, listReferrers, type ManifestRow } from "./store/manifests.js";
 import { enqueueReportJob } from "./store/report-jobs.js";
+import { verifiedSbomsOf } from "./trust/store/signatures.js";
 import { isNonDistributable, parseManifest, platformEntries, type Descriptor, type Manifest } from "./manifest.js";
 
 /**
@@ -112,6 +113,32 @@ export interface ImageInventory {
   /** The purl `distro` qualifier of the image's os-release; "" when none. */
   distro: string;
   packages: InventoryPackage[];
+  /** Where the packages came from: `layers`, or `attestation:<key name>`. */
+  source: string;
+}
+
+/**
+ * The inventory a verified SBOM attestation of image `digest` gives (docs/decisions.md, "The
+ * report's packages from a verified SBOM attestation"): the packages of the in-toto statement's
+ * SPDX or CycloneDX predicate, read by the inventory engine's SBOM parser, from the first
+ * attestation verified by a key trusted at the repo's group; undefined when there is none (or none
+ * the parser reads), and the layers are read instead.
+ */
+export async function attestedInventory(db: Db, repoUid: string, digest: string): Promise<ImageInventory | undefined> {
+  const repo = await db.selectFrom("repos").select(["uid", "group_uid"]).where("uid", "=", repoUid).executeTakeFirst();
+  if (repo === undefined) return undefined;
+  for (const sbom of await verifiedSbomsOf(db, repo, digest)) {
+    let parsed;
+    try {
+      parsed = parseSbom(sbom.statement, `the SBOM attestation ${sbom.manifestDigest}`);
+    } catch (error) {
+      if (error instanceof InventoryError) continue;
+      throw error;
+    }
+    if (parsed === undefined) continue;
+    return { distro: "", packages: uniquePackages(parsed.packages), source: `attestation:${sbom.keyName}` };
+  }
+  return undefined;
 }
 
 /** The SBOMs the referrers of image `digest` carry, each read when asked for. */
@@ -153,7 +180,7 @@ export async function inventoryImage(db: Db, content: ContentStore, repoUid: str
     const files = await readImageFiles(layers, options.limits, { signal: budget.signal, cache: options.cache, reader: options.threads?.readLayer });
     const sboms = sbomsOf(db, content, repoUid, digest, budget.signal);
     const inventory = options.threads ? await options.threads.packagesOfImage(files, sboms, budget.signal) : await packagesOfImage(files, sboms);
-    return { distro: distroQualifier(inventory.distro), packages: inventory.packages };
+    return { distro: distroQualifier(inventory.distro), packages: inventory.packages, source: "layers" };
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", stop);

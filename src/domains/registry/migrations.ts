@@ -11,6 +11,7 @@ import { retention } from "./migrations/2026-12-02-0010-retention.js";
 import { tagPushTime } from "./migrations/2026-12-03-0010-tag-push-time.js";
 import { retentionLeaseMoved } from "./migrations/2026-12-04-0020-retention-lease-moved.js";
 import { supplyChainTrust } from "./migrations/2026-12-05-0480-supply-chain-trust.js";
+import { reportPackageSource } from "./migrations/2026-12-06-0480-report-package-source.js";
 import { upstreams } from "./migrations/2026-12-12-0010-upstreams.js";
 
 /**
@@ -30,5 +31,6 @@ export const registryMigrations: Record<string, Migration> = {
   "2026-12-03-0010-tag-push-time": tagPushTime,
   "2026-12-04-0020-retention-lease-moved": retentionLeaseMoved,
   "2026-12-05-0480-supply-chain-trust": supplyChainTrust,
+  "2026-12-06-0480-report-package-source": reportPackageSource,
   "2026-12-12-0010-upstreams": upstreams,
 };

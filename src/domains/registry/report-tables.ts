@@ -35,6 +35,8 @@ export interface ImageReportTable {
   distro: string;
   /** Packages in the inventory. */
   packages: number;
+  /** Where the packages came from: `layers`, or `attestation:<key name>` (a verified SBOM attestation); "" while pending. */
+  package_source: string;
   critical: number;
   high: number;
   medium: number;

@@ -6,7 +6,7 @@ import type { Database, Db } from "../kit/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { apiEventType, emitEvent } from "../events/index.js";
 import { advisoriesNamed, recordsDatabaseSpecific } from "../vulnerabilities/index.js";
-import { inventoryImage } from "./image-inventory.js";
+import { attestedInventory, inventoryImage } from "./image-inventory.js";
 import { ensureReport, findingsOf, manifestsWithoutReport, packagesOf, replaceInventory, reportsOf, writeReport, type ImageReportRow } from "./store/image-reports.js";
 import { claimReportJobs, enqueueReportJob, finishReportJob, releaseReportJob, retryReportJob, type ClaimTurns, type ReportJobRow } from "./store/report-jobs.js";
 import { refreshResolvedReports } from "./store/resolved-vulns.js";
@@ -61,8 +61,8 @@ export interface ReportWorker {
 }
 
 /** What a report is compared by to tell whether it changed. */
-const signature = (report: Pick<ImageReportRow, "status" | "reason" | "packages">, findings: readonly Pick<Finding, "advisoryId" | "purl" | "fixedVersion" | "severity">[]) =>
-  JSON.stringify([report.status, report.reason, report.packages, findings.map((f) => [f.advisoryId, f.purl, f.fixedVersion, f.severity]).sort()]);
+const signature = (report: Pick<ImageReportRow, "status" | "reason" | "packages" | "package_source">, findings: readonly Pick<Finding, "advisoryId" | "purl" | "fixedVersion" | "severity">[]) =>
+  JSON.stringify([report.status, report.reason, report.packages, report.package_source, findings.map((f) => [f.advisoryId, f.purl, f.fixedVersion, f.severity]).sort()]);
 
 /**
  * Findings of stored packages against the advisories stored now. The packages are gone through in
@@ -91,7 +91,7 @@ export async function findingsFor(db: Db, packages: readonly InventoryPackage[])
 async function record(
   db: Kysely<Database>,
   job: ReportJobRow,
-  outcome: { status: "done" | "failed"; reason: string; distro?: string; packages?: InventoryPackage[]; findings: Finding[]; packageCount: number },
+  outcome: { status: "done" | "failed"; reason: string; distro?: string; packages?: InventoryPackage[]; source?: string; findings: Finding[]; packageCount: number },
   typePrefix: string,
   now: number,
 ): Promise<void> {
@@ -107,6 +107,7 @@ async function record(
       reason: outcome.reason,
       distro: outcome.distro ?? before.distro,
       packages: outcome.packageCount,
+      package_source: outcome.source ?? before.package_source,
       critical: counts.CRITICAL,
       high: counts.HIGH,
       medium: counts.MEDIUM,
@@ -179,9 +180,9 @@ export async function runReportJob(
       await record(db, job, { status: "done", reason: "", findings: await findingsFor(db, packages), packageCount: packages.length }, options.typePrefix, now());
       return;
     }
-    let inventory;
+    let inventory = await attestedInventory(db, job.repo_uid, job.digest);
     try {
-      inventory = await inventoryImage(db, content, job.repo_uid, job.digest, {
+      inventory ??= await inventoryImage(db, content, job.repo_uid, job.digest, {
         limits: options.limits,
         signal: options.signal,
         cache: options.cache,
@@ -195,8 +196,8 @@ export async function runReportJob(
       return;
     }
     const findings = await findingsFor(db, inventory.packages);
-    await record(db, job, { status: "done", reason: "", distro: inventory.distro, packages: inventory.packages, findings, packageCount: inventory.packages.length }, options.typePrefix, now());
-    logger.info("vulnerability report written", { digest: job.digest, packages: inventory.packages.length, vulnerabilities: findings.length });
+    await record(db, job, { status: "done", reason: "", distro: inventory.distro, packages: inventory.packages, source: inventory.source, findings, packageCount: inventory.packages.length }, options.typePrefix, now());
+    logger.info("vulnerability report written", { digest: job.digest, packages: inventory.packages.length, source: inventory.source, vulnerabilities: findings.length });
   } catch (error) {
     if (options.signal?.aborted) return await releaseReportJob(db, job).catch(() => {}); // the next worker does it
     const attempts = job.attempts;

@@ -34,7 +34,7 @@ const normalized = (row: ImageReportRow): ImageReportRow => ({
 export async function ensureReport(db: Db, digest: string, now: number): Promise<void> {
   await db
     .insertInto("image_reports")
-    .values({ digest, status: "pending", reason: "", distro: "", packages: 0, critical: 0, high: 0, medium: 0, low: 0, unknown: 0, create_time: now, update_time: now })
+    .values({ digest, status: "pending", reason: "", distro: "", packages: 0, package_source: "", critical: 0, high: 0, medium: 0, low: 0, unknown: 0, create_time: now, update_time: now })
     .onConflict((oc) => oc.column("digest").doNothing())
     .execute();
 }
@@ -100,6 +100,7 @@ export async function writeReport(db: Db, row: ImageReportRow, findings: readonl
         reason: row.reason,
         distro: row.distro,
         packages: row.packages,
+        package_source: row.package_source,
         critical: row.critical,
         high: row.high,
         medium: row.medium,

@@ -5,7 +5,12 @@ import type { Manifest } from "../manifest.js";
 import { linkedBlobSize } from "../store/blobs.js";
 import { parsePublicKeyPem, verifiesSignature, type PublicKey } from "./key-material.js";
 import { attachedSubject, claimOf, preAuthenticationEncoding, signatureRecords, signedLayers, type SignatureRecord } from "./signature-formats.js";
-import { insertSignatures, insertVerifications, signaturesBelow, type VerificationRow } from "./store/signatures.js";
+import { isInventoried } from "../image-inventory.js";
+import { parseManifest } from "../manifest.js";
+import { ensureReport } from "../store/image-reports.js";
+import { findManifest } from "../store/manifests.js";
+import { enqueueReportJob } from "../store/report-jobs.js";
+import { insertSignatures, insertVerifications, SBOM_PREDICATE_TYPES, signaturesBelow, type VerificationRow } from "./store/signatures.js";
 import { keysTrustedAt, type TrustedKeyRow } from "./store/trusted-keys.js";
 
 /**
@@ -91,6 +96,24 @@ export async function recordPushedSignatures(trx: Db, repo: { uid: string; group
 }
 
 /**
+ * Queues the inventory again of the images an SBOM attestation in `rows` was just verified for:
+ * their reports now read the attestation instead of the layers (image-inventory.ts,
+ * `attestedInventory`).
+ */
+async function requeueAttested(trx: Db, rows: readonly VerificationRow[], now: number): Promise<void> {
+  const images = new Map<string, { repoUid: string; digest: string }>();
+  for (const row of rows) {
+    if (row.kind === "attestation" && SBOM_PREDICATE_TYPES.includes(row.predicate_type)) images.set(`${row.repo_uid}\0${row.subject_digest}`, { repoUid: row.repo_uid, digest: row.subject_digest });
+  }
+  for (const { repoUid, digest } of images.values()) {
+    const image = await findManifest(trx, repoUid, digest);
+    if (image === undefined || !isInventoried(parseManifest(image.content, image.media_type))) continue;
+    await ensureReport(trx, digest, now);
+    await enqueueReportJob(trx, { digest, repoUid, kind: "inventory" }, now);
+  }
+}
+
+/**
  * Verifies every signature stored in the repos at or below the key's group with the key, in the
  * transaction that creates it, a page at a time; answers how many it verified.
  */
@@ -105,6 +128,7 @@ export async function verifyWithNewKey(trx: Db, key: TrustedKeyRow, now: number)
       verifyOne({ ...s, subjectDigest: s.subject_digest, payloadType: s.payload_type, kind: s.kind as SignatureRecord["kind"], signatures: JSON.parse(s.signatures) as string[] }, keys, now),
     );
     await insertVerifications(trx, rows);
+    await requeueAttested(trx, rows, now);
     verified += rows.length;
     if (page.length < PAGE) return verified;
     after = page[page.length - 1];

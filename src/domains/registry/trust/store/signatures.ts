@@ -83,3 +83,39 @@ export async function indexesNaming(db: Db, repoUid: string, digest: string): Pr
   const rows = await db.selectFrom("manifest_refs").select("parent_digest").where("repo_uid", "=", repoUid).where("child_digest", "=", digest).execute();
   return rows.map((row) => row.parent_digest);
 }
+
+/** The in-toto predicate types of SBOM attestations: SPDX 2.x JSON, CycloneDX JSON. */
+export const SBOM_PREDICATE_TYPES = ["https://spdx.dev/Document", "https://cyclonedx.org/bom"];
+
+/** A verified SBOM attestation of an image: the in-toto statement and the key that verified it. */
+export interface VerifiedSbom {
+  keyName: string;
+  predicateType: string;
+  /** The in-toto statement (the DSSE envelope's payload), JSON. */
+  statement: Buffer;
+  manifestDigest: string;
+}
+
+/**
+ * The SBOM attestations of image `digest` of a repo that a key trusted at the repo's group still
+ * verifies (the signature manifest still held), oldest verification first, then by key name.
+ */
+export async function verifiedSbomsOf(db: Db, repo: { uid: string; group_uid: string }, digest: string): Promise<VerifiedSbom[]> {
+  const rows = await db
+    .selectFrom("signature_verifications as v")
+    .innerJoin("trusted_keys", "trusted_keys.uid", "v.key_uid")
+    .innerJoin("manifests", (join) => join.onRef("manifests.repo_uid", "=", "v.repo_uid").onRef("manifests.digest", "=", "v.manifest_digest"))
+    .innerJoin("signatures", (join) => join.onRef("signatures.repo_uid", "=", "v.repo_uid").onRef("signatures.manifest_digest", "=", "v.manifest_digest").onRef("signatures.layer", "=", "v.layer"))
+    .select(["trusted_keys.name", "v.predicate_type", "signatures.payload", "v.manifest_digest"])
+    .where("v.repo_uid", "=", repo.uid)
+    .where("v.subject_digest", "=", digest)
+    .where("v.kind", "=", "attestation")
+    .where("v.predicate_type", "in", SBOM_PREDICATE_TYPES)
+    .where("trusted_keys.group_uid", "in", selfAndAncestors(repo.group_uid))
+    .orderBy("v.verify_time")
+    .orderBy("trusted_keys.name")
+    .orderBy("v.manifest_digest")
+    .orderBy("v.layer")
+    .execute();
+  return rows.map((row) => ({ keyName: row.name, predicateType: row.predicate_type, statement: Buffer.from(row.payload), manifestDigest: row.manifest_digest }));
+}
