@@ -24,7 +24,7 @@ import { readPushedSignatures, recordPushedSignatures } from "./trust/verificati
  */
 
 /** Largest config blob read to learn an image's platform. */
-const MAX_CONFIG_BYTES = 1024 * 1024;
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
  * Creates the repo `name`, which its caller found missing, in its organization's root group (with
@@ -60,6 +60,20 @@ async function readAll(content: ContentStore, digest: string): Promise<Buffer> {
 }
 
 /**
+ * The platform an image manifest's config blob names, read from the content store; undefined for
+ * an index, a config over MAX_CONFIG_BYTES, or one whose bytes are gone (a collection may have
+ * removed them since the caller found the blob linked).
+ */
+export async function storedConfigPlatform(content: ContentStore, manifest: Manifest): Promise<{ architecture: string; os: string } | undefined> {
+  if (manifest.kind !== "image" || manifest.config.size > MAX_CONFIG_BYTES) return undefined;
+  const config = await readAll(content, manifest.config.digest).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  return config === undefined ? undefined : platformOfConfig(config);
+}
+
+/**
  * Stores a pushed manifest in the repo and, when `reference` is a tag, moves the tag to it
  * (recorded in the tag history), with the push's events (`registry.push`, and the tag's
  * `created` or `updated`), in one transaction. Everything it names must be there: an
@@ -88,15 +102,8 @@ export async function pushManifest(
   const digest = digestOf(bytes, byDigest ? digestAlgorithm(reference) : "sha256");
   if (byDigest && digest !== reference) throw new RegistryError("DIGEST_INVALID", `the manifest hashes to ${digest}, not ${reference}`, { digest: reference });
 
-  let platform: { architecture: string; os: string } | undefined;
-  if (manifest.kind === "image" && manifest.config.size <= MAX_CONFIG_BYTES && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined) {
-    // A collection may have removed it since (then the transaction below finds it missing).
-    const config = await readAll(content, manifest.config.digest).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
-    if (config !== undefined) platform = platformOfConfig(config);
-  }
+  // A config removed since it was found linked leaves the platform unknown (then the transaction below finds it missing).
+  const platform = manifest.kind === "image" && (await linkedBlobSize(db, repo.uid, manifest.config.digest)) !== undefined ? await storedConfigPlatform(content, manifest) : undefined;
 
   // The signatures it attaches to an image, verified in the transaction below (trust/verification.ts).
   const signatures = await readPushedSignatures(db, content, repo.uid, manifest, byDigest ? undefined : reference);

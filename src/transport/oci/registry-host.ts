@@ -62,7 +62,6 @@ export function createRegistryHost(options: RegistryHostOptions) {
         allowPrivateAddresses: upstreams.allowPrivateAddresses,
         relaxedBy: { http: "serve --allow-http-upstreams", privateAddresses: "serve --allow-private-upstreams" },
         timeoutMs: upstreams.timeoutMs,
-        maxBytes: config.limits.maxBlobBytes,
       },
       maxBlobBytes: config.limits.maxBlobBytes,
       now,

@@ -32,6 +32,12 @@ export interface BlobFetch {
   now: () => number;
 }
 
+/** The size of blob `digest` when the registry holds it (recorded, and its bytes all in the content store), else undefined. */
+export async function heldBlobSize(db: Kysely<Database>, content: ContentStore, digest: string): Promise<number | undefined> {
+  const recorded = (await blobSizes(db, [digest])).get(digest);
+  return recorded !== undefined && (await content.size(digest)) === recorded ? recorded : undefined;
+}
+
 /** Writes `chunk` to `out` unless it is gone; waits until it drains or closes. */
 function writeOut(out: Writable, chunk: Buffer): Promise<void> {
   if (out.destroyed || out.writableEnded) return Promise.resolve();
@@ -107,8 +113,8 @@ export async function fetchBlob(fetch: BlobFetch, live?: Writable): Promise<{ si
   const running = fetch.flights.get(fetch.digest);
   if (running !== undefined) return joined(running);
   // A fetch that ended since the caller looked left the blob stored.
-  const recorded = (await blobSizes(fetch.db, [fetch.digest])).get(fetch.digest);
-  if (recorded !== undefined && (await fetch.content.size(fetch.digest)) === recorded) return joined(Promise.resolve(recorded));
+  const recorded = await heldBlobSize(fetch.db, fetch.content, fetch.digest);
+  if (recorded !== undefined) return joined(Promise.resolve(recorded));
   const started = fetch.flights.get(fetch.digest);
   if (started !== undefined) return joined(started);
   const flight = fetchOnce(fetch, live);

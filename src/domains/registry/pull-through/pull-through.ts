@@ -6,15 +6,16 @@ import { digestAlgorithm, digestOf } from "../digests.js";
 import { RegistryError } from "../errors.js";
 import { queueReportWork } from "../image-inventory.js";
 import { recordManifest } from "../images.js";
-import { InvalidManifest, parseManifest, platformOfConfig, type Manifest } from "../manifest.js";
+import { InvalidManifest, parseManifest, type Manifest } from "../manifest.js";
+import { MAX_CONFIG_BYTES, storedConfigPlatform } from "../push.js";
 import { checkTag, isDigestReference, type RepositoryName } from "../names.js";
 import { repositoryHandle, type RegistryParts, type Repository } from "../repository.js";
-import { blobSizes, linkBlob, linkedBlobSize } from "../store/blobs.js";
+import { linkBlob, linkedBlobSize } from "../store/blobs.js";
 import { findManifest, type ManifestRow } from "../store/manifests.js";
 import type { RepoRow } from "../store/repos.js";
 import { recordTagCheck, tagCheckTime } from "../store/upstreams.js";
 import { moveTagWithEvent } from "../tag-moves.js";
-import { fetchBlob, type BlobFlights } from "./blob-flights.js";
+import { fetchBlob, heldBlobSize, type BlobFlights } from "./blob-flights.js";
 import { upstreamClient, UpstreamFailure, type UpstreamClient, type UpstreamClients, type UpstreamManifest } from "./upstream-client.js";
 import { isUnknown, upstreamError } from "./upstream-errors.js";
 import { upstreamFor, type MatchedUpstream } from "./upstream-match.js";
@@ -44,8 +45,8 @@ export interface PullThroughParts {
   onFallback?: (upstream: string) => void;
 }
 
-/** The parts of pull-through: `policy` is the upstreams' outbound policy (its `maxBytes` is raised to `maxBlobBytes`). */
-export function createPullThroughParts(options: { secrets: SecretBox; policy: OutboundPolicy; maxBlobBytes: number; now: () => number; onFallback?: (upstream: string) => void }): PullThroughParts {
+/** The parts of pull-through: `policy` is the upstreams' outbound policy, whose answers are bounded by `maxBlobBytes`. */
+export function createPullThroughParts(options: { secrets: SecretBox; policy: Omit<OutboundPolicy, "maxBytes">; maxBlobBytes: number; now: () => number; onFallback?: (upstream: string) => void }): PullThroughParts {
   return {
     secrets: options.secrets,
     clients: { policy: { ...options.policy, maxBytes: options.maxBlobBytes }, tokens: new Map(), now: options.now },
@@ -57,8 +58,6 @@ export function createPullThroughParts(options: { secrets: SecretBox; policy: Ou
 
 /** How deep an index's children and referrers are followed. */
 const MAX_DEPTH = 2;
-/** The largest config blob read for an image's platform. */
-const MAX_CONFIG_BYTES = 1024 * 1024;
 const VIA = "registry pull-through";
 
 /** The handle of repository `name`: the plain one, wrapped for pull-through when `pullThrough` is given (the registry host's). */
@@ -76,16 +75,14 @@ function wrap(parts: RegistryParts, pt: PullThroughParts, base: Repository): Rep
   const pending = new Map<string, number>();
   const repo = () => base.createIfMissing("", VIA);
 
+  /** The platform of an image's config, the config brought in first when the repo lacks it; undefined when it cannot be read. */
   async function readConfigPlatform(up: MatchedUpstream & { client: UpstreamClient }, row: RepoRow, manifest: Manifest) {
-    if (manifest.kind !== "image" || manifest.config.size > MAX_CONFIG_BYTES) return undefined;
-    const digest = manifest.config.digest;
+    if (manifest.kind !== "image") return undefined;
     try {
-      if ((await linkedBlobSize(db, row.uid, digest)) === undefined) {
-        await fetchBlob({ db, content, flights: pt.flights, client: up.client, remote: up.remote, repoUid: row.uid, digest, maxBytes: pt.maxBlobBytes, now });
+      if ((await linkedBlobSize(db, row.uid, manifest.config.digest)) === undefined && manifest.config.size <= MAX_CONFIG_BYTES) {
+        await fetchBlob({ db, content, flights: pt.flights, client: up.client, remote: up.remote, repoUid: row.uid, digest: manifest.config.digest, maxBytes: pt.maxBlobBytes, now });
       }
-      const chunks: Buffer[] = [];
-      for await (const chunk of content.read(digest)) chunks.push(chunk as Buffer);
-      return platformOfConfig(Buffer.concat(chunks));
+      return await storedConfigPlatform(content, manifest);
     } catch {
       return undefined; // the platform stays unknown; the config comes in when it is pulled
     }
@@ -210,8 +207,8 @@ function wrap(parts: RegistryParts, pt: PullThroughParts, base: Repository): Rep
         if (!isUnknown(error)) throw error;
         const up = await upstream();
         if (up === undefined) throw error;
-        const recorded = (await blobSizes(db, [digest])).get(digest);
-        if (recorded !== undefined && (await content.size(digest)) === recorded) {
+        const recorded = await heldBlobSize(db, content, digest);
+        if (recorded !== undefined) {
           await linkBlob(db, (await repo()).uid, digest);
           return recorded;
         }
